@@ -1,0 +1,1 @@
+//! Table-driven conflict matrix (filled in below).

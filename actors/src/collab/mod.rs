@@ -1,0 +1,15 @@
+//! Pure collaboration rules: the data model, ops, order keys, leases and the rules that turn
+//! an op into effects. Nothing here does I/O, reads a clock or knows about actors, so the
+//! whole conflict matrix is tested here, fast. The browser's `model.js` mirrors these rules.
+
+pub mod block;
+pub mod document;
+pub mod lease;
+pub mod op;
+pub mod order_key;
+pub mod replay;
+pub mod rules;
+pub mod validate;
+
+#[cfg(test)]
+mod matrix_tests;

@@ -1,0 +1,153 @@
+//! Request-level checks done before anything is applied: a request that fails here is a
+//! `400` as a whole and writes nothing (PROTOCOL §3). Rule-level problems (unknown block,
+//! cycle, …) are not errors but `rejected` results, decided by `rules`.
+
+use super::op::{Op, OpKind};
+use super::order_key::validate_order_key;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_ops: usize,
+    pub max_content_bytes: usize,
+    pub max_title_bytes: usize,
+    pub max_hold: usize,
+    pub max_id_bytes: usize,
+    pub max_order_key_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_ops: 500,
+            max_content_bytes: 100_000,
+            max_title_bytes: 1_000,
+            max_hold: 1_000,
+            max_id_bytes: 100,
+            max_order_key_bytes: 256,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidRequest {
+    #[error("{0}")]
+    Field(String),
+    #[error("too many ops: {0} (limit {1})")]
+    TooManyOps(usize, usize),
+    #[error("{field}: {len} bytes is over the limit of {limit}")]
+    TooLarge {
+        field: String,
+        len: usize,
+        limit: usize,
+    },
+}
+
+/// IDs are `prefix` + 1..=max characters of `[A-Za-z0-9_-]`.
+pub fn check_id(field: &str, value: &str, prefix: &str, max: usize) -> Result<(), InvalidRequest> {
+    let ok = value.len() <= max
+        && value.len() > prefix.len()
+        && value.starts_with(prefix)
+        && value[prefix.len()..]
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(InvalidRequest::Field(format!(
+            "{field}: {value:?} is not a valid ID (expected {prefix}… with letters, digits, '_' or '-', at most {max} bytes)"
+        )))
+    }
+}
+
+fn check_len(field: &str, value: &str, limit: usize) -> Result<(), InvalidRequest> {
+    if value.len() > limit {
+        return Err(InvalidRequest::TooLarge {
+            field: field.to_string(),
+            len: value.len(),
+            limit,
+        });
+    }
+    Ok(())
+}
+
+fn check_key(field: &str, key: &str, limits: &Limits) -> Result<(), InvalidRequest> {
+    check_len(field, key, limits.max_order_key_bytes)?;
+    validate_order_key(key).map_err(|e| InvalidRequest::Field(format!("{field}: {e}")))
+}
+
+pub fn check_ops(ops: &[Op], limits: &Limits) -> Result<(), InvalidRequest> {
+    if ops.len() > limits.max_ops {
+        return Err(InvalidRequest::TooManyOps(ops.len(), limits.max_ops));
+    }
+    let idmax = limits.max_id_bytes;
+    for (i, op) in ops.iter().enumerate() {
+        let f = |name: &str| format!("ops[{i}].{name}");
+        check_id(&f("opId"), &op.op_id, "op_", idmax)?;
+        match &op.kind {
+            OpKind::Insert {
+                block_id,
+                parent_id,
+                order_key,
+                content,
+                language,
+                ..
+            } => {
+                check_id(&f("blockId"), block_id, "blk_", idmax)?;
+                if let Some(p) = parent_id {
+                    check_id(&f("parentId"), p, "blk_", idmax)?;
+                }
+                check_key(&f("orderKey"), order_key, limits)?;
+                check_len(&f("content"), content, limits.max_content_bytes)?;
+                if let Some(l) = language {
+                    check_len(&f("language"), l, 64)?;
+                }
+            }
+            OpKind::SetContent {
+                block_id, content, ..
+            } => {
+                check_id(&f("blockId"), block_id, "blk_", idmax)?;
+                check_len(&f("content"), content, limits.max_content_bytes)?;
+            }
+            OpKind::SetProps { block_id, props } => {
+                check_id(&f("blockId"), block_id, "blk_", idmax)?;
+                if let Some(Some(l)) = &props.language {
+                    check_len(&f("props.language"), l, 64)?;
+                }
+            }
+            OpKind::Move {
+                block_id,
+                parent_id,
+                order_key,
+            } => {
+                check_id(&f("blockId"), block_id, "blk_", idmax)?;
+                if let Some(p) = parent_id {
+                    check_id(&f("parentId"), p, "blk_", idmax)?;
+                }
+                check_key(&f("orderKey"), order_key, limits)?;
+            }
+            OpKind::Delete { block_id } | OpKind::Restore { block_id } => {
+                check_id(&f("blockId"), block_id, "blk_", idmax)?;
+            }
+            OpKind::SetTitle { title, .. } => {
+                check_len(&f("title"), title, limits.max_title_bytes)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn check_hold(hold: &[String], limits: &Limits) -> Result<(), InvalidRequest> {
+    if hold.len() > limits.max_hold {
+        return Err(InvalidRequest::Field(format!(
+            "leases.hold: {} entries (limit {})",
+            hold.len(),
+            limits.max_hold
+        )));
+    }
+    for (i, id) in hold.iter().enumerate() {
+        if id != super::lease::TITLE_LEASE {
+            check_id(&format!("leases.hold[{i}]"), id, "blk_", limits.max_id_bytes)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,593 @@
+//! `DocumentActor`: applies a document's syncs strictly in mailbox order on its in-memory
+//! state (pure rules, microseconds), queues the resulting rows on the writer without waiting,
+//! and answers each request only once the transaction holding it has committed. Requests of a
+//! hot document therefore pipeline into shared commits while order stays exactly the mailbox
+//! order. If anything goes wrong (a failed write, a panic in the rules) the state is thrown
+//! away and the actor stops; the next request starts a fresh actor that reloads from SQLite
+//! through the writer queue, behind every write of the old one.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+
+use crate::clock::SharedClock;
+use crate::collab::block::Block;
+use crate::collab::document::DocState;
+use crate::collab::lease::{HoldOutcome, LeaseTable};
+use crate::collab::op::{Effect, LogEntry, OpResult, OpStatus};
+use crate::collab::rules::{apply_op, OpContext};
+use crate::registry::Unregister;
+use crate::storage::documents::{self, DocWrite};
+use crate::storage::log::LogRecord;
+use crate::storage::{Storage, StorageError};
+
+use super::messages::*;
+use super::sessions::Sessions;
+
+#[derive(Debug, Clone)]
+pub struct ActorConfig {
+    pub lease_ttl_ms: i64,
+    pub session_ttl_ms: i64,
+    /// Stop after this long with no session and no activity.
+    pub idle_stop_ms: i64,
+    /// Log entries kept in memory for catching up clients without a database read.
+    pub log_tail: usize,
+    /// At most this many log entries per `/sync` reply (PROTOCOL: 500).
+    pub log_page: usize,
+    /// Op results kept in memory for idempotency before falling back to the pre-check.
+    pub recent_results: usize,
+    pub tick: Duration,
+    /// Test hook: content equal to this makes the rules panic (unset in production).
+    pub panic_marker: Option<String>,
+}
+
+impl Default for ActorConfig {
+    fn default() -> Self {
+        ActorConfig {
+            lease_ttl_ms: 20_000,
+            session_ttl_ms: 60_000,
+            idle_stop_ms: 300_000,
+            log_tail: 2_000,
+            log_page: 500,
+            recent_results: 20_000,
+            tick: Duration::from_secs(1),
+            panic_marker: None,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Counters {
+    applied: u64,
+    conflicts: u64,
+    rejected: u64,
+}
+
+pub struct DocumentActor {
+    doc_id: String,
+    storage: Storage,
+    clock: SharedClock,
+    cfg: Arc<ActorConfig>,
+    registry: Option<Recipient<Unregister>>,
+    state: Option<DocState>,
+    failed: Option<DocError>,
+    leases: LeaseTable,
+    sessions: Sessions,
+    lease_seq: u64,
+    durable_seq: i64,
+    log_tail: VecDeque<Arc<LogRecord>>,
+    recent: HashMap<String, (OpResult, u64)>,
+    recent_order: VecDeque<String>,
+    write_no: u64,
+    durable_write_no: u64,
+    inflight: usize,
+    trust_precheck_after: Instant,
+    stopping: bool,
+    last_activity: i64,
+    counters: Counters,
+}
+
+impl DocumentActor {
+    pub fn new(
+        doc_id: String,
+        storage: Storage,
+        clock: SharedClock,
+        cfg: Arc<ActorConfig>,
+        registry: Option<Recipient<Unregister>>,
+    ) -> DocumentActor {
+        let now = clock.now_ms();
+        DocumentActor {
+            doc_id,
+            storage,
+            leases: LeaseTable::new(cfg.lease_ttl_ms),
+            sessions: Sessions::new(cfg.session_ttl_ms),
+            clock,
+            cfg,
+            registry,
+            state: None,
+            failed: None,
+            lease_seq: 0,
+            durable_seq: 0,
+            log_tail: VecDeque::new(),
+            recent: HashMap::new(),
+            recent_order: VecDeque::new(),
+            write_no: 0,
+            durable_write_no: 0,
+            inflight: 0,
+            // Results written by an earlier actor of this document are only in the database;
+            // a pre-check older than this actor might have missed the newest of them.
+            trust_precheck_after: Instant::now(),
+            stopping: false,
+            last_activity: now,
+            counters: Counters::default(),
+        }
+    }
+
+    /// Stops taking work; the actor ends once its writes are answered.
+    fn begin_stop(&mut self, ctx: &mut Context<Self>) {
+        if !self.stopping {
+            self.stopping = true;
+            if let Some(r) = &self.registry {
+                r.do_send(Unregister {
+                    doc_id: self.doc_id.clone(),
+                    addr: ctx.address(),
+                });
+            }
+        }
+        if self.inflight == 0 {
+            ctx.stop();
+        }
+    }
+
+    /// Something went wrong mid-flight: the in-memory state can no longer be trusted.
+    fn poison(&mut self, ctx: &mut Context<Self>, why: &str) {
+        tracing::error!(doc = %self.doc_id, %why, "document actor reloads from the database");
+        self.state = None;
+        self.failed = Some(DocError::Restarting);
+        self.begin_stop(ctx);
+    }
+
+    fn refuse(&self) -> Option<DocError> {
+        if let Some(e) = &self.failed {
+            return Some(e.clone());
+        }
+        if self.stopping || self.state.is_none() {
+            return Some(DocError::Restarting);
+        }
+        None
+    }
+
+    fn mode(&self, shared: bool) -> Mode {
+        if shared || self.sessions.len() > 1 {
+            Mode::Full
+        } else {
+            Mode::Private
+        }
+    }
+
+    fn presence_changed(&mut self) {
+        self.lease_seq += 1;
+        self.wake();
+    }
+
+    /// Tells subscribers (wake-up channels) that headSeq or leaseSeq moved.
+    fn wake(&mut self) {}
+
+    fn see(&mut self, caller: &Caller, now: i64) {
+        self.last_activity = now;
+        if self.sessions.touch(&caller.client_id, &caller.author.user_id, now) {
+            self.presence_changed();
+        }
+    }
+
+    fn tick(&mut self, ctx: &mut Context<Self>) {
+        let now = self.clock.now_ms();
+        let mut changed = self.leases.expire(now);
+        for client in self.sessions.expire(now) {
+            self.leases.release_client(&client);
+            changed = true;
+        }
+        if changed {
+            self.presence_changed();
+        }
+        let idle = now - self.last_activity >= self.cfg.idle_stop_ms;
+        if idle && self.sessions.is_empty() && self.inflight == 0 && !self.stopping {
+            tracing::debug!(doc = %self.doc_id, "document actor idle, stopping");
+            self.begin_stop(ctx);
+        }
+    }
+
+    fn log_page(&self, last_seq: i64) -> (LogPage, bool, bool) {
+        let head = self.durable_seq;
+        let floor = self.state.as_ref().map_or(0, |s| s.log_floor);
+        if last_seq > head || last_seq < floor {
+            return (LogPage::Ready(Vec::new()), false, true);
+        }
+        if last_seq == head {
+            return (LogPage::Ready(Vec::new()), false, false);
+        }
+        let upto = head.min(last_seq + self.cfg.log_page as i64);
+        let has_more = head > upto;
+        match self.log_tail.front() {
+            Some(first) if first.seq <= last_seq + 1 => {
+                let start = (last_seq + 1 - first.seq) as usize;
+                let n = (upto - last_seq) as usize;
+                let page = self.log_tail.iter().skip(start).take(n).cloned().collect();
+                (LogPage::Ready(page), has_more, false)
+            }
+            _ => (
+                LogPage::Read {
+                    after: last_seq,
+                    upto,
+                },
+                has_more,
+                false,
+            ),
+        }
+    }
+
+    fn reply(&self, caller: &Caller, last_seq: i64, results: Vec<OpResult>, hold: HoldOutcome) -> SyncReply {
+        let now = self.clock.now_ms();
+        let (ops, has_more, resync) = self.log_page(last_seq);
+        SyncReply {
+            results,
+            ops,
+            has_more,
+            head_seq: self.durable_seq,
+            lease_seq: self.lease_seq,
+            leases: LeasesReply {
+                granted: hold.granted,
+                denied: hold.denied,
+                others: self.leases.others(&caller.client_id, now),
+            },
+            role: caller.role,
+            shared: caller.shared,
+            sessions: self.sessions.len(),
+            mode: self.mode(caller.shared),
+            resync,
+        }
+    }
+
+    fn remember(&mut self, result: &OpResult) {
+        self.recent
+            .insert(result.op_id.clone(), (result.clone(), self.write_no + 1));
+        self.recent_order.push_back(result.op_id.clone());
+    }
+
+    /// Keeps the in-memory idempotency map bounded. Only results already on disk are dropped,
+    /// and pre-checks started before now are no longer trusted to have seen them.
+    fn trim_recent(&mut self) {
+        if self.recent.len() <= self.cfg.recent_results {
+            return;
+        }
+        let mut dropped = false;
+        while self.recent.len() > self.cfg.recent_results / 2 {
+            let Some(front) = self.recent_order.front() else { break };
+            match self.recent.get(front) {
+                Some((_, w)) if *w > self.durable_write_no => break,
+                _ => {}
+            }
+            let id = self.recent_order.pop_front().expect("front exists");
+            self.recent.remove(&id);
+            dropped = true;
+        }
+        if dropped {
+            self.trust_precheck_after = Instant::now();
+        }
+    }
+
+    fn push_tail(&mut self, rec: Arc<LogRecord>) {
+        self.log_tail.push_back(rec);
+        while self.log_tail.len() > self.cfg.log_tail {
+            self.log_tail.pop_front();
+        }
+    }
+
+    /// Runs the rules for every op of a request; returns the results and the rows to write.
+    fn apply_ops(&mut self, msg: &Sync, now: i64, leases_enabled: bool) -> (Vec<OpResult>, DocWrite, bool) {
+        let state = self.state.as_mut().expect("checked by refuse()");
+        let mut write = DocWrite {
+            doc_id: self.doc_id.clone(),
+            expect_head: state.head_seq,
+            head_after: state.head_seq,
+            now,
+            ..DocWrite::default()
+        };
+        let mut results = Vec::with_capacity(msg.ops.len());
+        let mut changed: Vec<Arc<Block>> = Vec::new();
+        let mut lease_changed = false;
+        let mut fresh: Vec<OpResult> = Vec::new();
+        let mut seen_in_request: HashSet<&str> = HashSet::new();
+        for op in &msg.ops {
+            if let Some((r, _)) = self.recent.get(&op.op_id) {
+                results.push(r.clone());
+                continue;
+            }
+            if let Some(r) = msg.precheck.known.get(&op.op_id) {
+                results.push(r.clone());
+                continue;
+            }
+            if !seen_in_request.insert(op.op_id.as_str()) {
+                // Same op twice in one request: the second gets the first's answer.
+                let first = fresh.iter().find(|r| r.op_id == op.op_id).cloned();
+                results.extend(first);
+                continue;
+            }
+            if let (Some(marker), crate::collab::op::OpKind::SetContent { content, .. }) =
+                (&self.cfg.panic_marker, &op.kind)
+            {
+                if content == marker {
+                    panic!("fault injection: panic marker in set_content");
+                }
+            }
+            let ctx = OpContext {
+                client_id: &msg.caller.client_id,
+                author: &msg.caller.author,
+                now,
+                foreign: &msg.precheck.foreign,
+                leases_enabled,
+            };
+            let applied = apply_op(state, &self.leases, &ctx, op);
+            let mut result = applied.result;
+            if !applied.effects.is_empty() {
+                state.head_seq += 1;
+                result.seq = Some(state.head_seq);
+                for e in &applied.effects {
+                    match e {
+                        Effect::Block { block } => {
+                            changed.retain(|b| b.id != block.id);
+                            changed.push(block.clone());
+                        }
+                        Effect::Title {
+                            title,
+                            title_version,
+                        } => write.title = Some((title.clone(), *title_version)),
+                        Effect::Purge { block_ids } => write.purged.extend(block_ids.iter().cloned()),
+                    }
+                }
+                let entry = LogEntry {
+                    seq: state.head_seq,
+                    op_id: op.op_id.clone(),
+                    kind: op.kind.name().to_string(),
+                    client_id: msg.caller.client_id.clone(),
+                    user_id: msg.caller.author.user_id.clone(),
+                    at: now,
+                    effects: applied.effects,
+                };
+                write.log.push(Arc::new(LogRecord::from_entry(&entry)));
+            }
+            for id in &applied.lease_grants {
+                lease_changed |= self.leases.grant(id, &msg.caller.client_id, &msg.caller.author, now);
+            }
+            match result.status {
+                OpStatus::Applied => self.counters.applied += 1,
+                OpStatus::Conflict => self.counters.conflicts += 1,
+                OpStatus::Rejected => self.counters.rejected += 1,
+            }
+            write
+                .results
+                .push((result.op_id.clone(), serde_json::to_string(&result).expect("result serialises")));
+            fresh.push(result.clone());
+            results.push(result);
+        }
+        write.head_after = state.head_seq;
+        write.blocks = changed;
+        for r in &fresh {
+            self.remember(r);
+        }
+        (results, write, lease_changed)
+    }
+}
+
+impl Actor for DocumentActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // Loading goes through the writer queue: it sees every write any earlier actor of
+        // this document queued, which is what makes a restart lose nothing.
+        let doc_id = self.doc_id.clone();
+        let load = self.storage.write(move |c| documents::load(c, &doc_id));
+        ctx.wait(actix::fut::wrap_future::<_, Self>(load).map(|res, act, ctx| match res {
+            Ok(state) => {
+                act.durable_seq = state.head_seq;
+                act.state = Some(state);
+            }
+            Err(StorageError::DocNotFound(_)) => {
+                act.failed = Some(DocError::NotFound);
+                act.begin_stop(ctx);
+            }
+            Err(e) => {
+                act.failed = Some(DocError::Storage(e.to_string()));
+                act.begin_stop(ctx);
+            }
+        }));
+        ctx.run_interval(self.cfg.tick, |act, ctx| act.tick(ctx));
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        tracing::debug!(doc = %self.doc_id, "document actor stopped");
+    }
+}
+
+impl Handler<Sync> for DocumentActor {
+    type Result = ResponseActFuture<Self, Result<SyncReply, DocError>>;
+
+    fn handle(&mut self, msg: Sync, ctx: &mut Context<Self>) -> Self::Result {
+        if let Some(e) = self.refuse() {
+            return Box::pin(actix::fut::ready(Err(e)));
+        }
+        if !msg.ops.is_empty() && msg.precheck_at < self.trust_precheck_after {
+            return Box::pin(actix::fut::ready(Err(DocError::StalePrecheck)));
+        }
+        let now = self.clock.now_ms();
+        self.see(&msg.caller, now);
+        let leases_enabled = self.mode(msg.caller.shared) == Mode::Full;
+        let hold = match (&msg.hold, leases_enabled) {
+            (Some(list), true) => self
+                .leases
+                .hold(&msg.caller.client_id, &msg.caller.author, list, now),
+            (Some(_), false) => HoldOutcome {
+                changed: self.leases.release_client(&msg.caller.client_id),
+                ..HoldOutcome::default()
+            },
+            (None, _) => HoldOutcome::default(),
+        };
+        let mut lease_changed = hold.changed;
+        if msg.ops.is_empty() {
+            if lease_changed {
+                self.presence_changed();
+            }
+            let reply = self.reply(&msg.caller, msg.last_seq, Vec::new(), hold);
+            return Box::pin(actix::fut::ready(Ok(reply)));
+        }
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.apply_ops(&msg, now, leases_enabled)));
+        let (results, write, grants_changed) = match outcome {
+            Ok(v) => v,
+            Err(_) => {
+                self.poison(ctx, "panic while applying ops");
+                return Box::pin(actix::fut::ready(Err(DocError::Internal(
+                    "the document could not apply this request; it has been reloaded".into(),
+                ))));
+            }
+        };
+        lease_changed |= grants_changed;
+        if lease_changed {
+            self.presence_changed();
+        }
+        for rec in &write.log {
+            self.push_tail(rec.clone());
+        }
+        self.write_no += 1;
+        let my_write = self.write_no;
+        self.inflight += 1;
+        let head_after = write.head_after;
+        let fut = self
+            .storage
+            .write(move |c| documents::apply_write(c, &write));
+        let caller = msg.caller;
+        let last_seq = msg.last_seq;
+        Box::pin(actix::fut::wrap_future::<_, Self>(fut).map(move |res, act, ctx| {
+            act.inflight -= 1;
+            let out = match res {
+                Ok(()) if act.failed.is_none() => {
+                    act.durable_write_no = act.durable_write_no.max(my_write);
+                    if head_after > act.durable_seq {
+                        act.durable_seq = head_after;
+                        act.wake();
+                    }
+                    act.trim_recent();
+                    Ok(act.reply(&caller, last_seq, results, hold))
+                }
+                Ok(()) => Err(DocError::Restarting),
+                Err(e) => {
+                    act.poison(ctx, &e.to_string());
+                    Err(DocError::Storage(e.to_string()))
+                }
+            };
+            if act.stopping && act.inflight == 0 {
+                ctx.stop();
+            }
+            out
+        }))
+    }
+}
+
+impl Handler<Snapshot> for DocumentActor {
+    type Result = ResponseActFuture<Self, Result<SnapshotReply, DocError>>;
+
+    fn handle(&mut self, msg: Snapshot, _ctx: &mut Context<Self>) -> Self::Result {
+        if let Some(e) = self.refuse() {
+            return Box::pin(actix::fut::ready(Err(e)));
+        }
+        let now = self.clock.now_ms();
+        self.see(&msg.caller, now);
+        let state = self.state.as_ref().expect("checked by refuse()");
+        let reply = SnapshotReply {
+            doc_id: state.doc_id.clone(),
+            title: state.title.clone(),
+            title_version: state.title_version,
+            icon: state.icon.clone(),
+            head_seq: state.head_seq,
+            log_floor: state.log_floor,
+            lease_seq: self.lease_seq,
+            role: msg.caller.role,
+            shared: msg.caller.shared,
+            mode: self.mode(msg.caller.shared),
+            sessions: self.sessions.len(),
+            blocks: state
+                .ordered()
+                .into_iter()
+                .map(|(depth, block)| SnapshotBlock { block, depth })
+                .collect(),
+            leases: SnapshotOthers {
+                others: self.leases.others(&msg.caller.client_id, now),
+            },
+        };
+        if state.head_seq <= self.durable_seq {
+            return Box::pin(actix::fut::ready(Ok(reply)));
+        }
+        // The state includes writes still being committed: hand it out only once they are
+        // on disk (an empty job behind them in the writer queue marks that moment).
+        let barrier = self.storage.write(|_| Ok(()));
+        Box::pin(actix::fut::wrap_future::<_, Self>(barrier).map(move |res, _act, _ctx| {
+            res.map(|_| reply).map_err(|e| DocError::Storage(e.to_string()))
+        }))
+    }
+}
+
+impl Handler<Leave> for DocumentActor {
+    type Result = Result<(), DocError>;
+
+    fn handle(&mut self, msg: Leave, _ctx: &mut Context<Self>) -> Self::Result {
+        if let Some(e) = self.refuse() {
+            return Err(e);
+        }
+        let had_session = self.sessions.remove(&msg.client_id);
+        let had_leases = self.leases.release_client(&msg.client_id);
+        if had_session || had_leases {
+            self.presence_changed();
+        }
+        Ok(())
+    }
+}
+
+impl Handler<Close> for DocumentActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Close, ctx: &mut Context<Self>) {
+        self.failed = Some(DocError::NotFound);
+        self.state = None;
+        self.begin_stop(ctx);
+    }
+}
+
+impl Handler<StopIdle> for DocumentActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: StopIdle, ctx: &mut Context<Self>) {
+        self.begin_stop(ctx);
+    }
+}
+
+impl Handler<GetStats> for DocumentActor {
+    type Result = MessageResult<GetStats>;
+
+    fn handle(&mut self, _msg: GetStats, _ctx: &mut Context<Self>) -> Self::Result {
+        MessageResult(ActorStats {
+            doc_id: self.doc_id.clone(),
+            loaded: self.state.is_some(),
+            blocks: self.state.as_ref().map_or(0, |s| s.block_count()),
+            head_seq: self.state.as_ref().map_or(0, |s| s.head_seq),
+            durable_seq: self.durable_seq,
+            sessions: self.sessions.len(),
+            leases: self.leases.len(),
+            inflight_writes: self.inflight,
+            ops_applied: self.counters.applied,
+            conflicts: self.counters.conflicts,
+            rejected: self.counters.rejected,
+        })
+    }
+}

@@ -1,0 +1,183 @@
+//! Messages a document actor answers, and their replies. Handlers, streams and the
+//! compaction supervisor reach a document only through these.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix::Message;
+use serde::{Serialize, Serializer};
+
+use crate::collab::block::{Author, Block};
+use crate::collab::lease::{Denied, OtherLease};
+use crate::collab::op::{Op, OpResult};
+use crate::storage::log::{LogRecord, Precheck};
+use crate::storage::roles::Role;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DocError {
+    #[error("document not found")]
+    NotFound,
+    /// The actor is going away (idle stop, reload after a failure); ask the registry again.
+    #[error("document actor is restarting")]
+    Restarting,
+    /// The request's idempotency pre-check may predate results this actor no longer holds in
+    /// memory; redo the pre-check and send again.
+    #[error("pre-check is stale")]
+    StalePrecheck,
+    #[error("storage: {0}")]
+    Storage(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Who is asking, as established by the HTTP layer through the role function.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub client_id: String,
+    pub author: Author,
+    pub role: Role,
+    pub shared: bool,
+}
+
+#[derive(Message)]
+#[rtype(result = "Result<SyncReply, DocError>")]
+pub struct Sync {
+    pub caller: Caller,
+    pub last_seq: i64,
+    pub ops: Vec<Op>,
+    /// None = keep whatever is held.
+    pub hold: Option<Vec<String>>,
+    pub precheck: Precheck,
+    pub precheck_at: Instant,
+}
+
+/// Log entries for a reply: either ready from the actor's in-memory tail, or a committed
+/// range the caller reads from the database (entries at or below the durable head never
+/// change, so reading them outside the actor is safe).
+#[derive(Debug, Clone)]
+pub enum LogPage {
+    Ready(Vec<Arc<LogRecord>>),
+    Read { after: i64, upto: i64 },
+}
+
+impl Serialize for LogPage {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        match self {
+            LogPage::Ready(records) => {
+                let mut seq = s.serialize_seq(Some(records.len()))?;
+                for r in records {
+                    seq.serialize_element(&*r.json)?;
+                }
+                seq.end()
+            }
+            LogPage::Read { .. } => Err(serde::ser::Error::custom("log page not read yet")),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeasesReply {
+    pub granted: Vec<String>,
+    pub denied: Vec<Denied>,
+    pub others: Vec<OtherLease>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncReply {
+    pub results: Vec<OpResult>,
+    pub ops: LogPage,
+    pub has_more: bool,
+    pub head_seq: i64,
+    pub lease_seq: u64,
+    pub leases: LeasesReply,
+    pub role: Role,
+    pub shared: bool,
+    pub sessions: usize,
+    pub mode: Mode,
+    pub resync: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Private,
+    Full,
+}
+
+#[derive(Message)]
+#[rtype(result = "Result<SnapshotReply, DocError>")]
+pub struct Snapshot {
+    pub caller: Caller,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotBlock {
+    #[serde(flatten)]
+    pub block: Arc<Block>,
+    pub depth: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotOthers {
+    pub others: Vec<OtherLease>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotReply {
+    pub doc_id: String,
+    pub title: String,
+    pub title_version: i64,
+    pub icon: Option<String>,
+    pub head_seq: i64,
+    pub log_floor: i64,
+    pub lease_seq: u64,
+    pub role: Role,
+    pub shared: bool,
+    pub mode: Mode,
+    pub sessions: usize,
+    pub blocks: Vec<SnapshotBlock>,
+    pub leases: SnapshotOthers,
+}
+
+#[derive(Message)]
+#[rtype(result = "Result<(), DocError>")]
+pub struct Leave {
+    pub client_id: String,
+}
+
+/// The document was deleted: answer NotFound from now on and stop.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Close;
+
+/// Sent by the registry when the actor may stop (idle).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StopIdle;
+
+/// Operator view of one actor.
+#[derive(Message)]
+#[rtype(result = "ActorStats")]
+pub struct GetStats;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActorStats {
+    pub doc_id: String,
+    pub loaded: bool,
+    pub blocks: usize,
+    pub head_seq: i64,
+    pub durable_seq: i64,
+    pub sessions: usize,
+    pub leases: usize,
+    pub inflight_writes: usize,
+    pub ops_applied: u64,
+    pub conflicts: u64,
+    pub rejected: u64,
+}

@@ -1,0 +1,10 @@
+//! The document actor: the only writer of its document. It owns the op queue (its mailbox),
+//! the in-memory state, the lease table and the session list, and hands SQLite work to the
+//! writer thread so its event loop never waits on the disk.
+
+mod actor;
+pub mod messages;
+pub mod sessions;
+
+pub use actor::{ActorConfig, DocumentActor};
+pub use messages::*;

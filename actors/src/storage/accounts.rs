@@ -1,0 +1,105 @@
+//! Users and API tokens. Tokens are 256-bit random secrets shown once; at rest only their
+//! SHA-256 is kept (a slow hash adds nothing for secrets with that much entropy, and token
+//! checks run on every request).
+
+use rand_core::{OsRng, TryRngCore};
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::error::{Result, StorageError};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct User {
+    pub id: String,
+    pub name: String,
+    pub display_name: String,
+    pub is_admin: bool,
+}
+
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}{}", uuid::Uuid::now_v7().simple())
+}
+
+pub fn hash_token(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+fn random_token() -> String {
+    let mut bytes = [0u8; 32];
+    OsRng.try_fill_bytes(&mut bytes).expect("OS random source");
+    format!("dst_{}", hex::encode(bytes))
+}
+
+pub fn create_user(conn: &Connection, name: &str, display_name: &str, is_admin: bool, now: i64) -> Result<User> {
+    let id = new_id("usr_");
+    let n = conn.execute(
+        "INSERT INTO users (id, name, display_name, is_admin, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(name) DO NOTHING",
+        params![id, name, display_name, is_admin, now],
+    )?;
+    if n == 0 {
+        return Err(StorageError::Conflict(format!("user {name:?} already exists")));
+    }
+    Ok(User {
+        id,
+        name: name.to_string(),
+        display_name: display_name.to_string(),
+        is_admin,
+    })
+}
+
+fn user_from_row(r: &rusqlite::Row) -> rusqlite::Result<User> {
+    Ok(User {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        display_name: r.get(2)?,
+        is_admin: r.get(3)?,
+    })
+}
+
+pub fn user_by_name(conn: &Connection, name: &str) -> Result<Option<User>> {
+    Ok(conn
+        .query_row(
+            "SELECT id, name, display_name, is_admin FROM users WHERE name = ?1",
+            [name],
+            user_from_row,
+        )
+        .optional()?)
+}
+
+pub fn user_by_id(conn: &Connection, id: &str) -> Result<Option<User>> {
+    Ok(conn
+        .query_row(
+            "SELECT id, name, display_name, is_admin FROM users WHERE id = ?1",
+            [id],
+            user_from_row,
+        )
+        .optional()?)
+}
+
+pub fn count_users(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("SELECT count(*) FROM users", [], |r| r.get(0))?)
+}
+
+/// Creates a token for the user and returns it in clear text — the only time it is visible.
+pub fn create_token(conn: &Connection, user_id: &str, label: &str, now: i64) -> Result<String> {
+    let token = random_token();
+    conn.execute(
+        "INSERT INTO api_tokens (id, user_id, token_hash, label, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![new_id("tok_"), user_id, hash_token(&token), label, now],
+    )?;
+    Ok(token)
+}
+
+/// The user a bearer token belongs to, if the token exists.
+pub fn user_by_token(conn: &Connection, token: &str) -> Result<Option<User>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT u.id, u.name, u.display_name, u.is_admin FROM api_tokens t
+             JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?1",
+        )?
+        .query_row([hash_token(token)], user_from_row)
+        .optional()?)
+}

@@ -1,0 +1,34 @@
+//! Schema migrations from the top-level `migrations/` folder, applied at start by
+//! `rusqlite_migration` (tracked in SQLite's `user_version`). Add a file, add a line.
+
+use rusqlite::Connection;
+use rusqlite_migration::{Migrations, M};
+
+use super::error::Result;
+
+fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![M::up(include_str!("../../../migrations/0001_core.sql"))])
+}
+
+pub fn apply(conn: &mut Connection) -> Result<()> {
+    migrations().to_latest(conn)?;
+    Ok(())
+}
+
+/// True when the database is at the newest schema version (for readiness checks).
+pub fn is_current(conn: &Connection) -> Result<bool> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    Ok(version as usize == migrations_len())
+}
+
+pub fn migrations_len() -> usize {
+    1
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn migrations_are_valid() {
+        super::migrations().validate().unwrap();
+    }
+}

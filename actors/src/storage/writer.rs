@@ -1,0 +1,168 @@
+//! The one writer: a dedicated thread owning the only write connection. Jobs arrive over a
+//! channel in the order they were sent and run in that order, each in its own savepoint;
+//! whatever has queued up while the previous commit was syncing goes into the next
+//! transaction (group commit), so many documents' syncs share one fsync. A job's answer is
+//! released only after its transaction committed, so "applied" always means "on disk".
+//! Everything that must see a document's latest writes (loading an actor's state) goes
+//! through this queue too, which keeps each document's order without any lock.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread;
+use std::time::Instant;
+
+use rusqlite::Connection;
+use tokio::sync::oneshot;
+
+use super::error::{Result, StorageError};
+
+trait Job: Send {
+    /// Runs inside the open transaction; false when the job failed (its savepoint is undone).
+    fn run(&mut self, conn: &Connection) -> bool;
+    /// Called after the transaction ended; `committed` is the commit's outcome.
+    fn finish(self: Box<Self>, committed: std::result::Result<(), String>);
+}
+
+struct CallJob<T, F> {
+    f: Option<F>,
+    out: Option<Result<T>>,
+    reply: oneshot::Sender<Result<T>>,
+}
+
+impl<T: Send, F: FnOnce(&Connection) -> Result<T> + Send> Job for CallJob<T, F> {
+    fn run(&mut self, conn: &Connection) -> bool {
+        let f = self.f.take().expect("job runs once");
+        let out = f(conn);
+        let ok = out.is_ok();
+        self.out = Some(out);
+        ok
+    }
+
+    fn finish(self: Box<Self>, committed: std::result::Result<(), String>) {
+        let out = match (self.out, committed) {
+            (Some(Ok(v)), Ok(())) => Ok(v),
+            (Some(Ok(_)), Err(e)) => Err(StorageError::Commit(e)),
+            (Some(Err(e)), _) => Err(e),
+            (None, Err(e)) => Err(StorageError::Commit(e)),
+            (None, Ok(())) => Err(StorageError::Commit("job did not run".into())),
+        };
+        let _ = self.reply.send(out);
+    }
+}
+
+/// Counters the benchmark and metrics read.
+#[derive(Debug, Default)]
+pub struct WriterStats {
+    pub commits: AtomicU64,
+    pub jobs: AtomicU64,
+    pub failed_jobs: AtomicU64,
+    pub commit_micros_total: AtomicU64,
+    pub queued: AtomicU64,
+}
+
+#[derive(Clone)]
+pub struct Writer {
+    tx: mpsc::Sender<Box<dyn Job>>,
+    stats: Arc<WriterStats>,
+}
+
+impl Writer {
+    /// Starts the writer thread on `conn`. It stops when every `Writer` handle is dropped.
+    pub fn start(conn: Connection, max_batch: usize) -> (Writer, thread::JoinHandle<()>) {
+        let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
+        let stats = Arc::new(WriterStats::default());
+        let st = stats.clone();
+        let handle = thread::Builder::new()
+            .name("docsync-writer".into())
+            .spawn(move || run_loop(conn, rx, max_batch.max(1), st))
+            .expect("spawn writer thread");
+        (Writer { tx, stats }, handle)
+    }
+
+    pub fn stats(&self) -> &WriterStats {
+        &self.stats
+    }
+
+    /// Queues `f` to run inside the next transaction; resolves once that transaction committed.
+    pub fn call<T, F>(&self, f: F) -> impl std::future::Future<Output = Result<T>> + use<T, F>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let (reply, rx) = oneshot::channel();
+        let job: Box<dyn Job> = Box::new(CallJob {
+            f: Some(f),
+            out: None,
+            reply,
+        });
+        self.stats.queued.fetch_add(1, Ordering::Relaxed);
+        let sent = self.tx.send(job).is_ok();
+        async move {
+            if !sent {
+                return Err(StorageError::WriterGone);
+            }
+            rx.await.unwrap_or(Err(StorageError::WriterGone))
+        }
+    }
+
+    /// Blocking form for the CLI and start-up code that has no runtime.
+    pub fn call_blocking<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        futures::executor::block_on(self.call(f))
+    }
+}
+
+fn run_loop(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, max_batch: usize, stats: Arc<WriterStats>) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while batch.len() < max_batch {
+            match rx.try_recv() {
+                Ok(j) => batch.push(j),
+                Err(_) => break,
+            }
+        }
+        stats.queued.fetch_sub(batch.len() as u64, Ordering::Relaxed);
+        let started = Instant::now();
+        let committed = run_batch(&conn, &mut batch, &stats);
+        stats
+            .commit_micros_total
+            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+        stats.commits.fetch_add(1, Ordering::Relaxed);
+        stats.jobs.fetch_add(batch.len() as u64, Ordering::Relaxed);
+        for job in batch {
+            job.finish(committed.clone());
+        }
+    }
+    // Last handle gone: leave a compact WAL behind for the next start.
+    let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+}
+
+fn run_batch(conn: &Connection, batch: &mut [Box<dyn Job>], stats: &WriterStats) -> std::result::Result<(), String> {
+    conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| e.to_string())?;
+    for job in batch.iter_mut() {
+        if let Err(e) = conn.execute_batch("SAVEPOINT job") {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(e.to_string());
+        }
+        let ok = job.run(conn);
+        let end = if ok {
+            "RELEASE job"
+        } else {
+            stats.failed_jobs.fetch_add(1, Ordering::Relaxed);
+            "ROLLBACK TO job; RELEASE job"
+        };
+        if let Err(e) = conn.execute_batch(end) {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(e.to_string());
+        }
+    }
+    if let Err(e) = conn.execute_batch("COMMIT") {
+        let _ = conn.execute_batch("ROLLBACK");
+        return Err(e.to_string());
+    }
+    Ok(())
+}
