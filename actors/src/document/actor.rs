@@ -178,7 +178,8 @@ impl DocumentActor {
 
     fn see(&mut self, caller: &Caller, now: i64) {
         self.last_activity = now;
-        if self.sessions.touch(&caller.client_id, &caller.author.user_id, now) {
+        // No clientId (a plain read, server-side seeding) opens no session.
+        if !caller.client_id.is_empty() && self.sessions.touch(&caller.client_id, &caller.author.user_id, now) {
             self.presence_changed();
         }
     }

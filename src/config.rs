@@ -1,0 +1,208 @@
+//! Configuration: the embedded `config/default.toml`, then an optional local file, then
+//! `DOCSYNC_*` environment variables (`DOCSYNC_SECTION__KEY`). Unknown keys and bad values
+//! stop the start with a message that names the key.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use config::{Config, Environment, File, FileFormat};
+use serde::Deserialize;
+
+use docsync_actors::storage::Synchronous;
+
+pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    pub server: ServerSettings,
+    pub storage: StorageSettings,
+    pub limits: LimitSettings,
+    pub actors: ActorSettings,
+    pub logging: LoggingSettings,
+    pub testing: TestingSettings,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestingSettings {
+    pub panic_marker: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSettings {
+    pub bind: String,
+    pub workers: usize,
+    pub client_request_timeout_secs: u64,
+    pub shutdown_timeout_secs: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageSettings {
+    pub path: PathBuf,
+    pub synchronous: Synchronous,
+    pub read_pool_size: u32,
+    pub group_commit_max: usize,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitSettings {
+    pub max_body_bytes: usize,
+    pub max_ops_per_sync: usize,
+    pub max_content_bytes: usize,
+    pub max_title_bytes: usize,
+    pub max_hold: usize,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActorSettings {
+    pub arbiters: usize,
+    pub lease_ttl_ms: i64,
+    pub session_ttl_secs: i64,
+    pub idle_stop_secs: i64,
+    pub log_tail: usize,
+    pub log_page: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoggingSettings {
+    pub level: String,
+    pub format: LogFormat,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("configuration: {0}")]
+    Load(#[from] config::ConfigError),
+    #[error("configuration: {key} = {value}: {why}")]
+    Invalid {
+        key: &'static str,
+        value: String,
+        why: &'static str,
+    },
+    #[error("configuration file {0} does not exist")]
+    MissingFile(PathBuf),
+}
+
+impl Settings {
+    /// Loads defaults, then `file` (or `config/local.toml` if present), then the environment.
+    pub fn load(file: Option<&Path>) -> Result<Settings, ConfigError> {
+        let mut b = Config::builder().add_source(File::from_str(DEFAULT_TOML, FileFormat::Toml));
+        match file {
+            Some(f) if !f.exists() => return Err(ConfigError::MissingFile(f.to_path_buf())),
+            Some(f) => b = b.add_source(File::from(f)),
+            None => b = b.add_source(File::with_name("config/local.toml").required(false)),
+        }
+        b = b.add_source(
+            Environment::with_prefix("DOCSYNC")
+                .prefix_separator("_")
+                .separator("__")
+                .try_parsing(true),
+        );
+        let s: Settings = b.build()?.try_deserialize()?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        fn bad(key: &'static str, value: impl ToString, why: &'static str) -> ConfigError {
+            ConfigError::Invalid {
+                key,
+                value: value.to_string(),
+                why,
+            }
+        }
+        if self.server.bind.parse::<SocketAddr>().is_err() {
+            return Err(bad("server.bind", &self.server.bind, "expected IP:PORT, e.g. 127.0.0.1:8080"));
+        }
+        if self.storage.path.as_os_str().is_empty() {
+            return Err(bad("storage.path", "\"\"", "must name a file"));
+        }
+        if self.storage.read_pool_size == 0 {
+            return Err(bad("storage.read_pool_size", 0, "must be at least 1"));
+        }
+        if self.storage.group_commit_max == 0 {
+            return Err(bad("storage.group_commit_max", 0, "must be at least 1"));
+        }
+        let l = &self.limits;
+        if l.max_body_bytes < 1024 {
+            return Err(bad("limits.max_body_bytes", l.max_body_bytes, "must be at least 1024"));
+        }
+        if l.max_ops_per_sync == 0 {
+            return Err(bad("limits.max_ops_per_sync", 0, "must be at least 1"));
+        }
+        if l.max_content_bytes == 0 || l.max_content_bytes > l.max_body_bytes {
+            return Err(bad(
+                "limits.max_content_bytes",
+                l.max_content_bytes,
+                "must be between 1 and limits.max_body_bytes",
+            ));
+        }
+        if l.max_title_bytes == 0 {
+            return Err(bad("limits.max_title_bytes", 0, "must be at least 1"));
+        }
+        let a = &self.actors;
+        if a.lease_ttl_ms < 1000 {
+            return Err(bad("actors.lease_ttl_ms", a.lease_ttl_ms, "must be at least 1000"));
+        }
+        if a.session_ttl_secs < 1 {
+            return Err(bad("actors.session_ttl_secs", a.session_ttl_secs, "must be at least 1"));
+        }
+        if a.idle_stop_secs < 1 {
+            return Err(bad("actors.idle_stop_secs", a.idle_stop_secs, "must be at least 1"));
+        }
+        if a.log_page == 0 || a.log_page > 10_000 {
+            return Err(bad("actors.log_page", a.log_page, "must be between 1 and 10000"));
+        }
+        if tracing_subscriber::EnvFilter::try_new(&self.logging.level).is_err() {
+            return Err(bad("logging.level", &self.logging.level, "not a valid level filter"));
+        }
+        Ok(())
+    }
+
+    pub fn bind_addr(&self) -> SocketAddr {
+        self.server.bind.parse().expect("validated")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_load_and_validate() {
+        let s: Settings = Config::builder()
+            .add_source(File::from_str(DEFAULT_TOML, FileFormat::Toml))
+            .build()
+            .unwrap()
+            .try_deserialize()
+            .unwrap();
+        s.validate().unwrap();
+        assert_eq!(s.limits.max_ops_per_sync, 500);
+    }
+
+    #[test]
+    fn bad_value_names_the_key() {
+        let mut s: Settings = Config::builder()
+            .add_source(File::from_str(DEFAULT_TOML, FileFormat::Toml))
+            .build()
+            .unwrap()
+            .try_deserialize()
+            .unwrap();
+        s.server.bind = "nonsense".into();
+        let e = s.validate().unwrap_err().to_string();
+        assert!(e.contains("server.bind"), "{e}");
+    }
+}

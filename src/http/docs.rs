@@ -1,0 +1,134 @@
+//! Documents as a collection: create, list, delete, and who am I.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::Deserialize;
+use serde_json::json;
+
+use docsync_actors::registry::CloseDocument;
+use docsync_actors::storage::accounts::{new_id, User};
+use docsync_actors::storage::documents;
+use docsync_actors::storage::roles::{self, Role};
+
+use super::auth::{Authed, Credentials};
+use super::body::read_json;
+use super::error::ApiError;
+use super::AppState;
+
+/// Resolves the caller and their role on a document in one read. No read access → 404.
+pub async fn access(state: &AppState, creds: &Credentials, doc_id: &str) -> Result<(User, Role, bool), ApiError> {
+    let creds = creds.clone();
+    let doc = doc_id.to_string();
+    let out = state
+        .storage
+        .read(move |c| {
+            let Some(user) = creds.user(c)? else {
+                return Ok(Authed::Unauthorized);
+            };
+            let role = roles::doc_role(c, &user.id, &doc)?;
+            let shared = match role {
+                Some(_) => roles::is_shared(c, &doc)?,
+                None => false,
+            };
+            Ok(Authed::Ok((user, role, shared)))
+        })
+        .await?
+        .into_result()?;
+    match out {
+        (user, Some(role), shared) => Ok((user, role, shared)),
+        _ => Err(ApiError::NotFound),
+    }
+}
+
+/// Resolves the caller only.
+pub async fn caller(state: &AppState, creds: &Credentials) -> Result<User, ApiError> {
+    let creds = creds.clone();
+    state
+        .storage
+        .read(move |c| Ok(creds.user(c)?.map_or(Authed::Unauthorized, Authed::Ok)))
+        .await?
+        .into_result()
+}
+
+pub async fn me(state: web::Data<AppState>, creds: Credentials) -> Result<HttpResponse, ApiError> {
+    let user = caller(&state, &creds).await?;
+    Ok(HttpResponse::Ok().json(user))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateDoc {
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    folder_id: Option<String>,
+}
+
+pub async fn create(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let user = caller(&state, &creds).await?;
+    let body: CreateDoc = read_json(&req, payload, state.max_body()).await?;
+    let title = body.title.unwrap_or_default();
+    if title.len() > state.limits.max_title_bytes {
+        return Err(ApiError::BadRequest(format!(
+            "title: {} bytes is over the limit of {}",
+            title.len(),
+            state.limits.max_title_bytes
+        )));
+    }
+    if body.folder_id.is_some() {
+        return Err(ApiError::BadRequest("folderId: folders are not available yet".into()));
+    }
+    let id = new_id("doc_");
+    let now = state.clock.now_ms();
+    let (doc, owner) = (id.clone(), user.id.clone());
+    state
+        .storage
+        .write(move |c| documents::create(c, &doc, &owner, &title, None, now))
+        .await?;
+    Ok(HttpResponse::Created().json(json!({"docId": id})))
+}
+
+pub async fn list(state: web::Data<AppState>, creds: Credentials) -> Result<HttpResponse, ApiError> {
+    let creds = creds.clone();
+    let docs = state
+        .storage
+        .read(move |c| {
+            let Some(user) = creds.user(c)? else {
+                return Ok(Authed::Unauthorized);
+            };
+            Ok(Authed::Ok(documents::list_readable(c, &user.id)?))
+        })
+        .await?
+        .into_result()?;
+    Ok(HttpResponse::Ok().json(json!({"documents": docs})))
+}
+
+pub async fn delete(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let doc_id = path.into_inner();
+    let (_, role, _) = access(&state, &creds, &doc_id).await?;
+    if role != Role::Owner {
+        return Err(ApiError::Forbidden("only the owner may delete a document".into()));
+    }
+    // Close the actor first so nothing new is applied; its queued writes stay ahead of the
+    // delete in the writer queue.
+    state
+        .registry
+        .send(CloseDocument {
+            doc_id: doc_id.clone(),
+        })
+        .await?;
+    let doc = doc_id.clone();
+    let deleted = state.storage.write(move |c| documents::delete(c, &doc)).await?;
+    if !deleted {
+        return Err(ApiError::NotFound);
+    }
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,118 @@
+//! The one place where errors become HTTP statuses. Every error body is
+//! `{"error": {"code": "...", "message": "..."}}`; nothing a client sends can produce a 500
+//! (a 500 means a bug or a broken disk, and says so).
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde_json::json;
+
+use docsync_actors::collab::validate::InvalidRequest;
+use docsync_actors::document::DocError;
+use docsync_actors::storage::StorageError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    InvalidJson(String),
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    #[error("authentication required")]
+    Unauthorized,
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("not found")]
+    NotFound,
+    #[error("{0}")]
+    Conflict(String),
+    #[error("request body is larger than {0} bytes")]
+    TooLarge(usize),
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::BadRequest(_) => "bad_request",
+            ApiError::InvalidJson(_) => "invalid_json",
+            ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
+            ApiError::Unauthorized => "unauthorized",
+            ApiError::Forbidden(_) => "forbidden",
+            ApiError::NotFound => "not_found",
+            ApiError::Conflict(_) => "conflict",
+            ApiError::TooLarge(_) => "payload_too_large",
+            ApiError::Unavailable(_) => "unavailable",
+            ApiError::Internal(_) => "internal",
+        }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) | ApiError::InvalidJson(_) => StatusCode::BAD_REQUEST,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut resp = HttpResponse::build(self.status_code());
+        if matches!(self, ApiError::Unauthorized) {
+            resp.insert_header(("WWW-Authenticate", "Bearer"));
+        }
+        resp.json(json!({"error": {"code": self.code(), "message": self.to_string()}}))
+    }
+}
+
+impl From<StorageError> for ApiError {
+    fn from(e: StorageError) -> Self {
+        match e {
+            StorageError::DocNotFound(_) | StorageError::NotFound(_) => ApiError::NotFound,
+            StorageError::Conflict(m) => ApiError::Conflict(m),
+            StorageError::ForeignBlock(id) => ApiError::Conflict(format!("block {id} belongs to another document")),
+            other => {
+                tracing::error!(error = %other, "storage error");
+                ApiError::Internal(format!("storage: {other}"))
+            }
+        }
+    }
+}
+
+impl From<DocError> for ApiError {
+    fn from(e: DocError) -> Self {
+        match e {
+            DocError::NotFound => ApiError::NotFound,
+            DocError::Restarting | DocError::StalePrecheck => {
+                ApiError::Unavailable("the document is restarting, retry shortly".into())
+            }
+            DocError::Storage(m) => {
+                tracing::error!(error = %m, "document storage error");
+                ApiError::Internal(format!("storage: {m}"))
+            }
+            DocError::Internal(m) => ApiError::Internal(m),
+        }
+    }
+}
+
+impl From<InvalidRequest> for ApiError {
+    fn from(e: InvalidRequest) -> Self {
+        ApiError::BadRequest(e.to_string())
+    }
+}
+
+impl From<actix::MailboxError> for ApiError {
+    fn from(e: actix::MailboxError) -> Self {
+        ApiError::Unavailable(format!("document actor unavailable: {e}"))
+    }
+}

@@ -1,0 +1,63 @@
+//! HTTP: thin handlers that decode, authorise through the one role function, send one
+//! message to a document actor (or one read to storage) and encode the answer.
+
+pub mod auth;
+pub mod body;
+pub mod docs;
+pub mod error;
+pub mod health;
+pub mod read;
+pub mod sync;
+
+use std::sync::Arc;
+
+use actix::Addr;
+use actix_web::{web, HttpResponse};
+
+use docsync_actors::clock::SharedClock;
+use docsync_actors::collab::validate::Limits;
+use docsync_actors::registry::Registry;
+use docsync_actors::storage::Storage;
+
+use crate::config::Settings;
+use error::ApiError;
+
+/// Shared by every handler.
+#[derive(Clone)]
+pub struct AppState {
+    pub storage: Storage,
+    pub registry: Addr<Registry>,
+    pub clock: SharedClock,
+    pub limits: Limits,
+    pub settings: Arc<Settings>,
+}
+
+impl AppState {
+    pub fn max_body(&self) -> usize {
+        self.settings.limits.max_body_bytes
+    }
+}
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/healthz", web::get().to(health::healthz))
+        .route("/readyz", web::get().to(health::readyz))
+        .service(
+            web::scope("/api/v1")
+                .route("/me", web::get().to(docs::me))
+                .route("/docs", web::post().to(docs::create))
+                .route("/docs", web::get().to(docs::list))
+                .route("/docs/{id}", web::delete().to(docs::delete))
+                .route("/docs/{id}/snapshot", web::get().to(sync::snapshot))
+                .route("/docs/{id}/sync", web::post().to(sync::sync))
+                .route("/docs/{id}/leave", web::post().to(sync::leave))
+                .route("/docs/{id}/markdown", web::get().to(read::markdown))
+                .route("/search", web::get().to(read::search))
+                .route("/tags", web::get().to(read::tags))
+                .route("/tags/{tag}", web::get().to(read::tag)),
+        )
+        .default_service(web::to(not_found));
+}
+
+async fn not_found() -> Result<HttpResponse, ApiError> {
+    Err(ApiError::NotFound)
+}

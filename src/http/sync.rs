@@ -1,0 +1,252 @@
+//! Snapshot, sync and leave: the data path of PROTOCOL §3. Each request is authorised, then
+//! becomes exactly one message to the document's actor. An actor that is restarting (idle
+//! stop, reload after a failure) answers `Restarting`; we ask the registry again, which
+//! is invisible to the client.
+
+use std::time::{Duration, Instant};
+
+use actix::Addr;
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::Deserialize;
+
+use docsync_actors::collab::block::Author;
+use docsync_actors::collab::op::Op;
+use docsync_actors::collab::validate::{check_hold, check_id, check_ops};
+use docsync_actors::document::{Caller, DocError, DocumentActor, Leave, LogPage, Snapshot, Sync, SyncReply};
+use docsync_actors::registry::Open;
+use docsync_actors::storage::log::{self, Precheck};
+use docsync_actors::storage::roles::{self};
+
+use super::auth::{Authed, Credentials};
+use super::body::read_json;
+use super::docs::access;
+use super::error::ApiError;
+use super::AppState;
+
+const ATTEMPTS: usize = 5;
+
+async fn actor(state: &AppState, doc_id: &str) -> Result<Addr<DocumentActor>, ApiError> {
+    Ok(state.registry.send(Open { doc_id: doc_id.to_string() }).await?)
+}
+
+fn retryable(e: &Result<(), DocError>) -> bool {
+    matches!(e, Err(DocError::Restarting))
+}
+
+async fn backoff(attempt: usize) {
+    actix_web::rt::time::sleep(Duration::from_millis(5 * (1 << attempt.min(5)) as u64)).await;
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotQuery {
+    #[serde(default)]
+    client_id: Option<String>,
+}
+
+pub async fn snapshot(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+    query: web::Query<SnapshotQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let doc_id = path.into_inner();
+    let client_id = query.into_inner().client_id;
+    if let Some(c) = &client_id {
+        check_id("clientId", c, "cl_", 100)?;
+    }
+    let (user, role, shared) = access(&state, &creds, &doc_id).await?;
+    let caller = Caller {
+        // Without a clientId the snapshot is a plain read and opens no session.
+        client_id: client_id.unwrap_or_default(),
+        author: Author {
+            user_id: user.id.clone(),
+            name: user.display_name.clone(),
+        },
+        role,
+        shared,
+    };
+    for attempt in 0..ATTEMPTS {
+        let addr = actor(&state, &doc_id).await?;
+        match addr.send(Snapshot { caller: caller.clone() }).await {
+            Ok(Ok(reply)) => return Ok(HttpResponse::Ok().json(reply)),
+            Ok(Err(DocError::Restarting)) | Err(_) => backoff(attempt).await,
+            Ok(Err(e)) => return Err(e.into()),
+        }
+    }
+    Err(ApiError::Unavailable("document is restarting, retry shortly".into()))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LeasesBody {
+    hold: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SyncBody {
+    client_id: String,
+    last_seq: i64,
+    #[serde(default)]
+    ops: Vec<Op>,
+    #[serde(default)]
+    leases: Option<LeasesBody>,
+}
+
+/// Everything the sync needs from the database before the actor sees it, in one read.
+async fn prepare(
+    state: &AppState,
+    creds: &Credentials,
+    doc_id: &str,
+    ops: &[Op],
+) -> Result<(Caller, Precheck, Instant), ApiError> {
+    let creds = creds.clone();
+    let doc = doc_id.to_string();
+    let op_ids: Vec<String> = ops.iter().map(|o| o.op_id.clone()).collect();
+    let block_ids: Vec<String> = ops
+        .iter()
+        .flat_map(|o| o.kind.referenced_blocks())
+        .map(str::to_string)
+        .collect();
+    let started = Instant::now();
+    let (user, role, shared, pre) = state
+        .storage
+        .read(move |c| {
+            let Some(user) = creds.user(c)? else {
+                return Ok(Authed::Unauthorized);
+            };
+            let role = roles::doc_role(c, &user.id, &doc)?;
+            let Some(role) = role else {
+                return Ok(Authed::Ok((user, None, false, Precheck::default())));
+            };
+            let shared = roles::is_shared(c, &doc)?;
+            let pre = if op_ids.is_empty() || !role.can_write() {
+                Precheck::default()
+            } else {
+                log::precheck(c, &doc, op_ids.iter().map(String::as_str), block_ids.iter().map(String::as_str))?
+            };
+            Ok(Authed::Ok((user, Some(role), shared, pre)))
+        })
+        .await?
+        .into_result()?;
+    let role = role.ok_or(ApiError::NotFound)?;
+    if !ops.is_empty() && !role.can_write() {
+        return Err(ApiError::Forbidden("this document is read-only for you".into()));
+    }
+    let caller = Caller {
+        client_id: String::new(),
+        author: Author {
+            user_id: user.id,
+            name: user.display_name,
+        },
+        role,
+        shared,
+    };
+    Ok((caller, pre, started))
+}
+
+pub async fn sync(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let doc_id = path.into_inner();
+    let body: SyncBody = read_json(&req, payload, state.max_body()).await?;
+    check_id("clientId", &body.client_id, "cl_", state.limits.max_id_bytes)?;
+    if body.last_seq < 0 {
+        return Err(ApiError::BadRequest("lastSeq: must not be negative".into()));
+    }
+    check_ops(&body.ops, &state.limits)?;
+    let hold = body.leases.map(|l| l.hold);
+    if let Some(h) = &hold {
+        check_hold(h, &state.limits)?;
+    }
+    let (mut caller, mut pre, mut pre_at) = prepare(&state, &creds, &doc_id, &body.ops).await?;
+    caller.client_id = body.client_id.clone();
+    for attempt in 0..ATTEMPTS {
+        let addr = actor(&state, &doc_id).await?;
+        let msg = Sync {
+            caller: caller.clone(),
+            last_seq: body.last_seq,
+            ops: body.ops.clone(),
+            hold: hold.clone(),
+            precheck: pre.clone(),
+            precheck_at: pre_at,
+        };
+        match addr.send(msg).await {
+            Ok(Ok(reply)) => return Ok(finish(&state, &doc_id, reply).await?),
+            Ok(Err(DocError::StalePrecheck)) => {
+                let (c, p, at) = prepare(&state, &creds, &doc_id, &body.ops).await?;
+                caller = Caller {
+                    client_id: body.client_id.clone(),
+                    ..c
+                };
+                pre = p;
+                pre_at = at;
+            }
+            Ok(Err(DocError::Restarting)) | Err(_) => backoff(attempt).await,
+            Ok(Err(e)) => return Err(e.into()),
+        }
+    }
+    Err(ApiError::Unavailable("document is restarting, retry shortly".into()))
+}
+
+/// Fills in a log page the actor no longer had in memory, then encodes the reply.
+async fn finish(state: &AppState, doc_id: &str, mut reply: SyncReply) -> Result<HttpResponse, ApiError> {
+    if let LogPage::Read { after, upto } = reply.ops {
+        let doc = doc_id.to_string();
+        let limit = (upto - after) as usize;
+        let records = state
+            .storage
+            .read(move |c| log::read_after(c, &doc, after, upto, limit))
+            .await?;
+        // A gap means compaction removed entries meanwhile: the client must reload.
+        let complete = records.len() == limit && records.first().is_none_or(|r| r.seq == after + 1);
+        if complete {
+            reply.ops = LogPage::Ready(records);
+        } else {
+            reply.ops = LogPage::Ready(Vec::new());
+            reply.has_more = false;
+            reply.resync = true;
+        }
+    }
+    Ok(HttpResponse::Ok().json(reply))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LeaveBody {
+    client_id: String,
+}
+
+pub async fn leave(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let doc_id = path.into_inner();
+    let body: LeaveBody = read_json(&req, payload, state.max_body()).await?;
+    check_id("clientId", &body.client_id, "cl_", state.limits.max_id_bytes)?;
+    access(&state, &creds, &doc_id).await?;
+    for attempt in 0..ATTEMPTS {
+        let addr = actor(&state, &doc_id).await?;
+        let res = addr
+            .send(Leave {
+                client_id: body.client_id.clone(),
+            })
+            .await
+            .unwrap_or(Err(DocError::Restarting));
+        if retryable(&res) {
+            backoff(attempt).await;
+            continue;
+        }
+        res?;
+        return Ok(HttpResponse::NoContent().finish());
+    }
+    Err(ApiError::Unavailable("document is restarting, retry shortly".into()))
+}

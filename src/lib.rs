@@ -1,0 +1,9 @@
+//! The docsync service: configuration, HTTP handlers, authentication, start-up and CLI
+//! helpers. The core (rules, storage, actors) lives in the `docsync-actors` crate.
+
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod http;
+pub mod server;
+pub mod telemetry;

@@ -1,0 +1,118 @@
+//! Starting the service: open storage (migrations run here), start the actor threads and
+//! the registry, seed demo data if asked, then serve HTTP until SIGINT/SIGTERM.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::{Actor, Arbiter};
+use actix_web::{middleware, web, App, HttpServer};
+
+use docsync_actors::clock::{SharedClock, SystemClock};
+use docsync_actors::collab::validate::Limits;
+use docsync_actors::document::ActorConfig;
+use docsync_actors::registry::Registry;
+use docsync_actors::storage::{Storage, StorageConfig};
+
+use crate::config::Settings;
+use crate::http::{self, AppState};
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+pub fn storage_config(s: &Settings) -> StorageConfig {
+    StorageConfig {
+        path: s.storage.path.clone(),
+        synchronous: s.storage.synchronous,
+        read_pool_size: s.storage.read_pool_size,
+        group_commit_max: s.storage.group_commit_max,
+    }
+}
+
+pub fn actor_config(s: &Settings) -> ActorConfig {
+    ActorConfig {
+        lease_ttl_ms: s.actors.lease_ttl_ms,
+        session_ttl_ms: s.actors.session_ttl_secs * 1000,
+        idle_stop_ms: s.actors.idle_stop_secs * 1000,
+        log_tail: s.actors.log_tail,
+        log_page: s.actors.log_page,
+        panic_marker: Some(s.testing.panic_marker.clone()).filter(|m| !m.is_empty()),
+        ..ActorConfig::default()
+    }
+}
+
+pub fn limits(s: &Settings) -> Limits {
+    Limits {
+        max_ops: s.limits.max_ops_per_sync,
+        max_content_bytes: s.limits.max_content_bytes,
+        max_title_bytes: s.limits.max_title_bytes,
+        max_hold: s.limits.max_hold,
+        ..Limits::default()
+    }
+}
+
+pub fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
+    let settings = Arc::new(settings);
+    let (storage, writer_thread) = Storage::open(&storage_config(&settings))?;
+    tracing::info!(path = %settings.storage.path.display(), "database open, migrations applied");
+    let system = actix::System::new();
+    let result = system.block_on(run(settings, storage, demo));
+    // Every storage handle is gone with the system; the writer drains its queue, checkpoints
+    // the WAL and ends.
+    drop(system);
+    let _ = writer_thread.join();
+    result
+}
+
+async fn run(settings: Arc<Settings>, storage: Storage, demo: bool) -> anyhow::Result<()> {
+    let clock: SharedClock = Arc::new(SystemClock);
+    let n_arbiters = match settings.actors.arbiters {
+        0 => cores(),
+        n => n,
+    };
+    let arbiters: Vec<Arbiter> = (0..n_arbiters).map(|_| Arbiter::new()).collect();
+    let registry = Registry::new(
+        arbiters.iter().map(|a| a.handle()).collect(),
+        storage.clone(),
+        clock.clone(),
+        actor_config(&settings),
+    )
+    .start();
+    let state = AppState {
+        storage: storage.clone(),
+        registry: registry.clone(),
+        clock,
+        limits: limits(&settings),
+        settings: settings.clone(),
+    };
+    if demo {
+        crate::demo::seed(&state).await?;
+    }
+    let workers = match settings.server.workers {
+        0 => cores(),
+        n => n,
+    };
+    let data = web::Data::new(state);
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .wrap(middleware::from_fn(crate::telemetry::request_log))
+            .configure(http::routes)
+    })
+    .workers(workers)
+    .client_request_timeout(Duration::from_secs(settings.server.client_request_timeout_secs))
+    .shutdown_timeout(settings.server.shutdown_timeout_secs)
+    .bind(settings.bind_addr())?;
+    for addr in server.addrs() {
+        // Tests and scripts read this line to find the port (bind to port 0 in tests).
+        println!("docsync listening on http://{addr}");
+    }
+    std::io::stdout().flush()?;
+    server.run().await?;
+    tracing::info!("HTTP server stopped; stopping document actors");
+    for a in arbiters {
+        a.stop();
+    }
+    Ok(())
+}
