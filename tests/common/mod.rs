@@ -1,0 +1,282 @@
+//! Shared by the integration tests: start the real `docsync` binary on a random port
+//! against a fresh SQLite file in a temp folder, create users through its CLI, and talk
+//! to it over real sockets.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::blocking::Client;
+use serde_json::{json, Value};
+
+pub struct TestServer {
+    pub dir: tempfile::TempDir,
+    pub base: String,
+    child: Option<Child>,
+    env: Vec<(String, String)>,
+    client: Client,
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_docsync")
+}
+
+pub fn id(prefix: &str) -> String {
+    format!("{prefix}{}", uuid::Uuid::new_v4().simple())
+}
+
+impl TestServer {
+    pub fn start() -> TestServer {
+        TestServer::start_with(&[])
+    }
+
+    /// Starts a server; `env` adds or overrides `DOCSYNC_*` settings.
+    pub fn start_with(env: &[(&str, &str)]) -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut s = TestServer {
+            dir,
+            base: String::new(),
+            child: None,
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            client: Client::builder()
+                .timeout(Duration::from_secs(30))
+                .build()
+                .unwrap(),
+        };
+        s.spawn();
+        s
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.dir.path().join("docsync.db")
+    }
+
+    fn command(&self) -> Command {
+        let mut c = Command::new(bin());
+        c.env("DOCSYNC_STORAGE__PATH", self.db_path())
+            .env("DOCSYNC_LOGGING__LEVEL", "warn")
+            .env("DOCSYNC_SERVER__WORKERS", "2")
+            .env("DOCSYNC_ACTORS__ARBITERS", "2")
+            .current_dir(self.dir.path());
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    fn spawn(&mut self) {
+        // Reuse the previous port on restart so clients keep their base URL.
+        let bind = if self.base.is_empty() {
+            "127.0.0.1:0".to_string()
+        } else {
+            self.base.trim_start_matches("http://").to_string()
+        };
+        let mut child = self
+            .command()
+            .arg("serve")
+            .env("DOCSYNC_SERVER__BIND", &bind)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start docsync");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(addr) = line.strip_prefix("docsync listening on ") {
+                    let _ = tx.send(addr.to_string());
+                }
+            }
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("server did not report its address");
+        self.base = addr;
+        self.child = Some(child);
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    /// SIGKILL: no shutdown code runs, exactly like a crash.
+    pub fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    pub fn restart_after_kill(&mut self) {
+        self.kill9();
+        // The port may take a moment to be free again.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let bind = self.base.trim_start_matches("http://").to_string();
+            if std::net::TcpListener::bind(&bind).is_ok() || Instant::now() > deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.spawn();
+    }
+
+    /// Runs `docsync ARGS` against this server's database and returns stdout.
+    pub fn cli(&self, args: &[&str]) -> (bool, String, String) {
+        let out = self.command().args(args).output().expect("run docsync cli");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Creates a user through the CLI and returns its API token.
+    pub fn add_user(&self, name: &str) -> String {
+        let (ok, out, err) = self.cli(&["user", "add", name]);
+        assert!(ok, "user add failed: {err}");
+        out.lines()
+            .find_map(|l| l.strip_prefix("token: "))
+            .expect("token line")
+            .trim()
+            .to_string()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.base.trim_start_matches("http://"), path)
+    }
+
+    pub fn get(&self, token: &str, path: &str) -> (u16, Value) {
+        let r = self
+            .client
+            .get(self.url(path))
+            .bearer_auth(token)
+            .send()
+            .expect("GET");
+        let status = r.status().as_u16();
+        let text = r.text().unwrap_or_default();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    pub fn get_text(&self, token: &str, path: &str) -> (u16, String) {
+        let r = self
+            .client
+            .get(self.url(path))
+            .bearer_auth(token)
+            .send()
+            .expect("GET");
+        (r.status().as_u16(), r.text().unwrap_or_default())
+    }
+
+    pub fn post(&self, token: &str, path: &str, body: &Value) -> (u16, Value) {
+        self.post_raw(token, path, "application/json", body.to_string().into_bytes())
+    }
+
+    pub fn post_raw(&self, token: &str, path: &str, content_type: &str, body: Vec<u8>) -> (u16, Value) {
+        let r = self
+            .client
+            .post(self.url(path))
+            .bearer_auth(token)
+            .header("Content-Type", content_type)
+            .body(body)
+            .send()
+            .expect("POST");
+        let status = r.status().as_u16();
+        let text = r.text().unwrap_or_default();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    pub fn delete(&self, token: &str, path: &str) -> u16 {
+        self.client
+            .delete(self.url(path))
+            .bearer_auth(token)
+            .send()
+            .expect("DELETE")
+            .status()
+            .as_u16()
+    }
+
+    pub fn create_doc(&self, token: &str, title: &str) -> String {
+        let (s, v) = self.post(token, "/api/v1/docs", &json!({"title": title}));
+        assert_eq!(s, 201, "create doc: {v}");
+        v["docId"].as_str().unwrap().to_string()
+    }
+
+    pub fn sync(&self, token: &str, doc: &str, body: &Value) -> (u16, Value) {
+        self.post(token, &format!("/api/v1/docs/{doc}/sync"), body)
+    }
+
+    /// Sync that must succeed; returns the reply.
+    pub fn sync_ok(&self, token: &str, doc: &str, client: &str, last_seq: i64, ops: Vec<Value>) -> Value {
+        let (s, v) = self.sync(token, doc, &json!({"clientId": client, "lastSeq": last_seq, "ops": ops}));
+        assert_eq!(s, 200, "sync failed: {v}");
+        v
+    }
+
+    pub fn snapshot(&self, token: &str, doc: &str) -> Value {
+        let (s, v) = self.get(token, &format!("/api/v1/docs/{doc}/snapshot"));
+        assert_eq!(s, 200, "snapshot: {v}");
+        v
+    }
+
+    /// Opens the database file read-only for checks that must look at rows directly.
+    pub fn db(&self) -> rusqlite::Connection {
+        open_db(&self.db_path())
+    }
+}
+
+pub fn open_db(path: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).expect("open db")
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+pub fn insert(block: &str, parent: Option<&str>, key: &str, content: &str) -> Value {
+    json!({"opId": id("op_"), "kind": "insert", "blockId": block, "parentId": parent, "orderKey": key, "content": content})
+}
+
+pub fn set_content(block: &str, content: &str, base: i64) -> Value {
+    json!({"opId": id("op_"), "kind": "set_content", "blockId": block, "content": content, "baseVersion": base})
+}
+
+/// Applies log entries onto a snapshot-shaped map of blocks (id → block) plus the title.
+pub fn replay(blocks: &mut std::collections::BTreeMap<String, Value>, title: &mut String, entries: &[Value]) {
+    for e in entries {
+        for eff in e["effects"].as_array().unwrap() {
+            match eff["e"].as_str().unwrap() {
+                "block" => {
+                    let b = eff["block"].clone();
+                    blocks.insert(b["id"].as_str().unwrap().to_string(), b);
+                }
+                "title" => *title = eff["title"].as_str().unwrap().to_string(),
+                "purge" => {
+                    for id in eff["blockIds"].as_array().unwrap() {
+                        blocks.remove(id.as_str().unwrap());
+                    }
+                }
+                other => panic!("unknown effect {other}"),
+            }
+        }
+    }
+}
+
+/// Snapshot blocks without the computed `depth`, keyed by ID.
+pub fn snapshot_blocks(snap: &Value) -> std::collections::BTreeMap<String, Value> {
+    snap["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let mut b = b.clone();
+            b.as_object_mut().unwrap().remove("depth");
+            (b["id"].as_str().unwrap().to_string(), b)
+        })
+        .collect()
+}
