@@ -1239,6 +1239,8 @@ enum Step {
     SetContent {
         client: usize,
         block: Pick,
+        /// Pick among the tombstones (to exercise revival) when there are any.
+        tomb: bool,
         delta: i64,
         same_text: bool,
     },
@@ -1260,6 +1262,7 @@ enum Step {
     Restore {
         client: usize,
         block: Pick,
+        tomb: bool,
     },
     SetTitle {
         client: usize,
@@ -1281,14 +1284,15 @@ fn step_strategy() -> impl Strategy<Value = Step> {
     prop_oneof![
         6 => (client(), prop::option::weighted(0.7, pick()), 0usize..64, prop::option::weighted(0.1, pick()))
             .prop_map(|(client, parent, slot, reuse_id)| Step::Insert { client, parent, slot, reuse_id }),
-        6 => (client(), pick(), delta(), prop::bool::weighted(0.1))
-            .prop_map(|(client, block, delta, same_text)| Step::SetContent { client, block, delta, same_text }),
+        6 => (client(), pick(), prop::bool::weighted(0.2), delta(), prop::bool::weighted(0.1))
+            .prop_map(|(client, block, tomb, delta, same_text)| Step::SetContent { client, block, tomb, delta, same_text }),
         1 => (client(), pick(), any::<bool>())
             .prop_map(|(client, block, collapsed)| Step::SetProps { client, block, collapsed }),
         3 => (client(), pick(), prop::option::weighted(0.8, pick()), 0usize..64)
             .prop_map(|(client, block, parent, slot)| Step::Move { client, block, parent, slot }),
         2 => (client(), pick()).prop_map(|(client, block)| Step::Delete { client, block }),
-        2 => (client(), pick()).prop_map(|(client, block)| Step::Restore { client, block }),
+        2 => (client(), pick(), prop::bool::weighted(0.7))
+            .prop_map(|(client, block, tomb)| Step::Restore { client, block, tomb }),
         1 => (client(), delta()).prop_map(|(client, delta)| Step::SetTitle { client, delta }),
         3 => (client(), prop::collection::vec(pick(), 0..3), prop::bool::weighted(0.2))
             .prop_map(|(client, blocks, title)| Step::Hold { client, blocks, title }),
@@ -1326,6 +1330,21 @@ impl Sim {
 
     fn pick(&self, i: Pick) -> String {
         self.pool[i % self.pool.len()].clone()
+    }
+
+    /// A tombstone when `tomb` is set and there is one, else any pool ID.
+    fn pick_maybe_tomb(&self, i: Pick, tomb: bool) -> String {
+        let mut tombs: Vec<&String> = self
+            .doc
+            .blocks()
+            .filter(|b| b.deleted)
+            .map(|b| &b.id)
+            .collect();
+        if !tomb || tombs.is_empty() {
+            return self.pick(i);
+        }
+        tombs.sort();
+        tombs[i % tombs.len()].clone()
     }
 
     fn author(client: usize) -> Author {
@@ -1449,10 +1468,11 @@ impl Sim {
             Step::SetContent {
                 client,
                 block,
+                tomb,
                 delta,
                 same_text,
             } => {
-                let block_id = self.pick(block);
+                let block_id = self.pick_maybe_tomb(block, tomb);
                 let current = self.doc.get(&block_id).cloned();
                 let base_version = current.as_ref().map_or(1, |b| b.version) + delta;
                 let text = match current {
@@ -1502,8 +1522,12 @@ impl Sim {
                 let block_id = self.pick(block);
                 self.apply(client, OpKind::Delete { block_id });
             }
-            Step::Restore { client, block } => {
-                let block_id = self.pick(block);
+            Step::Restore {
+                client,
+                block,
+                tomb,
+            } => {
+                let block_id = self.pick_maybe_tomb(block, tomb);
                 self.apply(client, OpKind::Restore { block_id });
             }
             Step::SetTitle { client, delta } => {

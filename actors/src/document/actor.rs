@@ -27,6 +27,9 @@ use crate::storage::{Storage, StorageError};
 use super::messages::*;
 use super::sessions::Sessions;
 
+/// How long a stopping actor lingers so replies it already produced are delivered.
+const STOP_GRACE: Duration = Duration::from_millis(20);
+
 #[derive(Debug, Clone)]
 pub struct ActorConfig {
     pub lease_ttl_ms: i64,
@@ -137,6 +140,13 @@ impl DocumentActor {
                 });
             }
         }
+        if self.inflight == 0 {
+            // Not `ctx.stop()` at once: replies already produced must still go out.
+            ctx.run_later(STOP_GRACE, |act, ctx| act.stop_if_idle(ctx));
+        }
+    }
+
+    fn stop_if_idle(&mut self, ctx: &mut Context<Self>) {
         if self.inflight == 0 {
             ctx.stop();
         }
@@ -489,7 +499,7 @@ impl Handler<Sync> for DocumentActor {
                 }
             };
             if act.stopping && act.inflight == 0 {
-                ctx.stop();
+                ctx.run_later(STOP_GRACE, |act, ctx| act.stop_if_idle(ctx));
             }
             out
         }))
