@@ -10,7 +10,11 @@ use crate::config::Settings;
 use crate::server;
 
 #[derive(Parser, Debug)]
-#[command(name = "docsync", version, about = "Live collaborative outliner notes server")]
+#[command(
+    name = "docsync",
+    version,
+    about = "Live collaborative outliner notes server"
+)]
 pub struct Cli {
     /// Configuration file (default: config/local.toml if it exists).
     #[arg(long, global = true)]
@@ -100,8 +104,9 @@ fn user_command(storage: &Storage, command: UserCommand) -> anyhow::Result<()> {
         }
         UserCommand::Token { name, label } => {
             let token = storage.writer.call_blocking(move |c| {
-                let u = accounts::user_by_name(c, &name)?
-                    .ok_or_else(|| docsync_actors::storage::StorageError::NotFound(format!("user {name}")))?;
+                let u = accounts::user_by_name(c, &name)?.ok_or_else(|| {
+                    docsync_actors::storage::StorageError::NotFound(format!("user {name}"))
+                })?;
                 accounts::create_token(c, &u.id, &label, now)
             })?;
             println!("token: {token}");

@@ -125,7 +125,11 @@ impl Settings {
             }
         }
         if self.server.bind.parse::<SocketAddr>().is_err() {
-            return Err(bad("server.bind", &self.server.bind, "expected IP:PORT, e.g. 127.0.0.1:8080"));
+            return Err(bad(
+                "server.bind",
+                &self.server.bind,
+                "expected IP:PORT, e.g. 127.0.0.1:8080",
+            ));
         }
         if self.storage.path.as_os_str().is_empty() {
             return Err(bad("storage.path", "\"\"", "must name a file"));
@@ -138,7 +142,11 @@ impl Settings {
         }
         let l = &self.limits;
         if l.max_body_bytes < 1024 {
-            return Err(bad("limits.max_body_bytes", l.max_body_bytes, "must be at least 1024"));
+            return Err(bad(
+                "limits.max_body_bytes",
+                l.max_body_bytes,
+                "must be at least 1024",
+            ));
         }
         if l.max_ops_per_sync == 0 {
             return Err(bad("limits.max_ops_per_sync", 0, "must be at least 1"));
@@ -155,19 +163,39 @@ impl Settings {
         }
         let a = &self.actors;
         if a.lease_ttl_ms < 1000 {
-            return Err(bad("actors.lease_ttl_ms", a.lease_ttl_ms, "must be at least 1000"));
+            return Err(bad(
+                "actors.lease_ttl_ms",
+                a.lease_ttl_ms,
+                "must be at least 1000",
+            ));
         }
         if a.session_ttl_secs < 1 {
-            return Err(bad("actors.session_ttl_secs", a.session_ttl_secs, "must be at least 1"));
+            return Err(bad(
+                "actors.session_ttl_secs",
+                a.session_ttl_secs,
+                "must be at least 1",
+            ));
         }
         if a.idle_stop_secs < 1 {
-            return Err(bad("actors.idle_stop_secs", a.idle_stop_secs, "must be at least 1"));
+            return Err(bad(
+                "actors.idle_stop_secs",
+                a.idle_stop_secs,
+                "must be at least 1",
+            ));
         }
         if a.log_page == 0 || a.log_page > 10_000 {
-            return Err(bad("actors.log_page", a.log_page, "must be between 1 and 10000"));
+            return Err(bad(
+                "actors.log_page",
+                a.log_page,
+                "must be between 1 and 10000",
+            ));
         }
         if tracing_subscriber::EnvFilter::try_new(&self.logging.level).is_err() {
-            return Err(bad("logging.level", &self.logging.level, "not a valid level filter"));
+            return Err(bad(
+                "logging.level",
+                &self.logging.level,
+                "not a valid level filter",
+            ));
         }
         Ok(())
     }

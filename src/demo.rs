@@ -28,9 +28,11 @@ const SAMPLE: &[(usize, &str)] = &[
 
 pub async fn seed(state: &AppState) -> anyhow::Result<()> {
     let now = state.clock.now_ms();
-    let existing = state.storage.read(|c| accounts::count_users(c)).await?;
+    let existing = state.storage.read(accounts::count_users).await?;
     if existing > 0 {
-        println!("demo: the database already has users; create tokens with `docsync user token NAME`");
+        println!(
+            "demo: the database already has users; create tokens with `docsync user token NAME`"
+        );
         return Ok(());
     }
     let created = state
@@ -66,7 +68,12 @@ pub async fn seed(state: &AppState) -> anyhow::Result<()> {
         });
         parents.push(id);
     }
-    let addr = state.registry.send(Open { doc_id: doc_id.clone() }).await?;
+    let addr = state
+        .registry
+        .send(Open {
+            doc_id: doc_id.clone(),
+        })
+        .await?;
     addr.send(Sync {
         caller: Caller {
             client_id: String::new(),

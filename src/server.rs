@@ -101,7 +101,9 @@ async fn run(settings: Arc<Settings>, storage: Storage, demo: bool) -> anyhow::R
             .configure(http::routes)
     })
     .workers(workers)
-    .client_request_timeout(Duration::from_secs(settings.server.client_request_timeout_secs))
+    .client_request_timeout(Duration::from_secs(
+        settings.server.client_request_timeout_secs,
+    ))
     .shutdown_timeout(settings.server.shutdown_timeout_secs)
     .bind(settings.bind_addr())?;
     for addr in server.addrs() {

@@ -12,7 +12,9 @@ use crate::config::{LogFormat, LoggingSettings};
 
 pub fn init(cfg: &LoggingSettings) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&cfg.level));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     let _ = match cfg.format {
         LogFormat::Json => builder.json().try_init(),
         LogFormat::Text => builder.try_init(),

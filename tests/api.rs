@@ -19,16 +19,29 @@ fn create_sync_conflict_markdown_search_tags() {
         &doc,
         "cl_one",
         0,
-        vec![insert(&a, None, "a0", "Buy milk #errands"), insert(&b, Some(&a), "a0", "oat")],
+        vec![
+            insert(&a, None, "a0", "Buy milk #errands"),
+            insert(&b, Some(&a), "a0", "oat"),
+        ],
     );
     assert_eq!(r["results"][0]["status"], "applied");
     assert_eq!(r["results"][0]["seq"], 1);
     assert_eq!(r["results"][1]["seq"], 2);
     assert_eq!(r["headSeq"], 2);
-    assert_eq!(r["ops"].as_array().unwrap().len(), 2, "own entries come back in order");
+    assert_eq!(
+        r["ops"].as_array().unwrap().len(),
+        2,
+        "own entries come back in order"
+    );
 
     // A second client edits with a stale baseVersion after the first changed the block.
-    let r1 = srv.sync_ok(&alice, &doc, "cl_one", 2, vec![set_content(&a, "Buy milk and bread #errands", 1)]);
+    let r1 = srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_one",
+        2,
+        vec![set_content(&a, "Buy milk and bread #errands", 1)],
+    );
     assert_eq!(r1["results"][0]["status"], "applied");
     let stale = set_content(&a, "Buy cheese", 1);
     let op_id = stale["opId"].as_str().unwrap().to_string();
@@ -36,14 +49,20 @@ fn create_sync_conflict_markdown_search_tags() {
     let res = &r2["results"][0];
     assert_eq!(res["status"], "conflict");
     let copy = res["conflictBlockId"].as_str().unwrap().to_string();
-    assert!(copy.starts_with("blk_cf_") && copy.len() == "blk_cf_".len() + 20, "{copy}");
+    assert!(
+        copy.starts_with("blk_cf_") && copy.len() == "blk_cf_".len() + 20,
+        "{copy}"
+    );
     // The retry gets the very same answer and makes no second copy.
     let again = srv.sync_ok(&alice, &doc, "cl_two", 0, vec![stale]);
     assert_eq!(again["results"][0], *res);
     let snap = srv.snapshot(&alice, &doc);
     let blocks = snap["blocks"].as_array().unwrap();
     assert_eq!(blocks.len(), 3);
-    let copies: Vec<&Value> = blocks.iter().filter(|b| b["conflictOf"] == a.as_str()).collect();
+    let copies: Vec<&Value> = blocks
+        .iter()
+        .filter(|b| b["conflictOf"] == a.as_str())
+        .collect();
     assert_eq!(copies.len(), 1);
     assert_eq!(copies[0]["content"], "Buy cheese");
     assert_eq!(copies[0]["conflictAuthor"]["name"], "alice");
@@ -55,7 +74,10 @@ fn create_sync_conflict_markdown_search_tags() {
 
     let (s, md) = srv.get_text(&alice, &format!("/api/v1/docs/{doc}/markdown"));
     assert_eq!(s, 200);
-    assert_eq!(md, "# Plans\n\n- Buy milk and bread #errands\n  - oat\n- Buy cheese\n");
+    assert_eq!(
+        md,
+        "# Plans\n\n- Buy milk and bread #errands\n  - oat\n- Buy cheese\n"
+    );
 
     let (s, v) = srv.get(&alice, "/api/v1/search?q=bread");
     assert_eq!(s, 200);
@@ -81,13 +103,23 @@ fn other_users_get_404_and_owner_deletes() {
     let bob = srv.add_user("bob");
     let doc = srv.create_doc(&alice, "Private");
     let blk = id("blk_");
-    srv.sync_ok(&alice, &doc, "cl_a", 0, vec![insert(&blk, None, "a0", "secret #hidden")]);
+    srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_a",
+        0,
+        vec![insert(&blk, None, "a0", "secret #hidden")],
+    );
     for path in ["snapshot", "markdown"] {
         let (s, v) = srv.get(&bob, &format!("/api/v1/docs/{doc}/{path}"));
         assert_eq!(s, 404, "{path}: {v}");
         assert_eq!(v["error"]["code"], "not_found");
     }
-    let (s, _) = srv.sync(&bob, &doc, &json!({"clientId": "cl_b", "lastSeq": 0, "ops": [set_content(&blk, "mine", 1)]}));
+    let (s, _) = srv.sync(
+        &bob,
+        &doc,
+        &json!({"clientId": "cl_b", "lastSeq": 0, "ops": [set_content(&blk, "mine", 1)]}),
+    );
     assert_eq!(s, 404);
     let (_, v) = srv.get(&bob, "/api/v1/search?q=secret");
     assert!(v["results"].as_array().unwrap().is_empty());
@@ -129,13 +161,22 @@ fn log_pages_by_500_and_replay_equals_snapshot() {
             .collect();
         srv.sync_ok(&alice, &doc, "cl_w", 0, ops);
     }
-    srv.sync_ok(&alice, &doc, "cl_w", 0, vec![set_content(&ids[7], "changed", 1)]);
     srv.sync_ok(
         &alice,
         &doc,
         "cl_w",
         0,
-        vec![json!({"opId": id("op_"), "kind": "delete", "blockId": ids[8]}), json!({"opId": id("op_"), "kind": "set_title", "title": "Bigger", "baseVersion": 1})],
+        vec![set_content(&ids[7], "changed", 1)],
+    );
+    srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_w",
+        0,
+        vec![
+            json!({"opId": id("op_"), "kind": "delete", "blockId": ids[8]}),
+            json!({"opId": id("op_"), "kind": "set_title", "title": "Bigger", "baseVersion": 1}),
+        ],
     );
     // A fresh client catches up page by page.
     let mut last = 0;
@@ -178,24 +219,52 @@ fn leases_conflicts_and_leave() {
     let blk = id("blk_");
     srv.sync_ok(&alice, &doc, "cl_a", 0, vec![insert(&blk, None, "a0", "x")]);
     // Two sessions open: full mode, leases are handed out.
-    let (s, r) = srv.sync(&alice, &doc, &json!({"clientId": "cl_b", "lastSeq": 0, "leases": {"hold": []}}));
+    let (s, r) = srv.sync(
+        &alice,
+        &doc,
+        &json!({"clientId": "cl_b", "lastSeq": 0, "leases": {"hold": []}}),
+    );
     assert_eq!(s, 200);
     assert_eq!(r["sessions"], 2);
     assert_eq!(r["mode"], "full");
-    let (_, r) = srv.sync(&alice, &doc, &json!({"clientId": "cl_a", "lastSeq": 1, "leases": {"hold": [blk]}}));
+    let (_, r) = srv.sync(
+        &alice,
+        &doc,
+        &json!({"clientId": "cl_a", "lastSeq": 1, "leases": {"hold": [blk]}}),
+    );
     assert_eq!(r["leases"]["granted"], json!([blk]));
-    let (_, r) = srv.sync(&alice, &doc, &json!({"clientId": "cl_b", "lastSeq": 1, "leases": {"hold": [blk]}}));
+    let (_, r) = srv.sync(
+        &alice,
+        &doc,
+        &json!({"clientId": "cl_b", "lastSeq": 1, "leases": {"hold": [blk]}}),
+    );
     assert_eq!(r["leases"]["denied"][0]["blockId"], blk.as_str());
     assert_eq!(r["leases"]["denied"][0]["heldBy"]["name"], "alice");
     assert_eq!(r["leases"]["others"][0]["clientId"], "cl_a");
     // Typing into a bullet someone else holds → conflict copy, never an overwrite.
-    let r = srv.sync_ok(&alice, &doc, "cl_b", 1, vec![set_content(&blk, "from b", 1)]);
+    let r = srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_b",
+        1,
+        vec![set_content(&blk, "from b", 1)],
+    );
     assert_eq!(r["results"][0]["status"], "conflict");
     assert_eq!(r["leases"]["granted"].as_array().map(|a| a.len()), Some(0));
     // Leave releases the lease at once.
-    let (s, _) = srv.post(&alice, &format!("/api/v1/docs/{doc}/leave"), &json!({"clientId": "cl_a"}));
+    let (s, _) = srv.post(
+        &alice,
+        &format!("/api/v1/docs/{doc}/leave"),
+        &json!({"clientId": "cl_a"}),
+    );
     assert_eq!(s, 204);
-    let r = srv.sync_ok(&alice, &doc, "cl_b", 2, vec![set_content(&blk, "from b again", 1)]);
+    let r = srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_b",
+        2,
+        vec![set_content(&blk, "from b again", 1)],
+    );
     assert_eq!(r["results"][0]["status"], "applied");
 }
 
@@ -208,10 +277,17 @@ fn private_mode_with_one_session() {
     let (_, r) = srv.sync(&alice, &doc, &json!({"clientId": "cl_a", "lastSeq": 0, "ops": [insert(&blk, None, "a0", "x")], "leases": {"hold": [blk]}}));
     assert_eq!(r["mode"], "private");
     assert_eq!(r["leases"]["granted"], json!([]));
-    let (s, snap) = srv.get(&alice, &format!("/api/v1/docs/{doc}/snapshot?clientId=cl_b"));
+    let (s, snap) = srv.get(
+        &alice,
+        &format!("/api/v1/docs/{doc}/snapshot?clientId=cl_b"),
+    );
     assert_eq!(s, 200);
     assert_eq!(snap["mode"], "full");
-    let (_, r) = srv.sync(&alice, &doc, &json!({"clientId": "cl_a", "lastSeq": 1, "leases": {"hold": [blk]}}));
+    let (_, r) = srv.sync(
+        &alice,
+        &doc,
+        &json!({"clientId": "cl_a", "lastSeq": 1, "leases": {"hold": [blk]}}),
+    );
     assert_eq!(r["mode"], "full");
     assert_eq!(r["leases"]["granted"], json!([blk]));
 }

@@ -22,7 +22,9 @@ struct Acked {
 fn sigkill_mid_stream_loses_nothing_acknowledged() {
     let mut srv = TestServer::start();
     let token = srv.add_user("writer");
-    let docs: Vec<String> = (0..3).map(|i| srv.create_doc(&token, &format!("doc {i}"))).collect();
+    let docs: Vec<String> = (0..3)
+        .map(|i| srv.create_doc(&token, &format!("doc {i}")))
+        .collect();
     let acked = Arc::new(Mutex::new(Acked::default()));
     let stop = Arc::new(AtomicBool::new(false));
     let base = srv.url("");
@@ -81,12 +83,18 @@ fn sigkill_mid_stream_loses_nothing_acknowledged() {
         w.join().unwrap();
     }
     let acked = std::mem::take(&mut acked.lock().unwrap().ops);
-    assert!(acked.len() > 50, "the stream was too short to mean anything: {}", acked.len());
+    assert!(
+        acked.len() > 50,
+        "the stream was too short to mean anything: {}",
+        acked.len()
+    );
 
     srv.restart_after_kill();
     {
         let db = srv.db();
-        let ok: String = db.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+        let ok: String = db
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(ok, "ok");
         let mut stmt = db
             .prepare("SELECT count(*) FROM doc_op_results WHERE doc_id = ?1 AND op_id = ?2")
@@ -105,11 +113,16 @@ fn sigkill_mid_stream_loses_nothing_acknowledged() {
             if doc_id != doc {
                 continue;
             }
-            let b = blocks.get(blk).unwrap_or_else(|| panic!("block {blk} lost"));
+            let b = blocks
+                .get(blk)
+                .unwrap_or_else(|| panic!("block {blk} lost"));
             let have = b["content"].as_str().unwrap();
             let n_have: u64 = have.rsplit(' ').next().unwrap().parse().unwrap();
             let n_acked: u64 = content.rsplit(' ').next().unwrap().parse().unwrap();
-            assert!(n_have >= n_acked, "block {blk} went back from {content:?} to {have:?}");
+            assert!(
+                n_have >= n_acked,
+                "block {blk} went back from {content:?} to {have:?}"
+            );
         }
         let r = srv.sync_ok(&token, doc, "cl_check", 0, vec![]);
         let mut entries: Vec<Value> = r["ops"].as_array().unwrap().clone();
@@ -125,7 +138,10 @@ fn sigkill_mid_stream_loses_nothing_acknowledged() {
         let mut replayed = BTreeMap::new();
         let mut title = String::new();
         replay(&mut replayed, &mut title, &entries);
-        assert_eq!(replayed, blocks, "log replay differs from snapshot for {doc}");
+        assert_eq!(
+            replayed, blocks,
+            "log replay differs from snapshot for {doc}"
+        );
         assert_eq!(snap["headSeq"].as_i64().unwrap(), entries.len() as i64);
     }
 }
@@ -136,13 +152,29 @@ fn panicking_actor_is_rebuilt_from_the_database() {
     let token = srv.add_user("alice");
     let doc = srv.create_doc(&token, "Fragile");
     let blk = id("blk_");
-    let r = srv.sync_ok(&token, &doc, "cl_a", 0, vec![insert(&blk, None, "a0", "kept")]);
+    let r = srv.sync_ok(
+        &token,
+        &doc,
+        "cl_a",
+        0,
+        vec![insert(&blk, None, "a0", "kept")],
+    );
     assert_eq!(r["results"][0]["status"], "applied");
-    let (s, v) = srv.sync(&token, &doc, &json!({"clientId": "cl_a", "lastSeq": 1, "ops": [set_content(&blk, "__boom__", 1)]}));
+    let (s, v) = srv.sync(
+        &token,
+        &doc,
+        &json!({"clientId": "cl_a", "lastSeq": 1, "ops": [set_content(&blk, "__boom__", 1)]}),
+    );
     assert_eq!(s, 500, "{v}");
     assert_eq!(v["error"]["code"], "internal");
     // The next request is served by a fresh actor that reloaded the acknowledged state.
-    let r = srv.sync_ok(&token, &doc, "cl_a", 1, vec![set_content(&blk, "kept and edited", 1)]);
+    let r = srv.sync_ok(
+        &token,
+        &doc,
+        "cl_a",
+        1,
+        vec![set_content(&blk, "kept and edited", 1)],
+    );
     assert_eq!(r["results"][0]["status"], "applied");
     assert_eq!(r["results"][0]["seq"], 2);
     let snap = srv.snapshot(&token, &doc);

@@ -52,7 +52,12 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub fn new(arbiters: Vec<ArbiterHandle>, storage: Storage, clock: SharedClock, cfg: ActorConfig) -> Registry {
+    pub fn new(
+        arbiters: Vec<ArbiterHandle>,
+        storage: Storage,
+        clock: SharedClock,
+        cfg: ActorConfig,
+    ) -> Registry {
         assert!(!arbiters.is_empty(), "at least one arbiter");
         Registry {
             docs: HashMap::new(),

@@ -18,7 +18,12 @@ pub async fn read_json<T: DeserializeOwned>(
         .get(actix_web::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let mime = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let mime = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     if mime != "application/json" && !mime.ends_with("+json") {
         return Err(ApiError::UnsupportedMediaType(
             "expected Content-Type: application/json".into(),

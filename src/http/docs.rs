@@ -15,7 +15,11 @@ use super::error::ApiError;
 use super::AppState;
 
 /// Resolves the caller and their role on a document in one read. No read access → 404.
-pub async fn access(state: &AppState, creds: &Credentials, doc_id: &str) -> Result<(User, Role, bool), ApiError> {
+pub async fn access(
+    state: &AppState,
+    creds: &Credentials,
+    doc_id: &str,
+) -> Result<(User, Role, bool), ApiError> {
     let creds = creds.clone();
     let doc = doc_id.to_string();
     let out = state
@@ -80,7 +84,9 @@ pub async fn create(
         )));
     }
     if body.folder_id.is_some() {
-        return Err(ApiError::BadRequest("folderId: folders are not available yet".into()));
+        return Err(ApiError::BadRequest(
+            "folderId: folders are not available yet".into(),
+        ));
     }
     let id = new_id("doc_");
     let now = state.clock.now_ms();
@@ -92,7 +98,10 @@ pub async fn create(
     Ok(HttpResponse::Created().json(json!({"docId": id})))
 }
 
-pub async fn list(state: web::Data<AppState>, creds: Credentials) -> Result<HttpResponse, ApiError> {
+pub async fn list(
+    state: web::Data<AppState>,
+    creds: Credentials,
+) -> Result<HttpResponse, ApiError> {
     let creds = creds.clone();
     let docs = state
         .storage
@@ -115,7 +124,9 @@ pub async fn delete(
     let doc_id = path.into_inner();
     let (_, role, _) = access(&state, &creds, &doc_id).await?;
     if role != Role::Owner {
-        return Err(ApiError::Forbidden("only the owner may delete a document".into()));
+        return Err(ApiError::Forbidden(
+            "only the owner may delete a document".into(),
+        ));
     }
     // Close the actor first so nothing new is applied; its queued writes stay ahead of the
     // delete in the writer queue.
@@ -126,7 +137,10 @@ pub async fn delete(
         })
         .await?;
     let doc = doc_id.clone();
-    let deleted = state.storage.write(move |c| documents::delete(c, &doc)).await?;
+    let deleted = state
+        .storage
+        .write(move |c| documents::delete(c, &doc))
+        .await?;
     if !deleted {
         return Err(ApiError::NotFound);
     }

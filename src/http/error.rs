@@ -80,7 +80,9 @@ impl From<StorageError> for ApiError {
         match e {
             StorageError::DocNotFound(_) | StorageError::NotFound(_) => ApiError::NotFound,
             StorageError::Conflict(m) => ApiError::Conflict(m),
-            StorageError::ForeignBlock(id) => ApiError::Conflict(format!("block {id} belongs to another document")),
+            StorageError::ForeignBlock(id) => {
+                ApiError::Conflict(format!("block {id} belongs to another document"))
+            }
             other => {
                 tracing::error!(error = %other, "storage error");
                 ApiError::Internal(format!("storage: {other}"))

@@ -16,11 +16,13 @@ pub async fn healthz() -> HttpResponse {
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let current = state
         .storage
-        .write(|c| migrate::is_current(c))
+        .write(migrate::is_current)
         .await
         .map_err(|e| ApiError::Unavailable(format!("database not writable: {e}")))?;
     if !current {
-        return Err(ApiError::Unavailable("database schema is not current".into()));
+        return Err(ApiError::Unavailable(
+            "database schema is not current".into(),
+        ));
     }
     Ok(HttpResponse::Ok().json(json!({"status": "ready"})))
 }

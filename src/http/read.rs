@@ -30,7 +30,9 @@ pub async fn markdown(
                 return Ok(Authed::Ok(None));
             }
             let title = documents::meta_title(c, &doc_id)?.unwrap_or_default();
-            Ok(Authed::Ok(Some(derived::document_markdown(c, &doc_id, &title)?)))
+            Ok(Authed::Ok(Some(derived::document_markdown(
+                c, &doc_id, &title,
+            )?)))
         })
         .await?
         .into_result()?
@@ -69,7 +71,10 @@ pub async fn search(
     Ok(HttpResponse::Ok().json(json!({"results": hits})))
 }
 
-pub async fn tags(state: web::Data<AppState>, creds: Credentials) -> Result<HttpResponse, ApiError> {
+pub async fn tags(
+    state: web::Data<AppState>,
+    creds: Credentials,
+) -> Result<HttpResponse, ApiError> {
     let creds = creds.clone();
     let tags = state
         .storage
@@ -101,9 +106,12 @@ pub async fn tag(
             let Some(user) = creds.user(c)? else {
                 return Ok(Authed::Unauthorized);
             };
-            Ok(Authed::Ok(search::blocks_with_tag(c, &user.id, &tag, MAX_HITS)?))
+            Ok(Authed::Ok(search::blocks_with_tag(
+                c, &user.id, &tag, MAX_HITS,
+            )?))
         })
         .await?
         .into_result()?;
-    Ok(HttpResponse::Ok().json(json!({"tag": shown.trim_start_matches('#').to_lowercase(), "blocks": blocks})))
+    Ok(HttpResponse::Ok()
+        .json(json!({"tag": shown.trim_start_matches('#').to_lowercase(), "blocks": blocks})))
 }

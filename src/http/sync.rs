@@ -12,7 +12,9 @@ use serde::Deserialize;
 use docsync_actors::collab::block::Author;
 use docsync_actors::collab::op::Op;
 use docsync_actors::collab::validate::{check_hold, check_id, check_ops};
-use docsync_actors::document::{Caller, DocError, DocumentActor, Leave, LogPage, Snapshot, Sync, SyncReply};
+use docsync_actors::document::{
+    Caller, DocError, DocumentActor, Leave, LogPage, Snapshot, Sync, SyncReply,
+};
 use docsync_actors::registry::Open;
 use docsync_actors::storage::log::{self, Precheck};
 use docsync_actors::storage::roles::{self};
@@ -26,7 +28,12 @@ use super::AppState;
 const ATTEMPTS: usize = 5;
 
 async fn actor(state: &AppState, doc_id: &str) -> Result<Addr<DocumentActor>, ApiError> {
-    Ok(state.registry.send(Open { doc_id: doc_id.to_string() }).await?)
+    Ok(state
+        .registry
+        .send(Open {
+            doc_id: doc_id.to_string(),
+        })
+        .await?)
 }
 
 fn retryable(e: &Result<(), DocError>) -> bool {
@@ -68,13 +75,20 @@ pub async fn snapshot(
     };
     for attempt in 0..ATTEMPTS {
         let addr = actor(&state, &doc_id).await?;
-        match addr.send(Snapshot { caller: caller.clone() }).await {
+        match addr
+            .send(Snapshot {
+                caller: caller.clone(),
+            })
+            .await
+        {
             Ok(Ok(reply)) => return Ok(HttpResponse::Ok().json(reply)),
             Ok(Err(DocError::Restarting)) | Err(_) => backoff(attempt).await,
             Ok(Err(e)) => return Err(e.into()),
         }
     }
-    Err(ApiError::Unavailable("document is restarting, retry shortly".into()))
+    Err(ApiError::Unavailable(
+        "document is restarting, retry shortly".into(),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -124,7 +138,12 @@ async fn prepare(
             let pre = if op_ids.is_empty() || !role.can_write() {
                 Precheck::default()
             } else {
-                log::precheck(c, &doc, op_ids.iter().map(String::as_str), block_ids.iter().map(String::as_str))?
+                log::precheck(
+                    c,
+                    &doc,
+                    op_ids.iter().map(String::as_str),
+                    block_ids.iter().map(String::as_str),
+                )?
             };
             Ok(Authed::Ok((user, Some(role), shared, pre)))
         })
@@ -132,7 +151,9 @@ async fn prepare(
         .into_result()?;
     let role = role.ok_or(ApiError::NotFound)?;
     if !ops.is_empty() && !role.can_write() {
-        return Err(ApiError::Forbidden("this document is read-only for you".into()));
+        return Err(ApiError::Forbidden(
+            "this document is read-only for you".into(),
+        ));
     }
     let caller = Caller {
         client_id: String::new(),
@@ -155,7 +176,12 @@ pub async fn sync(
 ) -> Result<HttpResponse, ApiError> {
     let doc_id = path.into_inner();
     let body: SyncBody = read_json(&req, payload, state.max_body()).await?;
-    check_id("clientId", &body.client_id, "cl_", state.limits.max_id_bytes)?;
+    check_id(
+        "clientId",
+        &body.client_id,
+        "cl_",
+        state.limits.max_id_bytes,
+    )?;
     if body.last_seq < 0 {
         return Err(ApiError::BadRequest("lastSeq: must not be negative".into()));
     }
@@ -177,7 +203,7 @@ pub async fn sync(
             precheck_at: pre_at,
         };
         match addr.send(msg).await {
-            Ok(Ok(reply)) => return Ok(finish(&state, &doc_id, reply).await?),
+            Ok(Ok(reply)) => return finish(&state, &doc_id, reply).await,
             Ok(Err(DocError::StalePrecheck)) => {
                 let (c, p, at) = prepare(&state, &creds, &doc_id, &body.ops).await?;
                 caller = Caller {
@@ -191,11 +217,17 @@ pub async fn sync(
             Ok(Err(e)) => return Err(e.into()),
         }
     }
-    Err(ApiError::Unavailable("document is restarting, retry shortly".into()))
+    Err(ApiError::Unavailable(
+        "document is restarting, retry shortly".into(),
+    ))
 }
 
 /// Fills in a log page the actor no longer had in memory, then encodes the reply.
-async fn finish(state: &AppState, doc_id: &str, mut reply: SyncReply) -> Result<HttpResponse, ApiError> {
+async fn finish(
+    state: &AppState,
+    doc_id: &str,
+    mut reply: SyncReply,
+) -> Result<HttpResponse, ApiError> {
     if let LogPage::Read { after, upto } = reply.ops {
         let doc = doc_id.to_string();
         let limit = (upto - after) as usize;
@@ -231,7 +263,12 @@ pub async fn leave(
 ) -> Result<HttpResponse, ApiError> {
     let doc_id = path.into_inner();
     let body: LeaveBody = read_json(&req, payload, state.max_body()).await?;
-    check_id("clientId", &body.client_id, "cl_", state.limits.max_id_bytes)?;
+    check_id(
+        "clientId",
+        &body.client_id,
+        "cl_",
+        state.limits.max_id_bytes,
+    )?;
     access(&state, &creds, &doc_id).await?;
     for attempt in 0..ATTEMPTS {
         let addr = actor(&state, &doc_id).await?;
@@ -248,5 +285,7 @@ pub async fn leave(
         res?;
         return Ok(HttpResponse::NoContent().finish());
     }
-    Err(ApiError::Unavailable("document is restarting, retry shortly".into()))
+    Err(ApiError::Unavailable(
+        "document is restarting, retry shortly".into(),
+    ))
 }

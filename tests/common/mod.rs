@@ -39,7 +39,10 @@ impl TestServer {
             dir,
             base: String::new(),
             child: None,
-            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             client: Client::builder()
                 .timeout(Duration::from_secs(30))
                 .build()
@@ -158,7 +161,10 @@ impl TestServer {
             .expect("GET");
         let status = r.status().as_u16();
         let text = r.text().unwrap_or_default();
-        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
     }
 
     pub fn get_text(&self, token: &str, path: &str) -> (u16, String) {
@@ -172,10 +178,21 @@ impl TestServer {
     }
 
     pub fn post(&self, token: &str, path: &str, body: &Value) -> (u16, Value) {
-        self.post_raw(token, path, "application/json", body.to_string().into_bytes())
+        self.post_raw(
+            token,
+            path,
+            "application/json",
+            body.to_string().into_bytes(),
+        )
     }
 
-    pub fn post_raw(&self, token: &str, path: &str, content_type: &str, body: Vec<u8>) -> (u16, Value) {
+    pub fn post_raw(
+        &self,
+        token: &str,
+        path: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> (u16, Value) {
         let r = self
             .client
             .post(self.url(path))
@@ -186,7 +203,10 @@ impl TestServer {
             .expect("POST");
         let status = r.status().as_u16();
         let text = r.text().unwrap_or_default();
-        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
     }
 
     pub fn delete(&self, token: &str, path: &str) -> u16 {
@@ -210,8 +230,19 @@ impl TestServer {
     }
 
     /// Sync that must succeed; returns the reply.
-    pub fn sync_ok(&self, token: &str, doc: &str, client: &str, last_seq: i64, ops: Vec<Value>) -> Value {
-        let (s, v) = self.sync(token, doc, &json!({"clientId": client, "lastSeq": last_seq, "ops": ops}));
+    pub fn sync_ok(
+        &self,
+        token: &str,
+        doc: &str,
+        client: &str,
+        last_seq: i64,
+        ops: Vec<Value>,
+    ) -> Value {
+        let (s, v) = self.sync(
+            token,
+            doc,
+            &json!({"clientId": client, "lastSeq": last_seq, "ops": ops}),
+        );
         assert_eq!(s, 200, "sync failed: {v}");
         v
     }
@@ -229,7 +260,8 @@ impl TestServer {
 }
 
 pub fn open_db(path: &Path) -> rusqlite::Connection {
-    rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).expect("open db")
+    rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("open db")
 }
 
 impl Drop for TestServer {
@@ -247,7 +279,11 @@ pub fn set_content(block: &str, content: &str, base: i64) -> Value {
 }
 
 /// Applies log entries onto a snapshot-shaped map of blocks (id → block) plus the title.
-pub fn replay(blocks: &mut std::collections::BTreeMap<String, Value>, title: &mut String, entries: &[Value]) {
+pub fn replay(
+    blocks: &mut std::collections::BTreeMap<String, Value>,
+    title: &mut String,
+    entries: &[Value],
+) {
     for e in entries {
         for eff in e["effects"].as_array().unwrap() {
             match eff["e"].as_str().unwrap() {

@@ -344,6 +344,16 @@ const out =
   `  "invalid": [\n${lines(invalid)}\n  ]\n` +
   "}\n";
 const target = fileURLToPath(new URL("./order-keys.json", import.meta.url));
+if (process.argv.includes("--check")) {
+  // CI: the committed vectors must be exactly what the oracle produces today.
+  const committed = readFileSync(target, "utf8");
+  if (committed !== out) {
+    console.error(`${target} differs from what ${pkgVersion} generates; run npm run vectors:order-keys`);
+    process.exit(1);
+  }
+  console.log(`${target}: up to date with fractional-indexing@${pkgVersion}`);
+  process.exit(0);
+}
 writeFileSync(target, out);
 console.log(
   `wrote ${target}: ${betweenCases.length} between, ${nCases.length} nBetween, ${invalid.length} invalid`,

@@ -226,7 +226,9 @@ impl DocState {
             .map(|id| (0u32, id))
             .collect();
         while let Some((depth, id)) = stack.pop() {
-            let Some(b) = self.blocks.get(id) else { continue };
+            let Some(b) = self.blocks.get(id) else {
+                continue;
+            };
             out.push((depth, b.clone()));
             if let Some(kids) = self.children.get(&Some(id.clone())) {
                 for k in kids.iter().rev() {

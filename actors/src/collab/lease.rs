@@ -94,7 +94,13 @@ impl LeaseTable {
 
     /// Applies a client's complete `hold` list: grant or renew what is free, expired or its
     /// own; deny what another live client holds; release its leases not listed.
-    pub fn hold(&mut self, client_id: &str, holder: &Author, wanted: &[String], now: i64) -> HoldOutcome {
+    pub fn hold(
+        &mut self,
+        client_id: &str,
+        holder: &Author,
+        wanted: &[String],
+        now: i64,
+    ) -> HoldOutcome {
         let mut out = HoldOutcome::default();
         let before = self.leases.len();
         self.leases
@@ -193,7 +199,10 @@ mod tests {
         // Renewal by the same client is not a visible change.
         let out = t.hold("cl_a", &a, &["blk_1".into()], 10_000);
         assert!(!out.changed);
-        assert_eq!(t.held_by_other("blk_1", "cl_b", 29_999).unwrap().client_id, "cl_a");
+        assert_eq!(
+            t.held_by_other("blk_1", "cl_b", 29_999).unwrap().client_id,
+            "cl_a"
+        );
         assert!(t.held_by_other("blk_1", "cl_b", 30_000).is_none());
         // Expired lease may be taken over.
         let out = t.hold("cl_b", &b, &["blk_1".into()], 30_000);

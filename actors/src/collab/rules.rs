@@ -73,7 +73,15 @@ pub fn apply_op(doc: &mut DocState, leases: &LeaseTable, ctx: &OpContext, op: &O
             checked,
             language,
         } => {
-            let mut applied = insert(doc, ctx, op, block_id, parent_id.as_deref(), order_key, content);
+            let mut applied = insert(
+                doc,
+                ctx,
+                op,
+                block_id,
+                parent_id.as_deref(),
+                order_key,
+                content,
+            );
             if let Some(Effect::Block { block }) = applied.effects.first_mut() {
                 let b = Arc::make_mut(block);
                 if let Some(t) = block_type {
@@ -95,7 +103,15 @@ pub fn apply_op(doc: &mut DocState, leases: &LeaseTable, ctx: &OpContext, op: &O
             block_id,
             parent_id,
             order_key,
-        } => move_block(doc, leases, ctx, op, block_id, parent_id.as_deref(), order_key),
+        } => move_block(
+            doc,
+            leases,
+            ctx,
+            op,
+            block_id,
+            parent_id.as_deref(),
+            order_key,
+        ),
         OpKind::Delete { block_id } => delete(doc, leases, ctx, op, block_id),
         OpKind::Restore { block_id } => restore(doc, ctx, op, block_id),
         OpKind::SetTitle {
@@ -134,10 +150,18 @@ fn insert(
     content: &str,
 ) -> Applied {
     if ctx.foreign.contains(block_id) {
-        return Applied::nothing(OpResult::rejected(&op.op_id, Some(block_id), RejectReason::ForeignBlock));
+        return Applied::nothing(OpResult::rejected(
+            &op.op_id,
+            Some(block_id),
+            RejectReason::ForeignBlock,
+        ));
     }
     if doc.get(block_id).is_some() || doc.is_purged(block_id) {
-        return Applied::nothing(OpResult::rejected(&op.op_id, Some(block_id), RejectReason::DuplicateBlock));
+        return Applied::nothing(OpResult::rejected(
+            &op.op_id,
+            Some(block_id),
+            RejectReason::DuplicateBlock,
+        ));
     }
     let (parent, key) = match parent_id {
         None => (None, order_key.to_string()),
@@ -209,7 +233,14 @@ fn conflict_copy(
         }
         None => (None, doc.key_at_start(None)),
     };
-    let mut b = Block::new(copy_id.clone(), parent, key, text.to_string(), ctx.now, &ctx.author.user_id);
+    let mut b = Block::new(
+        copy_id.clone(),
+        parent,
+        key,
+        text.to_string(),
+        ctx.now,
+        &ctx.author.user_id,
+    );
     b.conflict_of = Some(original.unwrap_or(TITLE_LEASE).to_string());
     b.conflict_author = Some(ctx.author.clone());
     let b = doc.put(Arc::new(b));
@@ -227,7 +258,11 @@ fn set_content(
     base_version: i64,
 ) -> Applied {
     if ctx.foreign.contains(block_id) {
-        return Applied::nothing(OpResult::rejected(&op.op_id, Some(block_id), RejectReason::ForeignBlock));
+        return Applied::nothing(OpResult::rejected(
+            &op.op_id,
+            Some(block_id),
+            RejectReason::ForeignBlock,
+        ));
     }
     let Some(current) = doc.get(block_id).cloned() else {
         // Purged (or never seen, e.g. its insert was lost): the text becomes a new block at
@@ -266,7 +301,9 @@ fn set_content(
             lease_grants: Vec::new(),
         };
     }
-    let locked = leases.held_by_other(block_id, ctx.client_id, ctx.now).is_some();
+    let locked = leases
+        .held_by_other(block_id, ctx.client_id, ctx.now)
+        .is_some();
     if locked || current.version != base_version {
         let (copy_id, copy) = conflict_copy(doc, ctx, op, Some(block_id), content);
         effects.extend(copy.map(effect));
@@ -318,13 +355,24 @@ fn set_props(
 ) -> Applied {
     let current = match lookup(doc, ctx, op, block_id) {
         Ok(b) => b,
-        Err(rejected) => return rejected,
+        Err(rejected) => return *rejected,
     };
     if current.deleted {
-        return Applied::nothing(OpResult::rejected(&op.op_id, Some(block_id), RejectReason::Deleted));
+        return Applied::nothing(OpResult::rejected(
+            &op.op_id,
+            Some(block_id),
+            RejectReason::Deleted,
+        ));
     }
-    if leases.held_by_other(block_id, ctx.client_id, ctx.now).is_some() {
-        return Applied::nothing(OpResult::rejected(&op.op_id, Some(block_id), RejectReason::Locked));
+    if leases
+        .held_by_other(block_id, ctx.client_id, ctx.now)
+        .is_some()
+    {
+        return Applied::nothing(OpResult::rejected(
+            &op.op_id,
+            Some(block_id),
+            RejectReason::Locked,
+        ));
     }
     let mut b = (*current).clone();
     if let Some(t) = props.block_type {
@@ -355,26 +403,31 @@ fn set_props(
 }
 
 /// A block of this document, or the rejection that names why not.
-fn lookup(doc: &DocState, ctx: &OpContext, op: &Op, block_id: &str) -> Result<Arc<Block>, Applied> {
+fn lookup(
+    doc: &DocState,
+    ctx: &OpContext,
+    op: &Op,
+    block_id: &str,
+) -> Result<Arc<Block>, Box<Applied>> {
     if ctx.foreign.contains(block_id) {
-        return Err(Applied::nothing(OpResult::rejected(
+        return Err(Box::new(Applied::nothing(OpResult::rejected(
             &op.op_id,
             Some(block_id),
             RejectReason::ForeignBlock,
-        )));
+        ))));
     }
     match doc.get(block_id) {
         Some(b) => Ok(b.clone()),
-        None if doc.is_purged(block_id) => Err(Applied::nothing(OpResult::rejected(
+        None if doc.is_purged(block_id) => Err(Box::new(Applied::nothing(OpResult::rejected(
             &op.op_id,
             Some(block_id),
             RejectReason::Purged,
-        ))),
-        None => Err(Applied::nothing(OpResult::rejected(
+        )))),
+        None => Err(Box::new(Applied::nothing(OpResult::rejected(
             &op.op_id,
             Some(block_id),
             RejectReason::UnknownBlock,
-        ))),
+        )))),
     }
 }
 
@@ -390,7 +443,7 @@ fn move_block(
 ) -> Applied {
     let current = match lookup(doc, ctx, op, block_id) {
         Ok(b) => b,
-        Err(rejected) => return rejected,
+        Err(rejected) => return *rejected,
     };
     let reject = |r| Applied::nothing(OpResult::rejected(&op.op_id, Some(block_id), r));
     if current.deleted {
@@ -407,7 +460,10 @@ fn move_block(
             return reject(RejectReason::ParentDeleted);
         }
     }
-    if leases.held_by_other(block_id, ctx.client_id, ctx.now).is_some() {
+    if leases
+        .held_by_other(block_id, ctx.client_id, ctx.now)
+        .is_some()
+    {
         return reject(RejectReason::Locked);
     }
     if current.parent_id.as_deref() == parent_id && current.order_key == order_key {
@@ -426,23 +482,38 @@ fn move_block(
 }
 
 /// Rule 6.
-fn delete(doc: &mut DocState, leases: &LeaseTable, ctx: &OpContext, op: &Op, block_id: &str) -> Applied {
+fn delete(
+    doc: &mut DocState,
+    leases: &LeaseTable,
+    ctx: &OpContext,
+    op: &Op,
+    block_id: &str,
+) -> Applied {
     if !ctx.foreign.contains(block_id) && doc.is_purged(block_id) {
         return Applied::nothing(OpResult::applied(&op.op_id, Some(block_id)));
     }
     let current = match lookup(doc, ctx, op, block_id) {
         Ok(b) => b,
-        Err(rejected) => return rejected,
+        Err(rejected) => return *rejected,
     };
     if current.deleted {
         return Applied::nothing(OpResult::applied(&op.op_id, Some(block_id)));
     }
-    let live: Vec<Arc<Block>> = doc.subtree(block_id).into_iter().filter(|b| !b.deleted).collect();
-    if live
-        .iter()
-        .any(|b| leases.held_by_other(&b.id, ctx.client_id, ctx.now).is_some())
-    {
-        return Applied::nothing(OpResult::rejected(&op.op_id, Some(block_id), RejectReason::Locked));
+    let live: Vec<Arc<Block>> = doc
+        .subtree(block_id)
+        .into_iter()
+        .filter(|b| !b.deleted)
+        .collect();
+    if live.iter().any(|b| {
+        leases
+            .held_by_other(&b.id, ctx.client_id, ctx.now)
+            .is_some()
+    }) {
+        return Applied::nothing(OpResult::rejected(
+            &op.op_id,
+            Some(block_id),
+            RejectReason::Locked,
+        ));
     }
     let effects = live
         .into_iter()
@@ -465,7 +536,7 @@ fn delete(doc: &mut DocState, leases: &LeaseTable, ctx: &OpContext, op: &Op, blo
 fn restore(doc: &mut DocState, ctx: &OpContext, op: &Op, block_id: &str) -> Applied {
     let current = match lookup(doc, ctx, op, block_id) {
         Ok(b) => b,
-        Err(rejected) => return rejected,
+        Err(rejected) => return *rejected,
     };
     if !current.deleted {
         return Applied::nothing(OpResult::applied(&op.op_id, Some(block_id)));
@@ -510,7 +581,9 @@ fn set_title(
     if doc.title == title {
         return Applied::nothing(OpResult::applied(&op.op_id, None));
     }
-    let locked = leases.held_by_other(TITLE_LEASE, ctx.client_id, ctx.now).is_some();
+    let locked = leases
+        .held_by_other(TITLE_LEASE, ctx.client_id, ctx.now)
+        .is_some();
     if locked || doc.title_version != base_version {
         let (copy_id, copy) = conflict_copy(doc, ctx, op, None, title);
         return Applied {

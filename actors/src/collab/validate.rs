@@ -146,7 +146,12 @@ pub fn check_hold(hold: &[String], limits: &Limits) -> Result<(), InvalidRequest
     }
     for (i, id) in hold.iter().enumerate() {
         if id != super::lease::TITLE_LEASE {
-            check_id(&format!("leases.hold[{i}]"), id, "blk_", limits.max_id_bytes)?;
+            check_id(
+                &format!("leases.hold[{i}]"),
+                id,
+                "blk_",
+                limits.max_id_bytes,
+            )?;
         }
     }
     Ok(())

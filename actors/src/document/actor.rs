@@ -189,7 +189,11 @@ impl DocumentActor {
     fn see(&mut self, caller: &Caller, now: i64) {
         self.last_activity = now;
         // No clientId (a plain read, server-side seeding) opens no session.
-        if !caller.client_id.is_empty() && self.sessions.touch(&caller.client_id, &caller.author.user_id, now) {
+        if !caller.client_id.is_empty()
+            && self
+                .sessions
+                .touch(&caller.client_id, &caller.author.user_id, now)
+        {
             self.presence_changed();
         }
     }
@@ -240,7 +244,13 @@ impl DocumentActor {
         }
     }
 
-    fn reply(&self, caller: &Caller, last_seq: i64, results: Vec<OpResult>, hold: HoldOutcome) -> SyncReply {
+    fn reply(
+        &self,
+        caller: &Caller,
+        last_seq: i64,
+        results: Vec<OpResult>,
+        hold: HoldOutcome,
+    ) -> SyncReply {
         let now = self.clock.now_ms();
         let (ops, has_more, resync) = self.log_page(last_seq);
         SyncReply {
@@ -276,7 +286,9 @@ impl DocumentActor {
         }
         let mut dropped = false;
         while self.recent.len() > self.cfg.recent_results / 2 {
-            let Some(front) = self.recent_order.front() else { break };
+            let Some(front) = self.recent_order.front() else {
+                break;
+            };
             match self.recent.get(front) {
                 Some((_, w)) if *w > self.durable_write_no => break,
                 _ => {}
@@ -298,7 +310,12 @@ impl DocumentActor {
     }
 
     /// Runs the rules for every op of a request; returns the results and the rows to write.
-    fn apply_ops(&mut self, msg: &Sync, now: i64, leases_enabled: bool) -> (Vec<OpResult>, DocWrite, bool) {
+    fn apply_ops(
+        &mut self,
+        msg: &Sync,
+        now: i64,
+        leases_enabled: bool,
+    ) -> (Vec<OpResult>, DocWrite, bool) {
         let state = self.state.as_mut().expect("checked by refuse()");
         let mut write = DocWrite {
             doc_id: self.doc_id.clone(),
@@ -356,7 +373,9 @@ impl DocumentActor {
                             title,
                             title_version,
                         } => write.title = Some((title.clone(), *title_version)),
-                        Effect::Purge { block_ids } => write.purged.extend(block_ids.iter().cloned()),
+                        Effect::Purge { block_ids } => {
+                            write.purged.extend(block_ids.iter().cloned())
+                        }
                     }
                 }
                 let entry = LogEntry {
@@ -371,16 +390,19 @@ impl DocumentActor {
                 write.log.push(Arc::new(LogRecord::from_entry(&entry)));
             }
             for id in &applied.lease_grants {
-                lease_changed |= self.leases.grant(id, &msg.caller.client_id, &msg.caller.author, now);
+                lease_changed |=
+                    self.leases
+                        .grant(id, &msg.caller.client_id, &msg.caller.author, now);
             }
             match result.status {
                 OpStatus::Applied => self.counters.applied += 1,
                 OpStatus::Conflict => self.counters.conflicts += 1,
                 OpStatus::Rejected => self.counters.rejected += 1,
             }
-            write
-                .results
-                .push((result.op_id.clone(), serde_json::to_string(&result).expect("result serialises")));
+            write.results.push((
+                result.op_id.clone(),
+                serde_json::to_string(&result).expect("result serialises"),
+            ));
             fresh.push(result.clone());
             results.push(result);
         }
@@ -401,20 +423,22 @@ impl Actor for DocumentActor {
         // this document queued, which is what makes a restart lose nothing.
         let doc_id = self.doc_id.clone();
         let load = self.storage.write(move |c| documents::load(c, &doc_id));
-        ctx.wait(actix::fut::wrap_future::<_, Self>(load).map(|res, act, ctx| match res {
-            Ok(state) => {
-                act.durable_seq = state.head_seq;
-                act.state = Some(state);
-            }
-            Err(StorageError::DocNotFound(_)) => {
-                act.failed = Some(DocError::NotFound);
-                act.begin_stop(ctx);
-            }
-            Err(e) => {
-                act.failed = Some(DocError::Storage(e.to_string()));
-                act.begin_stop(ctx);
-            }
-        }));
+        ctx.wait(
+            actix::fut::wrap_future::<_, Self>(load).map(|res, act, ctx| match res {
+                Ok(state) => {
+                    act.durable_seq = state.head_seq;
+                    act.state = Some(state);
+                }
+                Err(StorageError::DocNotFound(_)) => {
+                    act.failed = Some(DocError::NotFound);
+                    act.begin_stop(ctx);
+                }
+                Err(e) => {
+                    act.failed = Some(DocError::Storage(e.to_string()));
+                    act.begin_stop(ctx);
+                }
+            }),
+        );
         ctx.run_interval(self.cfg.tick, |act, ctx| act.tick(ctx));
     }
 
@@ -437,9 +461,10 @@ impl Handler<Sync> for DocumentActor {
         self.see(&msg.caller, now);
         let leases_enabled = self.mode(msg.caller.shared) == Mode::Full;
         let hold = match (&msg.hold, leases_enabled) {
-            (Some(list), true) => self
-                .leases
-                .hold(&msg.caller.client_id, &msg.caller.author, list, now),
+            (Some(list), true) => {
+                self.leases
+                    .hold(&msg.caller.client_id, &msg.caller.author, list, now)
+            }
             (Some(_), false) => HoldOutcome {
                 changed: self.leases.release_client(&msg.caller.client_id),
                 ..HoldOutcome::default()
@@ -454,7 +479,9 @@ impl Handler<Sync> for DocumentActor {
             let reply = self.reply(&msg.caller, msg.last_seq, Vec::new(), hold);
             return Box::pin(actix::fut::ready(Ok(reply)));
         }
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.apply_ops(&msg, now, leases_enabled)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            self.apply_ops(&msg, now, leases_enabled)
+        }));
         let (results, write, grants_changed) = match outcome {
             Ok(v) => v,
             Err(_) => {
@@ -480,29 +507,31 @@ impl Handler<Sync> for DocumentActor {
             .write(move |c| documents::apply_write(c, &write));
         let caller = msg.caller;
         let last_seq = msg.last_seq;
-        Box::pin(actix::fut::wrap_future::<_, Self>(fut).map(move |res, act, ctx| {
-            act.inflight -= 1;
-            let out = match res {
-                Ok(()) if act.failed.is_none() => {
-                    act.durable_write_no = act.durable_write_no.max(my_write);
-                    if head_after > act.durable_seq {
-                        act.durable_seq = head_after;
-                        act.wake();
+        Box::pin(
+            actix::fut::wrap_future::<_, Self>(fut).map(move |res, act, ctx| {
+                act.inflight -= 1;
+                let out = match res {
+                    Ok(()) if act.failed.is_none() => {
+                        act.durable_write_no = act.durable_write_no.max(my_write);
+                        if head_after > act.durable_seq {
+                            act.durable_seq = head_after;
+                            act.wake();
+                        }
+                        act.trim_recent();
+                        Ok(act.reply(&caller, last_seq, results, hold))
                     }
-                    act.trim_recent();
-                    Ok(act.reply(&caller, last_seq, results, hold))
+                    Ok(()) => Err(DocError::Restarting),
+                    Err(e) => {
+                        act.poison(ctx, &e.to_string());
+                        Err(DocError::Storage(e.to_string()))
+                    }
+                };
+                if act.stopping && act.inflight == 0 {
+                    ctx.run_later(STOP_GRACE, |act, ctx| act.stop_if_idle(ctx));
                 }
-                Ok(()) => Err(DocError::Restarting),
-                Err(e) => {
-                    act.poison(ctx, &e.to_string());
-                    Err(DocError::Storage(e.to_string()))
-                }
-            };
-            if act.stopping && act.inflight == 0 {
-                ctx.run_later(STOP_GRACE, |act, ctx| act.stop_if_idle(ctx));
-            }
-            out
-        }))
+                out
+            }),
+        )
     }
 }
 
@@ -543,9 +572,12 @@ impl Handler<Snapshot> for DocumentActor {
         // The state includes writes still being committed: hand it out only once they are
         // on disk (an empty job behind them in the writer queue marks that moment).
         let barrier = self.storage.write(|_| Ok(()));
-        Box::pin(actix::fut::wrap_future::<_, Self>(barrier).map(move |res, _act, _ctx| {
-            res.map(|_| reply).map_err(|e| DocError::Storage(e.to_string()))
-        }))
+        Box::pin(
+            actix::fut::wrap_future::<_, Self>(barrier).map(move |res, _act, _ctx| {
+                res.map(|_| reply)
+                    .map_err(|e| DocError::Storage(e.to_string()))
+            }),
+        )
     }
 }
 

@@ -32,7 +32,13 @@ fn random_token() -> String {
     format!("dst_{}", hex::encode(bytes))
 }
 
-pub fn create_user(conn: &Connection, name: &str, display_name: &str, is_admin: bool, now: i64) -> Result<User> {
+pub fn create_user(
+    conn: &Connection,
+    name: &str,
+    display_name: &str,
+    is_admin: bool,
+    now: i64,
+) -> Result<User> {
     let id = new_id("usr_");
     let n = conn.execute(
         "INSERT INTO users (id, name, display_name, is_admin, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -40,7 +46,9 @@ pub fn create_user(conn: &Connection, name: &str, display_name: &str, is_admin: 
         params![id, name, display_name, is_admin, now],
     )?;
     if n == 0 {
-        return Err(StorageError::Conflict(format!("user {name:?} already exists")));
+        return Err(StorageError::Conflict(format!(
+            "user {name:?} already exists"
+        )));
     }
     Ok(User {
         id,

@@ -31,10 +31,13 @@ pub fn parse_tags(text: &str) -> BTreeSet<String> {
     let chars: Vec<char> = text.chars().collect();
     let mut i = 0;
     while i < chars.len() {
-        let starts = chars[i] == '#' && (i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '#'));
+        let starts =
+            chars[i] == '#' && (i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '#'));
         if starts {
             let mut j = i + 1;
-            while j < chars.len() && (chars[j].is_alphanumeric() || matches!(chars[j], '_' | '-' | '/')) {
+            while j < chars.len()
+                && (chars[j].is_alphanumeric() || matches!(chars[j], '_' | '-' | '/'))
+            {
                 j += 1;
             }
             let tag: String = chars[i + 1..j].iter().collect::<String>();
@@ -55,8 +58,10 @@ pub fn refresh_block(conn: &Connection, doc_id: &str, rid: i64, b: &Block) -> Re
     if b.deleted {
         return Ok(());
     }
-    conn.prepare_cached("INSERT INTO markdown_cache (block_rid, doc_id, line) VALUES (?1, ?2, ?3)")?
-        .execute(params![rid, doc_id, markdown_line(b)])?;
+    conn.prepare_cached(
+        "INSERT INTO markdown_cache (block_rid, doc_id, line) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![rid, doc_id, markdown_line(b)])?;
     if !b.content.is_empty() {
         conn.prepare_cached("INSERT INTO block_search (rowid, content) VALUES (?1, ?2)")?
             .execute(params![rid, b.content])?;
@@ -149,7 +154,10 @@ mod tests {
     #[test]
     fn tags_are_found_and_normalised() {
         let t = parse_tags("Plan #Work and #work-items, not a#b nor #123; see #a/b.");
-        assert_eq!(t.into_iter().collect::<Vec<_>>(), vec!["a/b", "work", "work-items"]);
+        assert_eq!(
+            t.into_iter().collect::<Vec<_>>(),
+            vec!["a/b", "work", "work-items"]
+        );
         assert!(parse_tags("## heading").is_empty());
     }
 }

@@ -41,7 +41,14 @@ impl DocWrite {
     }
 }
 
-pub fn create(conn: &Connection, id: &str, owner: &str, title: &str, folder: Option<&str>, now: i64) -> Result<()> {
+pub fn create(
+    conn: &Connection,
+    id: &str,
+    owner: &str,
+    title: &str,
+    folder: Option<&str>,
+    now: i64,
+) -> Result<()> {
     conn.execute(
         "INSERT INTO documents (id, owner_id, folder_id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
         params![id, owner, folder, title, now],
@@ -178,7 +185,8 @@ pub fn apply_write(conn: &Connection, w: &DocWrite) -> Result<()> {
         derived::refresh_block(conn, &w.doc_id, rid, b)?;
     }
     if !w.purged.is_empty() {
-        let mut find = conn.prepare_cached("SELECT rid FROM blocks WHERE id = ?1 AND doc_id = ?2")?;
+        let mut find =
+            conn.prepare_cached("SELECT rid FROM blocks WHERE id = ?1 AND doc_id = ?2")?;
         let mut del = conn.prepare_cached("DELETE FROM blocks WHERE rid = ?1")?;
         let mut remember = conn.prepare_cached(
             "INSERT OR IGNORE INTO purged_blocks (id, doc_id, purged_at) VALUES (?1, ?2, ?3)",
@@ -239,6 +247,8 @@ pub fn list_readable(conn: &Connection, user_id: &str) -> Result<Vec<DocSummary>
 
 pub fn meta_title(conn: &Connection, doc_id: &str) -> Result<Option<String>> {
     Ok(conn
-        .query_row("SELECT title FROM documents WHERE id = ?1", [doc_id], |r| r.get(0))
+        .query_row("SELECT title FROM documents WHERE id = ?1", [doc_id], |r| {
+            r.get(0)
+        })
         .optional()?)
 }

@@ -104,7 +104,13 @@ pub fn insert(conn: &Connection, doc_id: &str, records: &[Arc<LogRecord>]) -> Re
 }
 
 /// Log entries with `after < seq <= upto`, at most `limit`, in order.
-pub fn read_after(conn: &Connection, doc_id: &str, after: i64, upto: i64, limit: usize) -> Result<Vec<Arc<LogRecord>>> {
+pub fn read_after(
+    conn: &Connection,
+    doc_id: &str,
+    after: i64,
+    upto: i64,
+    limit: usize,
+) -> Result<Vec<Arc<LogRecord>>> {
     let mut stmt = conn.prepare_cached(
         "SELECT seq, op_id, kind, client_id, user_id, at, effects FROM doc_ops
          WHERE doc_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4",
@@ -123,8 +129,11 @@ pub fn read_after(conn: &Connection, doc_id: &str, after: i64, upto: i64, limit:
     let mut out = Vec::new();
     for row in rows {
         let (seq, op_id, kind, client_id, user_id, at, effects) = row?;
-        let effects = RawValue::from_string(effects).map_err(|e| StorageError::Corrupt(format!("doc_ops {seq}: {e}")))?;
-        out.push(Arc::new(LogRecord::build(seq, op_id, kind, client_id, user_id, at, effects)));
+        let effects = RawValue::from_string(effects)
+            .map_err(|e| StorageError::Corrupt(format!("doc_ops {seq}: {e}")))?;
+        out.push(Arc::new(LogRecord::build(
+            seq, op_id, kind, client_id, user_id, at, effects,
+        )));
     }
     Ok(out)
 }
@@ -133,7 +142,9 @@ pub fn read_after(conn: &Connection, doc_id: &str, after: i64, upto: i64, limit:
 pub fn read_entries(conn: &Connection, doc_id: &str, after: i64) -> Result<Vec<LogEntry>> {
     read_after(conn, doc_id, after, i64::MAX, usize::MAX >> 1)?
         .into_iter()
-        .map(|r| serde_json::from_str(r.json.get()).map_err(|e| StorageError::Corrupt(e.to_string())))
+        .map(|r| {
+            serde_json::from_str(r.json.get()).map_err(|e| StorageError::Corrupt(e.to_string()))
+        })
         .collect()
 }
 
@@ -152,13 +163,15 @@ pub fn precheck<'a>(
     block_ids: impl IntoIterator<Item = &'a str>,
 ) -> Result<Precheck> {
     let mut out = Precheck::default();
-    let mut res = conn.prepare_cached("SELECT result FROM doc_op_results WHERE doc_id = ?1 AND op_id = ?2")?;
+    let mut res =
+        conn.prepare_cached("SELECT result FROM doc_op_results WHERE doc_id = ?1 AND op_id = ?2")?;
     for op in op_ids {
         if let Some(json) = res
             .query_row(params![doc_id, op], |r| r.get::<_, String>(0))
             .optional()?
         {
-            let r: OpResult = serde_json::from_str(&json).map_err(|e| StorageError::Corrupt(e.to_string()))?;
+            let r: OpResult =
+                serde_json::from_str(&json).map_err(|e| StorageError::Corrupt(e.to_string()))?;
             out.known.insert(op.to_string(), r);
         }
     }

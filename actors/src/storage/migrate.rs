@@ -7,7 +7,9 @@ use rusqlite_migration::{Migrations, M};
 use super::error::Result;
 
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(include_str!("../../../migrations/0001_core.sql"))])
+    Migrations::new(vec![M::up(include_str!(
+        "../../../migrations/0001_core.sql"
+    ))])
 }
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

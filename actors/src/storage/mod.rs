@@ -65,8 +65,9 @@ impl Storage {
     pub fn open(cfg: &StorageConfig) -> Result<(Storage, std::thread::JoinHandle<()>)> {
         if let Some(dir) = cfg.path.parent() {
             if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| StorageError::Commit(format!("cannot create {}: {e}", dir.display())))?;
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    StorageError::Commit(format!("cannot create {}: {e}", dir.display()))
+                })?;
             }
         }
         let mut conn = Connection::open(&cfg.path)?;

@@ -41,7 +41,10 @@ pub fn fts_query(q: &str) -> Option<String> {
 }
 
 fn placeholders(n: usize, start: usize) -> String {
-    (0..n).map(|i| format!("?{}", i + start)).collect::<Vec<_>>().join(",")
+    (0..n)
+        .map(|i| format!("?{}", i + start))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 pub fn search(conn: &Connection, user_id: &str, q: &str, limit: usize) -> Result<Vec<BlockHit>> {
@@ -94,7 +97,12 @@ pub fn tags(conn: &Connection, user_id: &str) -> Result<Vec<TagCount>> {
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-pub fn blocks_with_tag(conn: &Connection, user_id: &str, tag: &str, limit: usize) -> Result<Vec<BlockHit>> {
+pub fn blocks_with_tag(
+    conn: &Connection,
+    user_id: &str,
+    tag: &str,
+    limit: usize,
+) -> Result<Vec<BlockHit>> {
     let docs = roles::readable_doc_ids(conn, user_id)?;
     if docs.is_empty() {
         return Ok(Vec::new());

@@ -116,7 +116,12 @@ impl Writer {
     }
 }
 
-fn run_loop(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, max_batch: usize, stats: Arc<WriterStats>) {
+fn run_loop(
+    conn: Connection,
+    rx: mpsc::Receiver<Box<dyn Job>>,
+    max_batch: usize,
+    stats: Arc<WriterStats>,
+) {
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         while batch.len() < max_batch {
@@ -125,7 +130,9 @@ fn run_loop(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, max_batch: usize
                 Err(_) => break,
             }
         }
-        stats.queued.fetch_sub(batch.len() as u64, Ordering::Relaxed);
+        stats
+            .queued
+            .fetch_sub(batch.len() as u64, Ordering::Relaxed);
         let started = Instant::now();
         let committed = run_batch(&conn, &mut batch, &stats);
         stats
@@ -141,8 +148,13 @@ fn run_loop(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, max_batch: usize
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
 }
 
-fn run_batch(conn: &Connection, batch: &mut [Box<dyn Job>], stats: &WriterStats) -> std::result::Result<(), String> {
-    conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| e.to_string())?;
+fn run_batch(
+    conn: &Connection,
+    batch: &mut [Box<dyn Job>],
+    stats: &WriterStats,
+) -> std::result::Result<(), String> {
+    conn.execute_batch("BEGIN IMMEDIATE")
+        .map_err(|e| e.to_string())?;
     for job in batch.iter_mut() {
         if let Err(e) = conn.execute_batch("SAVEPOINT job") {
             let _ = conn.execute_batch("ROLLBACK");
