@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use docsync_actors::storage::{accounts, unix_ms, Storage};
+use docsync_actors::storage::{accounts, sharing, unix_ms, Storage};
+
+use crate::auth::password;
 
 use crate::config::Settings;
 use crate::server;
@@ -36,6 +38,25 @@ pub enum Command {
         #[command(subcommand)]
         command: UserCommand,
     },
+    /// Manage teams.
+    Team {
+        #[command(subcommand)]
+        command: TeamCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TeamCommand {
+    /// Create a team owned by a user.
+    Add {
+        name: String,
+        #[arg(long)]
+        owner: String,
+    },
+    /// Set a team's members (user names); the owner always stays a member.
+    Members { team: String, users: Vec<String> },
+    /// List teams with their members.
+    List,
 }
 
 #[derive(Subcommand, Debug)]
@@ -48,7 +69,12 @@ pub enum UserCommand {
         display_name: Option<String>,
         #[arg(long)]
         admin: bool,
+        /// Read a password (for browser login) from the first line of standard input.
+        #[arg(long)]
+        password_stdin: bool,
     },
+    /// Set a user's password from standard input; ends their login sessions.
+    Passwd { name: String },
     /// Print a new API token for an existing user.
     Token {
         name: String,
@@ -72,14 +98,87 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             crate::telemetry::init(&settings.logging);
             server::serve(settings, demo)
         }
-        Command::User { command } => {
-            let (storage, writer) = Storage::open(&server::storage_config(&settings))?;
-            let out = user_command(&storage, command);
-            drop(storage);
-            let _ = writer.join();
-            out
+        Command::User { command } => with_storage(&settings, |s| user_command(s, command)),
+        Command::Team { command } => with_storage(&settings, |s| team_command(s, command)),
+    }
+}
+
+fn with_storage(
+    settings: &Settings,
+    f: impl FnOnce(&Storage) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let (storage, writer) = Storage::open(&server::storage_config(settings))?;
+    let out = f(&storage);
+    drop(storage);
+    let _ = writer.join();
+    out
+}
+
+fn read_password() -> anyhow::Result<String> {
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line)?;
+    let pw = line.trim_end_matches(['\r', '\n']).to_string();
+    password::check_strength(&pw).map_err(|e| anyhow::anyhow!(e))?;
+    Ok(pw)
+}
+
+fn user_id(storage: &Storage, name: &str) -> anyhow::Result<String> {
+    let n = name.to_string();
+    storage
+        .read_blocking(|c| accounts::user_by_name(c, &n))?
+        .map(|u| u.id)
+        .ok_or_else(|| anyhow::anyhow!("no such user: {name}"))
+}
+
+fn team_command(storage: &Storage, command: TeamCommand) -> anyhow::Result<()> {
+    let now = unix_ms();
+    match command {
+        TeamCommand::Add { name, owner } => {
+            let owner = user_id(storage, &owner)?;
+            let team = storage
+                .writer
+                .call_blocking(move |c| sharing::create_team(c, &name, &owner, now))?;
+            println!("created team {} ({})", team.name, team.team_id);
+        }
+        TeamCommand::Members { team, users } => {
+            let t = team.clone();
+            let found = storage
+                .read_blocking(|c| sharing::team_by_name(c, &t))?
+                .ok_or_else(|| anyhow::anyhow!("no such team: {team}"))?;
+            let ids = users
+                .iter()
+                .map(|u| user_id(storage, u))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let (tid, owner) = (found.team_id.clone(), found.owner_id.clone());
+            storage
+                .writer
+                .call_blocking(move |c| sharing::set_members(c, &tid, &owner, &ids))?;
+            println!("team {team}: {} members", users.len());
+        }
+        TeamCommand::List => {
+            let teams = storage.read_blocking(|c| {
+                let mut stmt = c.prepare("SELECT id FROM teams ORDER BY name")?;
+                let ids = stmt
+                    .query_map([], |r| r.get::<_, String>(0))?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                let mut out = Vec::new();
+                for id in ids {
+                    out.extend(sharing::team(c, &id)?);
+                }
+                Ok(out)
+            })?;
+            for t in teams {
+                println!(
+                    "{}\t{}\towner={}\tmembers={}",
+                    t.team_id,
+                    t.name,
+                    t.owner_id,
+                    t.members.join(",")
+                );
+            }
         }
     }
+    Ok(())
 }
 
 fn user_command(storage: &Storage, command: UserCommand) -> anyhow::Result<()> {
@@ -89,18 +188,35 @@ fn user_command(storage: &Storage, command: UserCommand) -> anyhow::Result<()> {
             name,
             display_name,
             admin,
+            password_stdin,
         } => {
             if !valid_username(&name) {
                 anyhow::bail!("user name: 1–64 characters of letters, digits, '_', '-', '.'");
             }
+            let phc = if password_stdin {
+                Some(password::hash(&read_password()?)?)
+            } else {
+                None
+            };
             let display = display_name.unwrap_or_else(|| name.clone());
             let (user, token) = storage.writer.call_blocking(move |c| {
                 let u = accounts::create_user(c, &name, &display, admin, now)?;
+                if let Some(phc) = phc {
+                    accounts::set_password_hash(c, &u.id, &phc)?;
+                }
                 let t = accounts::create_token(c, &u.id, "cli", now)?;
                 Ok((u, t))
             })?;
             println!("created user {} ({})", user.name, user.id);
             println!("token: {token}");
+        }
+        UserCommand::Passwd { name } => {
+            let id = user_id(storage, &name)?;
+            let phc = password::hash(&read_password()?)?;
+            storage
+                .writer
+                .call_blocking(move |c| accounts::set_password_hash(c, &id, &phc))?;
+            println!("password of {name} changed; their login sessions have ended");
         }
         UserCommand::Token { name, label } => {
             let token = storage.writer.call_blocking(move |c| {

@@ -19,6 +19,7 @@ pub struct Settings {
     pub storage: StorageSettings,
     pub limits: LimitSettings,
     pub actors: ActorSettings,
+    pub auth: AuthSettings,
     pub logging: LoggingSettings,
     pub testing: TestingSettings,
 }
@@ -66,6 +67,15 @@ pub struct ActorSettings {
     pub idle_stop_secs: i64,
     pub log_tail: usize,
     pub log_page: usize,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSettings {
+    pub session_ttl_hours: i64,
+    pub secure_cookies: bool,
+    pub login_max_failures: u32,
+    pub login_window_secs: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -189,6 +199,16 @@ impl Settings {
                 a.log_page,
                 "must be between 1 and 10000",
             ));
+        }
+        if self.auth.session_ttl_hours < 1 {
+            return Err(bad(
+                "auth.session_ttl_hours",
+                self.auth.session_ttl_hours,
+                "must be at least 1",
+            ));
+        }
+        if self.auth.login_max_failures == 0 {
+            return Err(bad("auth.login_max_failures", 0, "must be at least 1"));
         }
         if tracing_subscriber::EnvFilter::try_new(&self.logging.level).is_err() {
             return Err(bad(

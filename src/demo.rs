@@ -8,13 +8,15 @@ use anyhow::Context as _;
 use docsync_actors::collab::block::Author;
 use docsync_actors::collab::op::{Op, OpKind};
 use docsync_actors::collab::order_key::n_keys_between;
-use docsync_actors::document::{Caller, Sync};
+use docsync_actors::document::{Caller, DocError, Sync};
 use docsync_actors::registry::Open;
 use docsync_actors::storage::accounts::{self, new_id};
 use docsync_actors::storage::documents;
 use docsync_actors::storage::log::Precheck;
 use docsync_actors::storage::roles::Role;
+use docsync_actors::storage::sharing::{self, Access, Share, ShareKind};
 
+use crate::auth::password;
 use crate::http::AppState;
 
 const SAMPLE: &[(usize, &str)] = &[
@@ -26,6 +28,13 @@ const SAMPLE: &[(usize, &str)] = &[
     (1, "GET /api/v1/docs/{id}/markdown to read it back"),
 ];
 
+/// Demo accounts: (name, display name, password, admin).
+const USERS: &[(&str, &str, &str, bool)] = &[
+    ("alice", "Alice", "alice-demo-pw", true),
+    ("bob", "Bob", "bob-demo-pw", false),
+    ("carol", "Carol", "carol-demo-pw", false),
+];
+
 pub async fn seed(state: &AppState) -> anyhow::Result<()> {
     let now = state.clock.now_ms();
     let existing = state.storage.read(accounts::count_users).await?;
@@ -35,19 +44,111 @@ pub async fn seed(state: &AppState) -> anyhow::Result<()> {
         );
         return Ok(());
     }
+    let mut hashes = Vec::new();
+    for (_, _, pw, _) in USERS {
+        hashes.push(password::hash(pw)?);
+    }
     let created = state
         .storage
         .write(move |c| {
-            let alice = accounts::create_user(c, "alice", "Alice", true, now)?;
-            let bob = accounts::create_user(c, "bob", "Bob", false, now)?;
-            let ta = accounts::create_token(c, &alice.id, "demo", now)?;
-            let tb = accounts::create_token(c, &bob.id, "demo", now)?;
-            let doc = new_id("doc_");
-            documents::create(c, &doc, &alice.id, "Welcome to docsync", None, now)?;
-            Ok((alice, bob, ta, tb, doc))
+            let mut users = Vec::new();
+            for ((name, display, _, admin), phc) in USERS.iter().zip(hashes) {
+                let u = accounts::create_user(c, name, display, *admin, now)?;
+                accounts::set_password_hash(c, &u.id, &phc)?;
+                let t = accounts::create_token(c, &u.id, "demo", now)?;
+                users.push((u, t));
+            }
+            let (alice, bob, carol) = (&users[0].0.id, &users[1].0.id, &users[2].0.id);
+            let team = sharing::create_team(c, "Writers", alice, now)?;
+            sharing::set_members(c, &team.team_id, alice, std::slice::from_ref(bob))?;
+            let space = sharing::create_folder(c, "Team space", alice, None, now)?;
+            let projects =
+                sharing::create_folder(c, "Projects", alice, Some(&space.folder_id), now)?;
+            sharing::set_folder_shares(
+                c,
+                &space.folder_id,
+                &[
+                    Share {
+                        kind: ShareKind::Team,
+                        id: team.team_id.clone(),
+                        access: Access::Write,
+                    },
+                    Share {
+                        kind: ShareKind::User,
+                        id: carol.clone(),
+                        access: Access::Read,
+                    },
+                ],
+            )?;
+            let mut docs = Vec::new();
+            for (title, folder) in [
+                ("Welcome to docsync", None),
+                ("Team notes", Some(space.folder_id.as_str())),
+                ("Roadmap", Some(projects.folder_id.as_str())),
+                ("Memo for the team", None),
+            ] {
+                let id = new_id("doc_");
+                documents::create(c, &id, alice, title, folder, now)?;
+                docs.push((id, title));
+            }
+            sharing::set_doc_shares(
+                c,
+                &docs[0].0,
+                alice,
+                &[
+                    Share {
+                        kind: ShareKind::User,
+                        id: bob.clone(),
+                        access: Access::Write,
+                    },
+                    Share {
+                        kind: ShareKind::User,
+                        id: carol.clone(),
+                        access: Access::Read,
+                    },
+                ],
+            )?;
+            sharing::set_doc_shares(
+                c,
+                &docs[3].0,
+                alice,
+                &[Share {
+                    kind: ShareKind::Team,
+                    id: team.team_id.clone(),
+                    access: Access::Read,
+                }],
+            )?;
+            Ok((users, docs))
         })
         .await?;
-    let (alice, _bob, token_a, token_b, doc_id) = created;
+    let (users, docs) = created;
+    let alice = &users[0].0;
+    for (doc_id, _) in &docs {
+        seed_blocks(state, doc_id, alice).await?;
+    }
+    println!("demo: created users, a team, folders and sample documents");
+    for ((u, token), (_, _, pw, _)) in users.iter().zip(USERS) {
+        println!("  {:<6} password: {:<14} token: {token}", u.name, pw);
+    }
+    println!("  documents (owner alice):");
+    let paths = [
+        "bob: editor by direct share, carol: viewer by direct share",
+        "in folder Team space: bob editor via team Writers, carol viewer via folder share",
+        "in Team space/Projects: the same roles via the ancestor folder",
+        "shared read-only with team Writers: bob viewer via team",
+    ];
+    for ((doc_id, title), path) in docs.iter().zip(paths) {
+        println!("    {doc_id}  {title:<20} {path}");
+    }
+    println!("  sample document: {}", docs[0].0);
+    println!(
+        "  try: curl -H 'Authorization: Bearer {}' http://HOST/api/v1/docs/{}/markdown",
+        users[0].1, docs[0].0
+    );
+    Ok(())
+}
+
+async fn seed_blocks(state: &AppState, doc_id: &str, alice: &accounts::User) -> anyhow::Result<()> {
     let keys = n_keys_between(None, None, SAMPLE.len())?;
     let mut ops = Vec::new();
     let mut parents: Vec<String> = Vec::new();
@@ -68,35 +169,43 @@ pub async fn seed(state: &AppState) -> anyhow::Result<()> {
         });
         parents.push(id);
     }
-    let addr = state
-        .registry
-        .send(Open {
-            doc_id: doc_id.clone(),
-        })
-        .await?;
-    addr.send(Sync {
-        caller: Caller {
-            client_id: String::new(),
-            author: Author {
-                user_id: alice.id.clone(),
-                name: alice.display_name.clone(),
-            },
-            role: Role::Owner,
-            shared: false,
+    let caller = Caller {
+        client_id: String::new(),
+        author: Author {
+            user_id: alice.id.clone(),
+            name: alice.display_name.clone(),
         },
-        last_seq: 0,
-        ops,
-        hold: None,
-        precheck: Precheck::default(),
-        precheck_at: Instant::now(),
-    })
-    .await?
-    .map_err(|e| anyhow::anyhow!("{e}"))
-    .context("seeding the sample document")?;
-    println!("demo: created users and a sample document");
-    println!("  alice (owner of the sample)  token: {token_a}");
-    println!("  bob                          token: {token_b}");
-    println!("  sample document: {doc_id}");
-    println!("  try: curl -H 'Authorization: Bearer {token_a}' http://HOST/api/v1/docs/{doc_id}/markdown");
-    Ok(())
+        role: Role::Owner,
+        shared: false,
+    };
+    // A brand-new actor distrusts pre-checks older than itself; ours is empty and may be
+    // re-stamped, so ask again if it says so.
+    for _ in 0..5 {
+        let addr = state
+            .registry
+            .send(Open {
+                doc_id: doc_id.to_string(),
+            })
+            .await?;
+        let reply = addr
+            .send(Sync {
+                caller: caller.clone(),
+                last_seq: 0,
+                ops: ops.clone(),
+                hold: None,
+                precheck: Precheck::default(),
+                precheck_at: Instant::now(),
+            })
+            .await?;
+        match reply {
+            Err(DocError::StalePrecheck) | Err(DocError::Restarting) => continue,
+            other => {
+                other
+                    .map_err(|e| anyhow::anyhow!("{e}"))
+                    .context("seeding a sample document")?;
+                return Ok(());
+            }
+        }
+    }
+    anyhow::bail!("seeding a sample document: the document actor kept restarting")
 }

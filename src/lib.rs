@@ -1,6 +1,7 @@
 //! The docsync service: configuration, HTTP handlers, authentication, start-up and CLI
 //! helpers. The core (rules, storage, actors) lives in the `docsync-actors` crate.
 
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod demo;

@@ -66,14 +66,34 @@ pub fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
 }
 
 async fn run(settings: Arc<Settings>, storage: Storage, demo: bool) -> anyhow::Result<()> {
-    let clock: SharedClock = Arc::new(SystemClock);
     let n_arbiters = match settings.actors.arbiters {
         0 => cores(),
         n => n,
     };
     let arbiters: Vec<Arbiter> = (0..n_arbiters).map(|_| Arbiter::new()).collect();
+    let handles = arbiters.iter().map(|a| a.handle()).collect();
+    let result = serve_http(settings, storage, demo, handles).await;
+    // Whatever happened, stop the actor threads: their actors hold storage handles, and the
+    // writer only ends (after checkpointing) once every handle is gone.
+    tracing::info!("stopping document actors");
+    for a in &arbiters {
+        a.stop();
+    }
+    for a in arbiters {
+        let _ = a.join();
+    }
+    result
+}
+
+async fn serve_http(
+    settings: Arc<Settings>,
+    storage: Storage,
+    demo: bool,
+    arbiters: Vec<actix::ArbiterHandle>,
+) -> anyhow::Result<()> {
+    let clock: SharedClock = Arc::new(SystemClock);
     let registry = Registry::new(
-        arbiters.iter().map(|a| a.handle()).collect(),
+        arbiters,
         storage.clone(),
         clock.clone(),
         actor_config(&settings),
@@ -85,6 +105,10 @@ async fn run(settings: Arc<Settings>, storage: Storage, demo: bool) -> anyhow::R
         clock,
         limits: limits(&settings),
         settings: settings.clone(),
+        throttle: Arc::new(crate::auth::throttle::LoginThrottle::new(
+            settings.auth.login_max_failures,
+            Duration::from_secs(settings.auth.login_window_secs),
+        )),
     };
     if demo {
         crate::demo::seed(&state).await?;
@@ -97,6 +121,7 @@ async fn run(settings: Arc<Settings>, storage: Storage, demo: bool) -> anyhow::R
     let server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
+            .wrap(middleware::from_fn(http::origin::guard))
             .wrap(middleware::from_fn(crate::telemetry::request_log))
             .configure(http::routes)
     })
@@ -112,9 +137,6 @@ async fn run(settings: Arc<Settings>, storage: Storage, demo: bool) -> anyhow::R
     }
     std::io::stdout().flush()?;
     server.run().await?;
-    tracing::info!("HTTP server stopped; stopping document actors");
-    for a in arbiters {
-        a.stop();
-    }
+    tracing::info!("HTTP server stopped");
     Ok(())
 }

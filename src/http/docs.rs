@@ -53,11 +53,6 @@ pub async fn caller(state: &AppState, creds: &Credentials) -> Result<User, ApiEr
         .into_result()
 }
 
-pub async fn me(state: web::Data<AppState>, creds: Credentials) -> Result<HttpResponse, ApiError> {
-    let user = caller(&state, &creds).await?;
-    Ok(HttpResponse::Ok().json(user))
-}
-
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct CreateDoc {
@@ -93,7 +88,7 @@ pub async fn create(
     let (doc, owner) = (id.clone(), user.id.clone());
     state
         .storage
-        .write(move |c| documents::create(c, &doc, &owner, &title, None, now))
+        .write(move |c| documents::create(c, &doc, &owner, &title, body.folder_id.as_deref(), now))
         .await?;
     Ok(HttpResponse::Created().json(json!({"docId": id})))
 }

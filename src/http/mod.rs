@@ -1,12 +1,15 @@
 //! HTTP: thin handlers that decode, authorise through the one role function, send one
 //! message to a document actor (or one read to storage) and encode the answer.
 
+pub mod accounts;
 pub mod auth;
 pub mod body;
 pub mod docs;
 pub mod error;
 pub mod health;
+pub mod origin;
 pub mod read;
+pub mod sharing;
 pub mod sync;
 
 use std::sync::Arc;
@@ -30,6 +33,7 @@ pub struct AppState {
     pub clock: SharedClock,
     pub limits: Limits,
     pub settings: Arc<Settings>,
+    pub throttle: Arc<crate::auth::throttle::LoginThrottle>,
 }
 
 impl AppState {
@@ -43,7 +47,28 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/readyz", web::get().to(health::readyz))
         .service(
             web::scope("/api/v1")
-                .route("/me", web::get().to(docs::me))
+                .route("/auth/login", web::post().to(accounts::login))
+                .route("/auth/logout", web::post().to(accounts::logout))
+                .route("/me", web::get().to(accounts::me))
+                .route("/tokens", web::post().to(accounts::create_token))
+                .route("/tokens", web::get().to(accounts::list_tokens))
+                .route("/tokens/{id}", web::delete().to(accounts::delete_token))
+                .route("/users", web::get().to(sharing::find_user))
+                .route("/teams", web::post().to(sharing::create_team))
+                .route("/teams", web::get().to(sharing::list_teams))
+                .route("/teams/{id}/members", web::put().to(sharing::put_members))
+                .route("/folders", web::post().to(sharing::create_folder))
+                .route(
+                    "/folders/{id}/shares",
+                    web::get().to(sharing::get_folder_shares),
+                )
+                .route(
+                    "/folders/{id}/shares",
+                    web::put().to(sharing::put_folder_shares),
+                )
+                .route("/docs/{id}", web::patch().to(sharing::patch_doc))
+                .route("/docs/{id}/shares", web::get().to(sharing::get_doc_shares))
+                .route("/docs/{id}/shares", web::put().to(sharing::put_doc_shares))
                 .route("/docs", web::post().to(docs::create))
                 .route("/docs", web::get().to(docs::list))
                 .route("/docs/{id}", web::delete().to(docs::delete))

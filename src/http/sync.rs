@@ -27,7 +27,7 @@ use super::AppState;
 
 const ATTEMPTS: usize = 5;
 
-async fn actor(state: &AppState, doc_id: &str) -> Result<Addr<DocumentActor>, ApiError> {
+pub async fn actor(state: &AppState, doc_id: &str) -> Result<Addr<DocumentActor>, ApiError> {
     Ok(state
         .registry
         .send(Open {

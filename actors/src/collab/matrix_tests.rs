@@ -173,8 +173,8 @@ fn lease_table(lease: L, on: &str) -> LeaseTable {
             t.grant(on, OTHER, &other(), NOW - 1_000);
         }
         L::OtherExpired => {
-            // Expired 1 ms ago.
-            t.grant(on, OTHER, &other(), NOW - TTL - 1);
+            // Listed exactly 20 s ago: it expires now.
+            t.grant(on, OTHER, &other(), NOW - TTL);
         }
     }
     t
@@ -1166,6 +1166,51 @@ fn repeated_conflicts_each_land_directly_after_the_original() {
         doc.get(LIVE).unwrap().content,
         "A1",
         "original keeps its text"
+    );
+}
+
+/// Restore brings back only what hangs under a live parent again: a same-stamp block below
+/// a block deleted by another delete stays gone (no live block under a tombstone), even in a
+/// state the rules themselves never produce.
+#[test]
+fn restore_never_revives_below_a_still_deleted_parent() {
+    let mut meta = DocState::new(DOC, TITLE);
+    meta.title_version = TITLE_VERSION;
+    let blocks = vec![
+        block("blk_r", None, "a0", "R", 1, Some(500)),
+        block("blk_r1", Some("blk_r"), "a0", "R1", 1, Some(400)),
+        block("blk_r11", Some("blk_r1"), "a0", "R11", 1, Some(500)),
+        block("blk_r2", Some("blk_r"), "a1", "R2", 1, Some(500)),
+    ];
+    let mut doc = DocState::from_parts(meta, blocks, Vec::<String>::new());
+    let (author, foreign) = (me(), foreign_set());
+    let op = Op {
+        op_id: "op_restore".into(),
+        kind: OpKind::Restore {
+            block_id: "blk_r".into(),
+        },
+    };
+    let applied = apply_op(
+        &mut doc,
+        &LeaseTable::new(TTL),
+        &ctx(&author, &foreign, true),
+        &op,
+    );
+    assert_eq!(applied.result.status, APPLIED);
+    let deleted = |id: &str| doc.get(id).unwrap().deleted;
+    assert_eq!(
+        [
+            deleted("blk_r"),
+            deleted("blk_r1"),
+            deleted("blk_r11"),
+            deleted("blk_r2")
+        ],
+        [false, true, true, false]
+    );
+    assert_eq!(
+        applied.effects.len(),
+        2,
+        "effects for blk_r and blk_r2 only"
     );
 }
 

@@ -597,6 +597,39 @@ impl Handler<Leave> for DocumentActor {
     }
 }
 
+impl Handler<SetIcon> for DocumentActor {
+    type Result = ResponseActFuture<Self, Result<(), DocError>>;
+
+    fn handle(&mut self, msg: SetIcon, _ctx: &mut Context<Self>) -> Self::Result {
+        if let Some(e) = self.refuse() {
+            return Box::pin(actix::fut::ready(Err(e)));
+        }
+        let state = self.state.as_mut().expect("checked by refuse()");
+        state.icon = msg.icon.clone();
+        let doc = self.doc_id.clone();
+        let now = self.clock.now_ms();
+        let fut = self
+            .storage
+            .write(move |c| documents::set_icon(c, &doc, msg.icon.as_deref(), now));
+        self.inflight += 1;
+        Box::pin(
+            actix::fut::wrap_future::<_, Self>(fut).map(|res, act, ctx| {
+                act.inflight -= 1;
+                match res {
+                    Ok(()) => {
+                        act.presence_changed();
+                        Ok(())
+                    }
+                    Err(e) => {
+                        act.poison(ctx, &e.to_string());
+                        Err(DocError::Storage(e.to_string()))
+                    }
+                }
+            }),
+        )
+    }
+}
+
 impl Handler<Close> for DocumentActor {
     type Result = ();
 

@@ -151,6 +151,13 @@ pub struct Leave {
     pub client_id: String,
 }
 
+/// Changes the document's icon (not part of the op log; takes its place in the actor's order).
+#[derive(Message)]
+#[rtype(result = "Result<(), DocError>")]
+pub struct SetIcon {
+    pub icon: Option<String>,
+}
+
 /// The document was deleted: answer NotFound from now on and stop.
 #[derive(Message)]
 #[rtype(result = "()")]

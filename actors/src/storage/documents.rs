@@ -212,6 +212,14 @@ pub fn apply_write(conn: &Connection, w: &DocWrite) -> Result<()> {
     Ok(())
 }
 
+pub fn set_icon(conn: &Connection, doc_id: &str, icon: Option<&str>, now: i64) -> Result<()> {
+    conn.execute(
+        "UPDATE documents SET icon = ?2, updated_at = ?3 WHERE id = ?1",
+        params![doc_id, icon, now],
+    )?;
+    Ok(())
+}
+
 /// Removes a document and everything hanging off it.
 pub fn delete(conn: &Connection, doc_id: &str) -> Result<bool> {
     derived::forget_document(conn, doc_id)?;

@@ -16,6 +16,8 @@ pub enum StorageError {
     ForeignBlock(String),
     #[error("not found: {0}")]
     NotFound(String),
+    #[error("{0}")]
+    Invalid(String),
     #[error("conflict: {0}")]
     Conflict(String),
     #[error("the database writer has stopped")]

@@ -7,9 +7,10 @@ use rusqlite_migration::{Migrations, M};
 use super::error::Result;
 
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(include_str!(
-        "../../../migrations/0001_core.sql"
-    ))])
+    Migrations::new(vec![
+        M::up(include_str!("../../../migrations/0001_core.sql")),
+        M::up(include_str!("../../../migrations/0002_sharing.sql")),
+    ])
 }
 
 pub fn apply(conn: &mut Connection) -> Result<()> {
@@ -24,7 +25,7 @@ pub fn is_current(conn: &Connection) -> Result<bool> {
 }
 
 pub fn migrations_len() -> usize {
-    1
+    2
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod log;
 pub mod migrate;
 pub mod roles;
 pub mod search;
+pub mod sharing;
 pub mod writer;
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,8 @@
 //! The one role function: what may this user do with this document? Every endpoint asks
 //! it, on every request (no cache, so a revoked right is gone on the very next request).
-//! For now a document belongs to its owner alone; shares extend this function, not callers.
+//! The effective role is the highest of: ownership, a direct share, a share to one of the
+//! user's teams, a share of the document's folder or of any ancestor folder (PROTOCOL §3).
+//! Owning the folder a document sits in counts as a write share of that folder.
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
@@ -28,51 +30,199 @@ impl Role {
     pub fn can_write(self) -> bool {
         self >= Role::Editor
     }
+
+    fn from_access(access: &str) -> Role {
+        if access == "write" {
+            Role::Editor
+        } else {
+            Role::Viewer
+        }
+    }
 }
 
-/// The effective role of `user_id` on `doc_id`, or None (no access, or no such document —
-/// callers answer both with 404 so existence is not revealed).
-pub fn doc_role(conn: &Connection, user_id: &str, doc_id: &str) -> Result<Option<Role>> {
-    let owner: Option<String> = conn
-        .prepare_cached("SELECT owner_id FROM documents WHERE id = ?1")?
-        .query_row([doc_id], |r| r.get(0))
+/// A role and the path it came by (`owner`, `direct`, `team:<name>`, `folder:<name>`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Grant {
+    pub role: Role,
+    pub via: String,
+}
+
+/// Every folder from `folder` up to the root, nearest first (cycle-safe).
+const ANCESTORS: &str = "WITH RECURSIVE chain(id, parent_id, owner_id, name, depth) AS (
+        SELECT id, parent_id, owner_id, name, 0 FROM folders WHERE id = ?1
+        UNION ALL
+        SELECT f.id, f.parent_id, f.owner_id, f.name, c.depth + 1 FROM folders f
+        JOIN chain c ON f.id = c.parent_id WHERE c.depth < 64)";
+
+/// The effective role of `user_id` on `doc_id` and how it was obtained, or None (no access
+/// or no such document — callers answer both with 404 so existence is not revealed).
+pub fn doc_grant(conn: &Connection, user_id: &str, doc_id: &str) -> Result<Option<Grant>> {
+    let doc: Option<(String, Option<String>)> = conn
+        .prepare_cached("SELECT owner_id, folder_id FROM documents WHERE id = ?1")?
+        .query_row([doc_id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
-    Ok(match owner {
-        Some(o) if o == user_id => Some(Role::Owner),
-        _ => None,
-    })
+    let Some((owner, folder)) = doc else {
+        return Ok(None);
+    };
+    if owner == user_id {
+        return Ok(Some(Grant {
+            role: Role::Owner,
+            via: "owner".into(),
+        }));
+    }
+    let mut best: Option<Grant> = None;
+    let mut offer = |role: Role, via: String| {
+        if best.as_ref().is_none_or(|b| role > b.role) {
+            best = Some(Grant { role, via });
+        }
+    };
+    let direct: Option<String> = conn
+        .prepare_cached("SELECT access FROM doc_shares WHERE doc_id = ?1 AND user_id = ?2")?
+        .query_row(params![doc_id, user_id], |r| r.get(0))
+        .optional()?;
+    if let Some(a) = direct {
+        offer(Role::from_access(&a), "direct".into());
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.access, t.name FROM doc_team_shares s JOIN team_members m ON m.team_id = s.team_id
+         JOIN teams t ON t.id = s.team_id WHERE s.doc_id = ?1 AND m.user_id = ?2",
+    )?;
+    for row in stmt.query_map(params![doc_id, user_id], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })? {
+        let (a, team) = row?;
+        offer(Role::from_access(&a), format!("team:{team}"));
+    }
+    if let Some(folder) = folder {
+        let sql = format!(
+            "{ANCESTORS}
+             SELECT 'write', c.name FROM chain c WHERE c.owner_id = ?2
+             UNION ALL
+             SELECT s.access, c.name FROM chain c JOIN workspace_folder_shares s ON s.folder_id = c.id
+              WHERE (s.kind = 'user' AND s.principal_id = ?2)
+                 OR (s.kind = 'team' AND s.principal_id IN (SELECT team_id FROM team_members WHERE user_id = ?2))"
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        for row in stmt.query_map(params![folder, user_id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })? {
+            let (a, name) = row?;
+            offer(Role::from_access(&a), format!("folder:{name}"));
+        }
+    }
+    Ok(best)
+}
+
+pub fn doc_role(conn: &Connection, user_id: &str, doc_id: &str) -> Result<Option<Role>> {
+    Ok(doc_grant(conn, user_id, doc_id)?.map(|g| g.role))
 }
 
 /// Whether anyone besides the owner can open the document (PROTOCOL §5 `shared`).
-pub fn is_shared(_conn: &Connection, _doc_id: &str) -> Result<bool> {
-    Ok(false)
+pub fn is_shared(conn: &Connection, doc_id: &str) -> Result<bool> {
+    let direct: bool = conn
+        .prepare_cached(
+            "SELECT EXISTS(SELECT 1 FROM doc_shares WHERE doc_id = ?1)
+                 OR EXISTS(SELECT 1 FROM doc_team_shares WHERE doc_id = ?1)",
+        )?
+        .query_row([doc_id], |r| r.get(0))?;
+    if direct {
+        return Ok(true);
+    }
+    let doc: Option<(String, Option<String>)> = conn
+        .prepare_cached("SELECT owner_id, folder_id FROM documents WHERE id = ?1")?
+        .query_row([doc_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let Some((owner, Some(folder))) = doc else {
+        return Ok(false);
+    };
+    let sql = format!(
+        "{ANCESTORS}
+         SELECT EXISTS(SELECT 1 FROM chain c JOIN workspace_folder_shares s ON s.folder_id = c.id)
+             OR EXISTS(SELECT 1 FROM chain c WHERE c.owner_id <> ?2)"
+    );
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row(params![folder, owner], |r| r.get(0))?)
 }
 
+/// Candidate documents: owned, shared directly or by team, or inside a folder the user owns
+/// or that is shared with them or a team of theirs (including subfolders).
+const CANDIDATES: &str = "WITH RECURSIVE
+    my_teams(id) AS (SELECT team_id FROM team_members WHERE user_id = ?1),
+    roots(id) AS (
+        SELECT id FROM folders WHERE owner_id = ?1
+        UNION SELECT folder_id FROM workspace_folder_shares WHERE kind = 'user' AND principal_id = ?1
+        UNION SELECT folder_id FROM workspace_folder_shares WHERE kind = 'team' AND principal_id IN (SELECT id FROM my_teams)),
+    reach(id, depth) AS (
+        SELECT id, 0 FROM roots
+        UNION SELECT f.id, r.depth + 1 FROM folders f JOIN reach r ON f.parent_id = r.id WHERE r.depth < 64)
+    SELECT id FROM documents WHERE owner_id = ?1
+    UNION SELECT doc_id FROM doc_shares WHERE user_id = ?1
+    UNION SELECT doc_id FROM doc_team_shares WHERE team_id IN (SELECT id FROM my_teams)
+    UNION SELECT id FROM documents WHERE folder_id IN (SELECT id FROM reach)";
+
 pub fn readable_documents(conn: &Connection, user_id: &str) -> Result<Vec<DocSummary>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, title, icon, owner_id, folder_id, head_seq, updated_at FROM documents
-         WHERE owner_id = ?1 ORDER BY updated_at DESC, id",
+    let ids = readable_doc_ids(conn, user_id)?;
+    let mut meta = conn.prepare_cached(
+        "SELECT id, title, icon, owner_id, folder_id, head_seq, updated_at FROM documents WHERE id = ?1",
     )?;
-    let rows = stmt.query_map(params![user_id], |r| {
-        Ok(DocSummary {
-            doc_id: r.get(0)?,
-            title: r.get(1)?,
-            icon: r.get(2)?,
-            owner_id: r.get(3)?,
-            folder_id: r.get(4)?,
-            head_seq: r.get(5)?,
-            updated_at: r.get(6)?,
-            role: Role::Owner.as_str().to_string(),
-            via: "owner".to_string(),
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let Some(grant) = doc_grant(conn, user_id, &id)? else {
+            continue;
+        };
+        let d = meta.query_row([&id], |r| {
+            Ok(DocSummary {
+                doc_id: r.get(0)?,
+                title: r.get(1)?,
+                icon: r.get(2)?,
+                owner_id: r.get(3)?,
+                folder_id: r.get(4)?,
+                head_seq: r.get(5)?,
+                updated_at: r.get(6)?,
+                role: grant.role.as_str().to_string(),
+                via: grant.via.clone(),
+            })
+        })?;
+        out.push(d);
+    }
+    out.sort_by(|a, b| {
+        b.updated_at
+            .cmp(&a.updated_at)
+            .then(a.doc_id.cmp(&b.doc_id))
+    });
+    Ok(out)
 }
 
 /// IDs of every document the user can read (for search and tags).
 pub fn readable_doc_ids(conn: &Connection, user_id: &str) -> Result<Vec<String>> {
-    Ok(readable_documents(conn, user_id)?
-        .into_iter()
-        .map(|d| d.doc_id)
-        .collect())
+    let mut stmt = conn.prepare_cached(CANDIDATES)?;
+    let ids = stmt
+        .query_map([user_id], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(ids)
+}
+
+/// What the user may do with a folder: owner (manage shares, everything), write (create
+/// documents and subfolders in it), read — the highest of ownership and shares on the folder
+/// or any ancestor.
+pub fn folder_role(conn: &Connection, user_id: &str, folder_id: &str) -> Result<Option<Role>> {
+    let sql = format!(
+        "{ANCESTORS}
+         SELECT CASE WHEN c.owner_id = ?2 AND c.depth = 0 THEN 'owner' ELSE 'write' END FROM chain c WHERE c.owner_id = ?2
+         UNION ALL
+         SELECT s.access FROM chain c JOIN workspace_folder_shares s ON s.folder_id = c.id
+          WHERE (s.kind = 'user' AND s.principal_id = ?2)
+             OR (s.kind = 'team' AND s.principal_id IN (SELECT team_id FROM team_members WHERE user_id = ?2))"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut best: Option<Role> = None;
+    for row in stmt.query_map(params![folder_id, user_id], |r| r.get::<_, String>(0))? {
+        let role = match row?.as_str() {
+            "owner" => Role::Owner,
+            a => Role::from_access(a),
+        };
+        best = best.max(Some(role));
+    }
+    Ok(best)
 }

@@ -1,0 +1,346 @@
+//! Teams, folders and shares: the rows the role function reads. Who may change them is
+//! decided by the callers through `roles`; this module only checks that what a share
+//! names exists.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+use super::accounts::new_id;
+use super::error::{Result, StorageError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShareKind {
+    User,
+    Team,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    Read,
+    Write,
+}
+
+impl Access {
+    fn as_str(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+        }
+    }
+
+    fn parse(s: &str) -> Access {
+        if s == "write" {
+            Access::Write
+        } else {
+            Access::Read
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Share {
+    pub kind: ShareKind,
+    pub id: String,
+    pub access: Access,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Team {
+    pub team_id: String,
+    pub name: String,
+    pub owner_id: String,
+    pub members: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Folder {
+    pub folder_id: String,
+    pub name: String,
+    pub owner_id: String,
+    pub parent_id: Option<String>,
+}
+
+fn exists(conn: &Connection, sql: &str, id: &str) -> Result<bool> {
+    Ok(conn.prepare_cached(sql)?.exists([id])?)
+}
+
+fn check_principals(conn: &Connection, shares: &[Share]) -> Result<()> {
+    for s in shares {
+        let ok = match s.kind {
+            ShareKind::User => exists(conn, "SELECT 1 FROM users WHERE id = ?1", &s.id)?,
+            ShareKind::Team => exists(conn, "SELECT 1 FROM teams WHERE id = ?1", &s.id)?,
+        };
+        if !ok {
+            return Err(StorageError::Invalid(
+                format!("no such {:?}: {}", s.kind, s.id).to_lowercase(),
+            ));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for s in shares {
+        if !seen.insert((s.kind, s.id.as_str())) {
+            return Err(StorageError::Invalid(format!("{} is listed twice", s.id)));
+        }
+    }
+    Ok(())
+}
+
+pub fn doc_shares(conn: &Connection, doc_id: &str) -> Result<Vec<Share>> {
+    let mut out = Vec::new();
+    let mut stmt = conn.prepare_cached(
+        "SELECT user_id, access FROM doc_shares WHERE doc_id = ?1 ORDER BY user_id",
+    )?;
+    for r in stmt.query_map([doc_id], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })? {
+        let (id, a) = r?;
+        out.push(Share {
+            kind: ShareKind::User,
+            id,
+            access: Access::parse(&a),
+        });
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT team_id, access FROM doc_team_shares WHERE doc_id = ?1 ORDER BY team_id",
+    )?;
+    for r in stmt.query_map([doc_id], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })? {
+        let (id, a) = r?;
+        out.push(Share {
+            kind: ShareKind::Team,
+            id,
+            access: Access::parse(&a),
+        });
+    }
+    Ok(out)
+}
+
+/// Replaces the document's whole share list.
+pub fn set_doc_shares(
+    conn: &Connection,
+    doc_id: &str,
+    owner_id: &str,
+    shares: &[Share],
+) -> Result<()> {
+    check_principals(conn, shares)?;
+    conn.execute("DELETE FROM doc_shares WHERE doc_id = ?1", [doc_id])?;
+    conn.execute("DELETE FROM doc_team_shares WHERE doc_id = ?1", [doc_id])?;
+    for s in shares {
+        match s.kind {
+            ShareKind::User if s.id == owner_id => {}
+            ShareKind::User => {
+                conn.execute(
+                    "INSERT INTO doc_shares (doc_id, user_id, access) VALUES (?1, ?2, ?3)",
+                    params![doc_id, s.id, s.access.as_str()],
+                )?;
+            }
+            ShareKind::Team => {
+                conn.execute(
+                    "INSERT INTO doc_team_shares (doc_id, team_id, access) VALUES (?1, ?2, ?3)",
+                    params![doc_id, s.id, s.access.as_str()],
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn folder_shares(conn: &Connection, folder_id: &str) -> Result<Vec<Share>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT kind, principal_id, access FROM workspace_folder_shares WHERE folder_id = ?1 ORDER BY kind, principal_id",
+    )?;
+    let rows = stmt.query_map([folder_id], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for r in rows {
+        let (kind, id, a) = r?;
+        out.push(Share {
+            kind: if kind == "team" {
+                ShareKind::Team
+            } else {
+                ShareKind::User
+            },
+            id,
+            access: Access::parse(&a),
+        });
+    }
+    Ok(out)
+}
+
+pub fn set_folder_shares(conn: &Connection, folder_id: &str, shares: &[Share]) -> Result<()> {
+    check_principals(conn, shares)?;
+    conn.execute(
+        "DELETE FROM workspace_folder_shares WHERE folder_id = ?1",
+        [folder_id],
+    )?;
+    for s in shares {
+        let kind = match s.kind {
+            ShareKind::User => "user",
+            ShareKind::Team => "team",
+        };
+        conn.execute(
+            "INSERT INTO workspace_folder_shares (folder_id, kind, principal_id, access) VALUES (?1, ?2, ?3, ?4)",
+            params![folder_id, kind, s.id, s.access.as_str()],
+        )?;
+    }
+    Ok(())
+}
+
+pub fn create_team(conn: &Connection, name: &str, owner_id: &str, now: i64) -> Result<Team> {
+    let id = new_id("team_");
+    conn.execute(
+        "INSERT INTO teams (id, name, owner_id, created_at) VALUES (?1, ?2, ?3, ?4)",
+        params![id, name, owner_id, now],
+    )?;
+    conn.execute(
+        "INSERT INTO team_members (team_id, user_id) VALUES (?1, ?2)",
+        params![id, owner_id],
+    )?;
+    team(conn, &id)?.ok_or_else(|| StorageError::NotFound(id))
+}
+
+pub fn team(conn: &Connection, team_id: &str) -> Result<Option<Team>> {
+    let row: Option<(String, String)> = conn
+        .query_row(
+            "SELECT name, owner_id FROM teams WHERE id = ?1",
+            [team_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let Some((name, owner_id)) = row else {
+        return Ok(None);
+    };
+    let mut stmt = conn
+        .prepare_cached("SELECT user_id FROM team_members WHERE team_id = ?1 ORDER BY user_id")?;
+    let members = stmt
+        .query_map([team_id], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Some(Team {
+        team_id: team_id.to_string(),
+        name,
+        owner_id,
+        members,
+    }))
+}
+
+pub fn team_by_name(conn: &Connection, name: &str) -> Result<Option<Team>> {
+    let id: Option<String> = conn
+        .query_row(
+            "SELECT id FROM teams WHERE name = ?1 ORDER BY created_at LIMIT 1",
+            [name],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match id {
+        Some(id) => team(conn, &id),
+        None => Ok(None),
+    }
+}
+
+/// Teams the user owns or belongs to.
+pub fn my_teams(conn: &Connection, user_id: &str) -> Result<Vec<Team>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM teams WHERE owner_id = ?1 UNION SELECT team_id FROM team_members WHERE user_id = ?1",
+    )?;
+    let ids = stmt
+        .query_map([user_id], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut out = Vec::new();
+    for id in ids {
+        out.extend(team(conn, &id)?);
+    }
+    Ok(out)
+}
+
+/// Replaces the member list (the owner always stays a member).
+pub fn set_members(
+    conn: &Connection,
+    team_id: &str,
+    owner_id: &str,
+    members: &[String],
+) -> Result<()> {
+    for m in members {
+        if !exists(conn, "SELECT 1 FROM users WHERE id = ?1", m)? {
+            return Err(StorageError::Invalid(format!("no such user: {m}")));
+        }
+    }
+    conn.execute("DELETE FROM team_members WHERE team_id = ?1", [team_id])?;
+    let mut add = conn
+        .prepare_cached("INSERT OR IGNORE INTO team_members (team_id, user_id) VALUES (?1, ?2)")?;
+    add.execute(params![team_id, owner_id])?;
+    for m in members {
+        add.execute(params![team_id, m])?;
+    }
+    Ok(())
+}
+
+pub fn create_folder(
+    conn: &Connection,
+    name: &str,
+    owner_id: &str,
+    parent: Option<&str>,
+    now: i64,
+) -> Result<Folder> {
+    let id = new_id("fld_");
+    conn.execute(
+        "INSERT INTO folders (id, owner_id, parent_id, name, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![id, owner_id, parent, name, now],
+    )?;
+    Ok(Folder {
+        folder_id: id,
+        name: name.to_string(),
+        owner_id: owner_id.to_string(),
+        parent_id: parent.map(str::to_string),
+    })
+}
+
+pub fn folder(conn: &Connection, folder_id: &str) -> Result<Option<Folder>> {
+    Ok(conn
+        .query_row(
+            "SELECT id, name, owner_id, parent_id FROM folders WHERE id = ?1",
+            [folder_id],
+            |r| {
+                Ok(Folder {
+                    folder_id: r.get(0)?,
+                    name: r.get(1)?,
+                    owner_id: r.get(2)?,
+                    parent_id: r.get(3)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+pub fn set_doc_folder(
+    conn: &Connection,
+    doc_id: &str,
+    folder: Option<&str>,
+    now: i64,
+) -> Result<()> {
+    conn.execute(
+        "UPDATE documents SET folder_id = ?2, updated_at = ?3 WHERE id = ?1",
+        params![doc_id, folder, now],
+    )?;
+    Ok(())
+}
+
+pub fn doc_owner(conn: &Connection, doc_id: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT owner_id FROM documents WHERE id = ?1",
+            [doc_id],
+            |r| r.get(0),
+        )
+        .optional()?)
+}

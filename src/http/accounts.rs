@@ -1,0 +1,166 @@
+//! Login, logout, who am I, and API tokens.
+
+use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::Deserialize;
+use serde_json::json;
+
+use docsync_actors::storage::accounts;
+
+use super::auth::{Authed, Credentials, SESSION_COOKIE};
+use super::body::read_json;
+use super::docs::caller;
+use super::error::ApiError;
+use super::AppState;
+use crate::auth::password;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoginBody {
+    username: String,
+    password: String,
+}
+
+fn session_cookie(state: &AppState, value: String, max_age_secs: i64) -> Cookie<'static> {
+    Cookie::build(SESSION_COOKIE, value)
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(state.settings.auth.secure_cookies)
+        .max_age(CookieDuration::seconds(max_age_secs))
+        .finish()
+}
+
+pub async fn login(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let body: LoginBody = read_json(&req, payload, 16 * 1024).await?;
+    let peer = req
+        .connection_info()
+        .realip_remote_addr()
+        .unwrap_or("unknown")
+        .to_string();
+    let keys = vec![
+        format!("user:{}", body.username.to_lowercase()),
+        format!("addr:{peer}"),
+    ];
+    if let Some(wait) = state.throttle.blocked(&keys) {
+        return Ok(HttpResponse::TooManyRequests()
+            .insert_header(("Retry-After", wait.to_string()))
+            .json(json!({"error": {"code": "too_many_requests", "message": format!("too many failed logins; try again in {wait} s")}})));
+    }
+    let name = body.username.clone();
+    let record = state
+        .storage
+        .read(move |c| accounts::login_record(c, &name))
+        .await?;
+    let pw = body.password;
+    let ok_user = web::block(move || match record {
+        Some((user, Some(phc))) if password::verify(&pw, &phc) => Some(user),
+        _ => {
+            password::verify_dummy(&pw);
+            None
+        }
+    })
+    .await
+    .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let Some(user) = ok_user else {
+        state.throttle.fail(&keys);
+        return Err(ApiError::Unauthorized);
+    };
+    state.throttle.succeed(&keys);
+    let ttl_ms = state.settings.auth.session_ttl_hours * 3_600_000;
+    let now = state.clock.now_ms();
+    let uid = user.id.clone();
+    let secret = state
+        .storage
+        .write(move |c| accounts::create_login_session(c, &uid, now, ttl_ms))
+        .await?;
+    Ok(HttpResponse::Ok()
+        .cookie(session_cookie(&state, secret, ttl_ms / 1000))
+        .json(user))
+}
+
+pub async fn logout(
+    state: web::Data<AppState>,
+    creds: Credentials,
+) -> Result<HttpResponse, ApiError> {
+    if let Credentials::Session(secret) = creds {
+        state
+            .storage
+            .write(move |c| accounts::end_login_session(c, &secret))
+            .await?;
+    }
+    Ok(HttpResponse::NoContent()
+        .cookie(session_cookie(&state, String::new(), 0))
+        .finish())
+}
+
+pub async fn me(state: web::Data<AppState>, creds: Credentials) -> Result<HttpResponse, ApiError> {
+    let user = caller(&state, &creds).await?;
+    Ok(HttpResponse::Ok().json(user))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct TokenBody {
+    #[serde(default)]
+    label: Option<String>,
+}
+
+pub async fn create_token(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let user = caller(&state, &creds).await?;
+    let body: TokenBody = read_json(&req, payload, 16 * 1024).await?;
+    let label = body.label.unwrap_or_default();
+    if label.len() > 200 {
+        return Err(ApiError::BadRequest("label: at most 200 bytes".into()));
+    }
+    let now = state.clock.now_ms();
+    let (id, token) = state
+        .storage
+        .write(move |c| accounts::create_token_with_id(c, &user.id, &label, now))
+        .await?;
+    Ok(HttpResponse::Created().json(json!({"tokenId": id, "token": token})))
+}
+
+pub async fn list_tokens(
+    state: web::Data<AppState>,
+    creds: Credentials,
+) -> Result<HttpResponse, ApiError> {
+    let tokens = state
+        .storage
+        .read(move |c| {
+            let Some(user) = creds.user(c)? else {
+                return Ok(Authed::Unauthorized);
+            };
+            Ok(Authed::Ok(accounts::list_tokens(c, &user.id)?))
+        })
+        .await?
+        .into_result()?;
+    Ok(HttpResponse::Ok().json(json!({"tokens": tokens})))
+}
+
+pub async fn delete_token(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let user = caller(&state, &creds).await?;
+    let id = path.into_inner();
+    let gone = state
+        .storage
+        .write(move |c| accounts::delete_token(c, &user.id, &id))
+        .await?;
+    if gone {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(ApiError::NotFound)
+    }
+}

@@ -1,0 +1,366 @@
+//! Shares, folders, teams and document settings (PROTOCOL §3). Every decision about who
+//! may do what goes through the role functions in `storage::roles`.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::Deserialize;
+use serde_json::json;
+
+use docsync_actors::document::SetIcon;
+use docsync_actors::storage::accounts;
+use docsync_actors::storage::roles::{self, Role};
+use docsync_actors::storage::sharing::{self, Share};
+use docsync_actors::storage::StorageError;
+
+use super::auth::{Authed, Credentials};
+use super::body::read_json;
+use super::docs::{access, caller};
+use super::error::ApiError;
+use super::AppState;
+
+const MAX_SHARES: usize = 500;
+const MAX_NAME: usize = 200;
+
+fn check_name(field: &str, name: &str) -> Result<(), ApiError> {
+    if name.trim().is_empty() || name.len() > MAX_NAME {
+        return Err(ApiError::BadRequest(format!(
+            "{field}: 1 to {MAX_NAME} bytes"
+        )));
+    }
+    Ok(())
+}
+
+fn invalid(e: StorageError) -> ApiError {
+    match e {
+        StorageError::Invalid(m) => ApiError::BadRequest(m),
+        other => other.into(),
+    }
+}
+
+pub async fn get_doc_shares(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let doc = path.into_inner();
+    let (_, role, _) = access(&state, &creds, &doc).await?;
+    if role != Role::Owner {
+        return Err(ApiError::Forbidden("only the owner manages shares".into()));
+    }
+    let shares = state
+        .storage
+        .read(move |c| sharing::doc_shares(c, &doc))
+        .await?;
+    Ok(HttpResponse::Ok().json(json!({"shares": shares})))
+}
+
+pub async fn put_doc_shares(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let doc = path.into_inner();
+    let shares: Vec<Share> = read_json(&req, payload, state.max_body()).await?;
+    if shares.len() > MAX_SHARES {
+        return Err(ApiError::BadRequest(format!("at most {MAX_SHARES} shares")));
+    }
+    let (user, role, _) = access(&state, &creds, &doc).await?;
+    if role != Role::Owner {
+        return Err(ApiError::Forbidden("only the owner manages shares".into()));
+    }
+    let d = doc.clone();
+    state
+        .storage
+        .write(move |c| sharing::set_doc_shares(c, &d, &user.id, &shares))
+        .await
+        .map_err(invalid)?;
+    let shares = state
+        .storage
+        .read(move |c| sharing::doc_shares(c, &doc))
+        .await?;
+    Ok(HttpResponse::Ok().json(json!({"shares": shares})))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PatchDoc {
+    #[serde(default, deserialize_with = "double")]
+    icon: Option<Option<String>>,
+    #[serde(default, deserialize_with = "double")]
+    folder_id: Option<Option<String>>,
+}
+
+fn double<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(de).map(Some)
+}
+
+pub async fn patch_doc(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let doc = path.into_inner();
+    let body: PatchDoc = read_json(&req, payload, 16 * 1024).await?;
+    if let Some(Some(icon)) = &body.icon {
+        if icon.len() > 64 {
+            return Err(ApiError::BadRequest("icon: at most 64 bytes".into()));
+        }
+    }
+    let (user, role, _) = access(&state, &creds, &doc).await?;
+    if body.icon.is_some() && !role.can_write() {
+        return Err(ApiError::Forbidden(
+            "this document is read-only for you".into(),
+        ));
+    }
+    if body.folder_id.is_some() && role != Role::Owner {
+        return Err(ApiError::Forbidden(
+            "only the owner moves a document to another folder".into(),
+        ));
+    }
+    if let Some(Some(folder)) = &body.folder_id {
+        let (f, uid) = (folder.clone(), user.id.clone());
+        let frole = state
+            .storage
+            .read(move |c| roles::folder_role(c, &uid, &f))
+            .await?;
+        match frole {
+            None => {
+                return Err(ApiError::BadRequest(format!(
+                    "folderId: no such folder {folder}"
+                )))
+            }
+            Some(r) if !r.can_write() => {
+                return Err(ApiError::Forbidden(
+                    "you cannot add documents to that folder".into(),
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(folder) = body.folder_id {
+        let (d, now) = (doc.clone(), state.clock.now_ms());
+        state
+            .storage
+            .write(move |c| sharing::set_doc_folder(c, &d, folder.as_deref(), now))
+            .await?;
+    }
+    if let Some(icon) = body.icon {
+        let addr = super::sync::actor(&state, &doc).await?;
+        addr.send(SetIcon { icon }).await??;
+    }
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CreateFolder {
+    name: String,
+    #[serde(default)]
+    parent_id: Option<String>,
+}
+
+pub async fn create_folder(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let body: CreateFolder = read_json(&req, payload, 16 * 1024).await?;
+    check_name("name", &body.name)?;
+    let user = caller(&state, &creds).await?;
+    if let Some(parent) = &body.parent_id {
+        let (p, uid) = (parent.clone(), user.id.clone());
+        match state
+            .storage
+            .read(move |c| roles::folder_role(c, &uid, &p))
+            .await?
+        {
+            None => {
+                return Err(ApiError::BadRequest(format!(
+                    "parentId: no such folder {parent}"
+                )))
+            }
+            Some(r) if !r.can_write() => {
+                return Err(ApiError::Forbidden("you cannot add to that folder".into()))
+            }
+            Some(_) => {}
+        }
+    }
+    let now = state.clock.now_ms();
+    let folder = state
+        .storage
+        .write(move |c| {
+            sharing::create_folder(c, &body.name, &user.id, body.parent_id.as_deref(), now)
+        })
+        .await?;
+    Ok(HttpResponse::Created().json(folder))
+}
+
+/// The folder if the caller owns it; 404 if they cannot see it, 403 if they can but do not own it.
+async fn owned_folder(state: &AppState, creds: &Credentials, folder: &str) -> Result<(), ApiError> {
+    let (creds, f) = (creds.clone(), folder.to_string());
+    let out = state
+        .storage
+        .read(move |c| {
+            let Some(user) = creds.user(c)? else {
+                return Ok(Authed::Unauthorized);
+            };
+            Ok(Authed::Ok(roles::folder_role(c, &user.id, &f)?))
+        })
+        .await?
+        .into_result()?;
+    match out {
+        None => Err(ApiError::NotFound),
+        Some(Role::Owner) => Ok(()),
+        Some(_) => Err(ApiError::Forbidden(
+            "only the folder's owner manages its shares".into(),
+        )),
+    }
+}
+
+pub async fn get_folder_shares(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let folder = path.into_inner();
+    owned_folder(&state, &creds, &folder).await?;
+    let shares = state
+        .storage
+        .read(move |c| sharing::folder_shares(c, &folder))
+        .await?;
+    Ok(HttpResponse::Ok().json(json!({"shares": shares})))
+}
+
+pub async fn put_folder_shares(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let folder = path.into_inner();
+    let shares: Vec<Share> = read_json(&req, payload, state.max_body()).await?;
+    if shares.len() > MAX_SHARES {
+        return Err(ApiError::BadRequest(format!("at most {MAX_SHARES} shares")));
+    }
+    owned_folder(&state, &creds, &folder).await?;
+    let f = folder.clone();
+    state
+        .storage
+        .write(move |c| sharing::set_folder_shares(c, &f, &shares))
+        .await
+        .map_err(invalid)?;
+    let shares = state
+        .storage
+        .read(move |c| sharing::folder_shares(c, &folder))
+        .await?;
+    Ok(HttpResponse::Ok().json(json!({"shares": shares})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateTeam {
+    name: String,
+}
+
+pub async fn create_team(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let body: CreateTeam = read_json(&req, payload, 16 * 1024).await?;
+    check_name("name", &body.name)?;
+    let user = caller(&state, &creds).await?;
+    let now = state.clock.now_ms();
+    let team = state
+        .storage
+        .write(move |c| sharing::create_team(c, &body.name, &user.id, now))
+        .await?;
+    Ok(HttpResponse::Created().json(team))
+}
+
+pub async fn list_teams(
+    state: web::Data<AppState>,
+    creds: Credentials,
+) -> Result<HttpResponse, ApiError> {
+    let teams = state
+        .storage
+        .read(move |c| {
+            let Some(user) = creds.user(c)? else {
+                return Ok(Authed::Unauthorized);
+            };
+            Ok(Authed::Ok(sharing::my_teams(c, &user.id)?))
+        })
+        .await?
+        .into_result()?;
+    Ok(HttpResponse::Ok().json(json!({"teams": teams})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Members {
+    members: Vec<String>,
+}
+
+pub async fn put_members(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let team_id = path.into_inner();
+    let body: Members = read_json(&req, payload, state.max_body()).await?;
+    if body.members.len() > 10_000 {
+        return Err(ApiError::BadRequest("members: at most 10000".into()));
+    }
+    let user = caller(&state, &creds).await?;
+    let t = team_id.clone();
+    let team = state.storage.read(move |c| sharing::team(c, &t)).await?;
+    let Some(team) = team.filter(|t| t.owner_id == user.id || t.members.contains(&user.id)) else {
+        return Err(ApiError::NotFound);
+    };
+    if team.owner_id != user.id {
+        return Err(ApiError::Forbidden(
+            "only the team's owner manages members".into(),
+        ));
+    }
+    let owner = team.owner_id.clone();
+    state
+        .storage
+        .write(move |c| sharing::set_members(c, &team_id, &owner, &body.members))
+        .await
+        .map_err(invalid)?;
+    let t = team.team_id.clone();
+    let team = state.storage.read(move |c| sharing::team(c, &t)).await?;
+    Ok(HttpResponse::Ok().json(team))
+}
+
+#[derive(Deserialize)]
+pub struct UserQuery {
+    name: String,
+}
+
+/// Finds a user by exact name (to share with them).
+pub async fn find_user(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    query: web::Query<UserQuery>,
+) -> Result<HttpResponse, ApiError> {
+    caller(&state, &creds).await?;
+    let name = query.into_inner().name;
+    let user = state
+        .storage
+        .read(move |c| accounts::user_by_name(c, &name))
+        .await?;
+    match user {
+        Some(u) => Ok(HttpResponse::Ok()
+            .json(json!({"id": u.id, "name": u.name, "displayName": u.display_name}))),
+        None => Err(ApiError::NotFound),
+    }
+}
