@@ -17,6 +17,16 @@ use docsync_actors::storage::{Storage, StorageConfig};
 use crate::config::Settings;
 use crate::http::{self, AppState};
 
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
+    tokio::select! {
+        _ = term.recv() => {},
+        _ = int.recv() => {},
+    }
+}
+
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
@@ -92,6 +102,7 @@ async fn serve_http(
     arbiters: Vec<actix::ArbiterHandle>,
 ) -> anyhow::Result<()> {
     let clock: SharedClock = Arc::new(SystemClock);
+    let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
     let registry = Registry::new(
         arbiters,
         storage.clone(),
@@ -109,10 +120,12 @@ async fn serve_http(
             settings.auth.login_max_failures,
             Duration::from_secs(settings.auth.login_window_secs),
         )),
+        shutdown: shutdown_rx,
     };
     if demo {
         crate::demo::seed(&state).await?;
     }
+    let shutdown_tx = shutdown_tx;
     let workers = match settings.server.workers {
         0 => cores(),
         n => n,
@@ -130,13 +143,24 @@ async fn serve_http(
         settings.server.client_request_timeout_secs,
     ))
     .shutdown_timeout(settings.server.shutdown_timeout_secs)
+    .disable_signals()
     .bind(settings.bind_addr())?;
     for addr in server.addrs() {
         // Tests and scripts read this line to find the port (bind to port 0 in tests).
         println!("docsync listening on http://{addr}");
     }
     std::io::stdout().flush()?;
-    server.run().await?;
+    let server = server.run();
+    let handle = server.handle();
+    actix_web::rt::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down: closing streams, finishing requests in flight");
+        // Streams and sockets end first (WebSocket close 1001) so clients reconnect
+        // elsewhere; then the server stops accepting and drains what is in flight.
+        let _ = shutdown_tx.send(true);
+        handle.stop(true).await;
+    });
+    server.await?;
     tracing::info!("HTTP server stopped");
     Ok(())
 }

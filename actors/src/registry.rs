@@ -8,7 +8,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 
 use crate::clock::SharedClock;
-use crate::document::{ActorConfig, ActorStats, Close, DocumentActor, GetStats};
+use crate::document::{AccessChanged, ActorConfig, ActorStats, Close, DocumentActor, GetStats};
 use crate::storage::Storage;
 
 /// Find or start the actor of a document.
@@ -36,6 +36,14 @@ pub struct CloseDocument {
 #[derive(Message)]
 #[rtype(result = "usize")]
 pub struct OpenCount;
+
+/// Shares changed for these documents: tell their open actors (mode may flip, streams must
+/// re-check access). Documents without an open actor need nothing.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct AccessChangedFor {
+    pub doc_ids: Vec<String>,
+}
 
 /// Addresses of every open actor (operator views).
 #[derive(Message)]
@@ -123,6 +131,18 @@ impl Handler<CloseDocument> for Registry {
     fn handle(&mut self, msg: CloseDocument, _ctx: &mut Context<Self>) {
         if let Some(addr) = self.docs.remove(&msg.doc_id) {
             addr.do_send(Close);
+        }
+    }
+}
+
+impl Handler<AccessChangedFor> for Registry {
+    type Result = ();
+
+    fn handle(&mut self, msg: AccessChangedFor, _ctx: &mut Context<Self>) {
+        for id in msg.doc_ids {
+            if let Some(addr) = self.docs.get(&id) {
+                addr.do_send(AccessChanged);
+            }
         }
     }
 }

@@ -176,7 +176,7 @@ async fn run(args: Args) -> Result<bool> {
             Ok(line) => line,
             Err(e) => {
                 all_ok = false;
-                json!({"scenario": scenario.name(), "error": format!("{e:#}")})
+                Line::new(scenario).with("error", format!("{e:#}"))
             }
         };
         println!("{line}");
@@ -190,7 +190,7 @@ async fn run_scenario(
     api: &Api,
     duration: Duration,
     pid: Option<u32>,
-) -> Result<Value> {
+) -> Result<Line> {
     match scenario {
         Scenario::HotDoc => hot_doc(api, duration, pid).await,
         Scenario::ManyDocs => many_docs(api, duration, pid).await,
@@ -536,8 +536,38 @@ impl Stats {
     }
 }
 
+/// One output line: a JSON object whose fields keep the order they were added in.
+struct Line(Vec<(&'static str, Value)>);
+
+impl Line {
+    fn new(scenario: Scenario) -> Line {
+        Line(vec![("scenario", json!(scenario.name()))])
+    }
+
+    fn with(mut self, key: &'static str, value: impl Into<Value>) -> Line {
+        self.0.push((key, value.into()));
+        self
+    }
+
+    fn append(mut self, other: Line) -> Line {
+        self.0.extend(other.0);
+        self
+    }
+}
+
+impl std::fmt::Display for Line {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("{")?;
+        for (i, (key, value)) in self.0.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            write!(f, "{sep}{}:{value}", Value::from(*key))?;
+        }
+        f.write_str("}")
+    }
+}
+
 /// p50 / p99 / max in milliseconds (nearest rank); nulls when there are no samples.
-fn percentiles(latencies_us: &mut [u64]) -> Value {
+fn percentiles(latencies_us: &mut [u64]) -> Line {
     latencies_us.sort_unstable();
     let rank = |p: f64| -> Value {
         if latencies_us.is_empty() {
@@ -546,7 +576,11 @@ fn percentiles(latencies_us: &mut [u64]) -> Value {
         let idx = ((p / 100.0 * latencies_us.len() as f64).ceil() as usize).max(1) - 1;
         json!(round3(latencies_us[idx] as f64 / 1000.0))
     };
-    json!({"p50_ms": rank(50.0), "p99_ms": rank(99.0), "max_ms": rank(100.0)})
+    Line(vec![
+        ("p50_ms", rank(50.0)),
+        ("p99_ms", rank(99.0)),
+        ("max_ms", rank(100.0)),
+    ])
 }
 
 fn round3(x: f64) -> f64 {
@@ -555,14 +589,6 @@ fn round3(x: f64) -> f64 {
 
 fn micros(d: Duration) -> u64 {
     d.as_micros().min(u64::MAX as u128) as u64
-}
-
-/// Adds the entries of `extra` (an object) to `line` (an object).
-fn extend(mut line: Value, extra: Value) -> Value {
-    if let (Some(l), Value::Object(e)) = (line.as_object_mut(), extra) {
-        l.extend(e);
-    }
-    line
 }
 
 // ---------------------------------------------------------------------------------------
@@ -712,24 +738,20 @@ fn editors_line(
     mut stats: Stats,
     secs: f64,
     pid: Option<u32>,
-) -> Value {
-    let head = json!({
-        "scenario": scenario.name(),
-        "clients": clients,
-        "duration_s": round3(secs),
-        "acked_syncs": stats.acked_syncs,
-        "syncs_per_s": round3(stats.acked_syncs as f64 / secs),
-        "ops_per_s": round3(stats.ops as f64 / secs),
-    });
-    let tail = json!({
-        "conflicts": stats.conflicts,
-        "errors": stats.errors,
-        "server_rss_kib": rss_kib(pid),
-    });
-    extend(extend(head, percentiles(&mut stats.latencies_us)), tail)
+) -> Line {
+    Line::new(scenario)
+        .with("clients", clients)
+        .with("duration_s", round3(secs))
+        .with("acked_syncs", stats.acked_syncs)
+        .with("syncs_per_s", round3(stats.acked_syncs as f64 / secs))
+        .with("ops_per_s", round3(stats.ops as f64 / secs))
+        .append(percentiles(&mut stats.latencies_us))
+        .with("conflicts", stats.conflicts)
+        .with("errors", stats.errors)
+        .with("server_rss_kib", rss_kib(pid))
 }
 
-async fn hot_doc(api: &Api, duration: Duration, pid: Option<u32>) -> Result<Value> {
+async fn hot_doc(api: &Api, duration: Duration, pid: Option<u32>) -> Result<Line> {
     let doc = api.create_doc("bench hot_doc").await?;
     let (stats, secs) = run_editors(api, vec![doc; HOT_CLIENTS], duration).await?;
     Ok(editors_line(
@@ -741,7 +763,7 @@ async fn hot_doc(api: &Api, duration: Duration, pid: Option<u32>) -> Result<Valu
     ))
 }
 
-async fn many_docs(api: &Api, duration: Duration, pid: Option<u32>) -> Result<Value> {
+async fn many_docs(api: &Api, duration: Duration, pid: Option<u32>) -> Result<Line> {
     let docs = create_docs(api, MANY_DOCS, "bench many_docs").await?;
     let (stats, secs) = run_editors(api, docs, duration).await?;
     Ok(editors_line(
@@ -790,7 +812,7 @@ fn tree_ops(n: usize) -> Result<Vec<Value>> {
     Ok(ops)
 }
 
-async fn snapshot_10k(api: &Api, pid: Option<u32>) -> Result<Value> {
+async fn snapshot_10k(api: &Api, pid: Option<u32>) -> Result<Line> {
     let doc = api.create_doc("bench snapshot_10k").await?;
     let client_id = new_id("cl_");
     let started = Instant::now();
@@ -823,19 +845,15 @@ async fn snapshot_10k(api: &Api, pid: Option<u32>) -> Result<Value> {
         bail!("snapshot has {blocks} blocks, expected {SNAPSHOT_BLOCKS}");
     }
     server_ms.sort_by(f64::total_cmp);
-    let head = json!({
-        "scenario": Scenario::Snapshot10k.name(),
-        "blocks": blocks,
-        "requests": SNAPSHOT_GETS,
-        "insert_s": round3(insert_s),
-        "bytes": bytes,
-    });
-    let tail = json!({
-        "server_ms": server_ms.get(server_ms.len() / 2).copied(),
-        "errors": 0,
-        "server_rss_kib": rss_kib(pid),
-    });
-    Ok(extend(extend(head, percentiles(&mut latencies_us)), tail))
+    Ok(Line::new(Scenario::Snapshot10k)
+        .with("blocks", blocks)
+        .with("requests", SNAPSHOT_GETS)
+        .with("insert_s", round3(insert_s))
+        .with("bytes", bytes)
+        .append(percentiles(&mut latencies_us))
+        .with("server_ms", server_ms.get(server_ms.len() / 2).copied())
+        .with("errors", 0)
+        .with("server_rss_kib", rss_kib(pid)))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -862,7 +880,7 @@ async fn open_small_docs(api: &Api, n: usize) -> Result<()> {
     Ok(())
 }
 
-async fn idle_actors(api: &Api, pid: Option<u32>) -> Result<Value> {
+async fn idle_actors(api: &Api, pid: Option<u32>) -> Result<Line> {
     // Warm up first so one-time allocations (caches, buffers) are not charged to actors.
     open_small_docs(api, IDLE_WARMUP_DOCS).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -873,17 +891,15 @@ async fn idle_actors(api: &Api, pid: Option<u32>) -> Result<Value> {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let after = rss_kib(pid);
     let per_actor = match (before, after) {
-        (Some(b), Some(a)) => json!(((a as f64 - b as f64) * 1024.0 / IDLE_DOCS as f64).round()),
+        (Some(b), Some(a)) => json!((a as i64 - b as i64) * 1024 / IDLE_DOCS as i64),
         _ => Value::Null,
     };
-    Ok(json!({
-        "scenario": Scenario::IdleActors.name(),
-        "docs": IDLE_DOCS,
-        "open_s": round3(open_s),
-        "rss_before_kib": before,
-        "rss_after_kib": after,
-        "rss_per_actor_bytes": per_actor,
-        "errors": 0,
-        "server_rss_kib": after,
-    }))
+    Ok(Line::new(Scenario::IdleActors)
+        .with("docs", IDLE_DOCS)
+        .with("open_s", round3(open_s))
+        .with("rss_before_kib", before)
+        .with("rss_after_kib", after)
+        .with("rss_per_actor_bytes", per_actor)
+        .with("errors", 0)
+        .with("server_rss_kib", after))
 }

@@ -7,12 +7,32 @@ use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
 
-/// Requires a JSON content type (no form posts from other sites), enforces `limit`, decodes.
+/// Requires a JSON content type (no form posts from other sites), enforces `limit`, decodes
+/// a JSON object (and nothing after it).
 pub async fn read_json<T: DeserializeOwned>(
+    req: &HttpRequest,
+    payload: web::Payload,
+    limit: usize,
+) -> Result<T, ApiError> {
+    let body = read_body(req, payload, limit).await?;
+    decode(&body, b'{')
+}
+
+/// Like `read_json` for endpoints whose body is a JSON array.
+pub async fn read_json_array<T: DeserializeOwned>(
+    req: &HttpRequest,
+    payload: web::Payload,
+    limit: usize,
+) -> Result<T, ApiError> {
+    let body = read_body(req, payload, limit).await?;
+    decode(&body, b'[')
+}
+
+async fn read_body(
     req: &HttpRequest,
     mut payload: web::Payload,
     limit: usize,
-) -> Result<T, ApiError> {
+) -> Result<web::BytesMut, ApiError> {
     let ct = req
         .headers()
         .get(actix_web::http::header::CONTENT_TYPE)
@@ -47,12 +67,25 @@ pub async fn read_json<T: DeserializeOwned>(
         }
         body.extend_from_slice(&chunk);
     }
-    decode(&body)
+    Ok(body)
 }
 
-pub fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+/// Decodes a body that must be exactly one JSON value opening with `opening` (`{` or `[`):
+/// serde would otherwise fill a struct from an array, and ignore bytes after the value.
+pub fn decode<T: DeserializeOwned>(body: &[u8], opening: u8) -> Result<T, ApiError> {
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&opening) {
+        let what = if opening == b'{' {
+            "an object"
+        } else {
+            "an array"
+        };
+        return Err(ApiError::InvalidJson(format!(
+            "invalid JSON body: expected {what}"
+        )));
+    }
     let de = &mut serde_json::Deserializer::from_slice(body);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if path.is_empty() || path == "." {
@@ -60,5 +93,8 @@ pub fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         } else {
             ApiError::InvalidJson(format!("{path}: {inner}"))
         }
-    })
+    })?;
+    de.end()
+        .map_err(|e| ApiError::InvalidJson(format!("invalid JSON body: {e}")))?;
+    Ok(value)
 }

@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod auth;
 pub mod body;
+pub mod channels;
 pub mod docs;
 pub mod error;
 pub mod health;
@@ -34,6 +35,8 @@ pub struct AppState {
     pub limits: Limits,
     pub settings: Arc<Settings>,
     pub throttle: Arc<crate::auth::throttle::LoginThrottle>,
+    /// Becomes true when the server starts shutting down: streams and sockets end.
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
 }
 
 impl AppState {
@@ -72,6 +75,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/docs", web::post().to(docs::create))
                 .route("/docs", web::get().to(docs::list))
                 .route("/docs/{id}", web::delete().to(docs::delete))
+                .route("/ws", web::get().to(channels::ws::connect))
+                .route("/docs/{id}/events", web::get().to(channels::sse::events))
+                .route(
+                    "/docs/{id}/changes",
+                    web::get().to(channels::longpoll::changes),
+                )
                 .route("/docs/{id}/snapshot", web::get().to(sync::snapshot))
                 .route("/docs/{id}/sync", web::post().to(sync::sync))
                 .route("/docs/{id}/leave", web::post().to(sync::leave))

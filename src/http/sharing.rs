@@ -6,13 +6,14 @@ use serde::Deserialize;
 use serde_json::json;
 
 use docsync_actors::document::SetIcon;
+use docsync_actors::registry::AccessChangedFor;
 use docsync_actors::storage::accounts;
 use docsync_actors::storage::roles::{self, Role};
 use docsync_actors::storage::sharing::{self, Share};
 use docsync_actors::storage::StorageError;
 
 use super::auth::{Authed, Credentials};
-use super::body::read_json;
+use super::body::{read_json, read_json_array};
 use super::docs::{access, caller};
 use super::error::ApiError;
 use super::AppState;
@@ -61,7 +62,7 @@ pub async fn put_doc_shares(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let doc = path.into_inner();
-    let shares: Vec<Share> = read_json(&req, payload, state.max_body()).await?;
+    let shares: Vec<Share> = read_json_array(&req, payload, state.max_body()).await?;
     if shares.len() > MAX_SHARES {
         return Err(ApiError::BadRequest(format!("at most {MAX_SHARES} shares")));
     }
@@ -75,6 +76,9 @@ pub async fn put_doc_shares(
         .write(move |c| sharing::set_doc_shares(c, &d, &user.id, &shares))
         .await
         .map_err(invalid)?;
+    state.registry.do_send(AccessChangedFor {
+        doc_ids: vec![doc.clone()],
+    });
     let shares = state
         .storage
         .read(move |c| sharing::doc_shares(c, &doc))
@@ -146,6 +150,9 @@ pub async fn patch_doc(
             .storage
             .write(move |c| sharing::set_doc_folder(c, &d, folder.as_deref(), now))
             .await?;
+        state.registry.do_send(AccessChangedFor {
+            doc_ids: vec![doc.clone()],
+        });
     }
     if let Some(icon) = body.icon {
         let addr = super::sync::actor(&state, &doc).await?;
@@ -243,7 +250,7 @@ pub async fn put_folder_shares(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let folder = path.into_inner();
-    let shares: Vec<Share> = read_json(&req, payload, state.max_body()).await?;
+    let shares: Vec<Share> = read_json_array(&req, payload, state.max_body()).await?;
     if shares.len() > MAX_SHARES {
         return Err(ApiError::BadRequest(format!("at most {MAX_SHARES} shares")));
     }
@@ -251,9 +258,13 @@ pub async fn put_folder_shares(
     let f = folder.clone();
     state
         .storage
-        .write(move |c| sharing::set_folder_shares(c, &f, &shares))
+        .write(move |c| {
+            sharing::set_folder_shares(c, &f, &shares)?;
+            sharing::docs_under_folder(c, &f)
+        })
         .await
-        .map_err(invalid)?;
+        .map_err(invalid)
+        .map(|doc_ids| state.registry.do_send(AccessChangedFor { doc_ids }))?;
     let shares = state
         .storage
         .read(move |c| sharing::folder_shares(c, &folder))
@@ -333,9 +344,13 @@ pub async fn put_members(
     let owner = team.owner_id.clone();
     state
         .storage
-        .write(move |c| sharing::set_members(c, &team_id, &owner, &body.members))
+        .write(move |c| {
+            sharing::set_members(c, &team_id, &owner, &body.members)?;
+            sharing::docs_reached_by_team(c, &team_id)
+        })
         .await
-        .map_err(invalid)?;
+        .map_err(invalid)
+        .map(|doc_ids| state.registry.do_send(AccessChangedFor { doc_ids }))?;
     let t = team.team_id.clone();
     let team = state.storage.read(move |c| sharing::team(c, &t)).await?;
     Ok(HttpResponse::Ok().json(team))

@@ -91,6 +91,21 @@ pub struct DocumentActor {
     stopping: bool,
     last_activity: i64,
     counters: Counters,
+    subscribers: HashMap<u64, Subscriber>,
+    waiters: Vec<Waiter>,
+}
+
+struct Subscriber {
+    channel: Channel,
+    client_id: Option<String>,
+    user_id: String,
+    sink: tokio::sync::mpsc::UnboundedSender<DocEvent>,
+}
+
+struct Waiter {
+    since: i64,
+    lease_seq: u64,
+    reply: tokio::sync::oneshot::Sender<(i64, u64)>,
 }
 
 impl DocumentActor {
@@ -126,6 +141,8 @@ impl DocumentActor {
             stopping: false,
             last_activity: now,
             counters: Counters::default(),
+            subscribers: HashMap::new(),
+            waiters: Vec::new(),
         }
     }
 
@@ -144,6 +161,13 @@ impl DocumentActor {
             // Not `ctx.stop()` at once: replies already produced must still go out.
             ctx.run_later(STOP_GRACE, |act, ctx| act.stop_if_idle(ctx));
         }
+    }
+
+    fn count_channel(&self, channel: Channel) -> usize {
+        self.subscribers
+            .values()
+            .filter(|s| s.channel == channel)
+            .count()
     }
 
     fn stop_if_idle(&mut self, ctx: &mut Context<Self>) {
@@ -183,8 +207,28 @@ impl DocumentActor {
         self.wake();
     }
 
-    /// Tells subscribers (wake-up channels) that headSeq or leaseSeq moved.
-    fn wake(&mut self) {}
+    /// Tells every wake-up channel that headSeq or leaseSeq moved, and answers the
+    /// long-polls whose condition now holds. Closed channels are dropped here.
+    fn wake(&mut self) {
+        let (head, lease) = (self.durable_seq, self.lease_seq);
+        let event = DocEvent::Seq {
+            doc_id: self.doc_id.clone(),
+            head_seq: head,
+            lease_seq: lease,
+        };
+        self.subscribers
+            .retain(|_, s| s.sink.send(event.clone()).is_ok());
+        if !self.waiters.is_empty() {
+            let waiters = std::mem::take(&mut self.waiters);
+            for w in waiters {
+                if head > w.since || lease != w.lease_seq {
+                    let _ = w.reply.send((head, lease));
+                } else if !w.reply.is_closed() {
+                    self.waiters.push(w);
+                }
+            }
+        }
+    }
 
     fn see(&mut self, caller: &Caller, now: i64) {
         self.last_activity = now;
@@ -200,6 +244,19 @@ impl DocumentActor {
 
     fn tick(&mut self, ctx: &mut Context<Self>) {
         let now = self.clock.now_ms();
+        // An open stream keeps its tab present; long-polls that gave up are forgotten.
+        self.subscribers.retain(|_, s| !s.sink.is_closed());
+        self.waiters.retain(|w| !w.reply.is_closed());
+        let present: Vec<(String, String)> = self
+            .subscribers
+            .values()
+            .filter_map(|s| s.client_id.clone().map(|c| (c, s.user_id.clone())))
+            .collect();
+        for (client, user) in present {
+            if self.sessions.touch(&client, &user, now) {
+                self.lease_seq += 1;
+            }
+        }
         let mut changed = self.leases.expire(now);
         for client in self.sessions.expire(now) {
             self.leases.release_client(&client);
@@ -209,7 +266,9 @@ impl DocumentActor {
             self.presence_changed();
         }
         let idle = now - self.last_activity >= self.cfg.idle_stop_ms;
-        if idle && self.sessions.is_empty() && self.inflight == 0 && !self.stopping {
+        let unused =
+            self.sessions.is_empty() && self.subscribers.is_empty() && self.waiters.is_empty();
+        if idle && unused && self.inflight == 0 && !self.stopping {
             tracing::debug!(doc = %self.doc_id, "document actor idle, stopping");
             self.begin_stop(ctx);
         }
@@ -521,6 +580,15 @@ impl Handler<Sync> for DocumentActor {
                         Ok(act.reply(&caller, last_seq, results, hold))
                     }
                     Ok(()) => Err(DocError::Restarting),
+                    // Already reloading: whatever failed here is retried on the fresh actor.
+                    Err(_) if act.failed.is_some() => Err(DocError::Restarting),
+                    Err(StorageError::ForeignBlock(id)) => {
+                        // Another document took this block ID between our pre-check and our
+                        // write; nothing of this request landed. A fresh pre-check turns the
+                        // op into `rejected`/`foreign_block`.
+                        act.poison(ctx, &format!("block {id} was taken by another document"));
+                        Err(DocError::StalePrecheck)
+                    }
                     Err(e) => {
                         act.poison(ctx, &e.to_string());
                         Err(DocError::Storage(e.to_string()))
@@ -597,6 +665,90 @@ impl Handler<Leave> for DocumentActor {
     }
 }
 
+impl Handler<Subscribe> for DocumentActor {
+    type Result = Result<(i64, u64), DocError>;
+
+    fn handle(&mut self, msg: Subscribe, _ctx: &mut Context<Self>) -> Self::Result {
+        if let Some(e) = self.refuse() {
+            return Err(e);
+        }
+        let now = self.clock.now_ms();
+        self.last_activity = now;
+        if let Some(c) = &msg.client_id {
+            if self.sessions.touch(c, &msg.user_id, now) {
+                self.presence_changed();
+            }
+        }
+        self.subscribers.insert(
+            msg.id,
+            Subscriber {
+                channel: msg.channel,
+                client_id: msg.client_id,
+                user_id: msg.user_id,
+                sink: msg.sink,
+            },
+        );
+        Ok((self.durable_seq, self.lease_seq))
+    }
+}
+
+impl Handler<Unsubscribe> for DocumentActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Unsubscribe, _ctx: &mut Context<Self>) {
+        self.subscribers.remove(&msg.id);
+    }
+}
+
+impl Handler<WaitChanges> for DocumentActor {
+    type Result = Result<Changes, DocError>;
+
+    fn handle(&mut self, msg: WaitChanges, _ctx: &mut Context<Self>) -> Self::Result {
+        if let Some(e) = self.refuse() {
+            return Err(e);
+        }
+        let now = self.clock.now_ms();
+        self.last_activity = now;
+        if let Some(c) = &msg.client_id {
+            if self.sessions.touch(c, &msg.user_id, now) {
+                self.presence_changed();
+            }
+        }
+        let (head, lease) = (self.durable_seq, self.lease_seq);
+        if head > msg.since || lease != msg.lease_seq {
+            return Ok(Changes::Now {
+                head_seq: head,
+                lease_seq: lease,
+            });
+        }
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        self.waiters.push(Waiter {
+            since: msg.since,
+            lease_seq: msg.lease_seq,
+            reply,
+        });
+        Ok(Changes::Later {
+            head_seq: head,
+            lease_seq: lease,
+            rx,
+        })
+    }
+}
+
+impl Handler<AccessChanged> for DocumentActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: AccessChanged, _ctx: &mut Context<Self>) {
+        let event = DocEvent::AccessChanged {
+            doc_id: self.doc_id.clone(),
+        };
+        self.subscribers
+            .retain(|_, s| s.sink.send(event.clone()).is_ok());
+        // `shared` may have flipped: everyone syncs and sees the new mode.
+        self.presence_changed();
+    }
+}
+
 impl Handler<SetIcon> for DocumentActor {
     type Result = ResponseActFuture<Self, Result<(), DocError>>;
 
@@ -661,6 +813,9 @@ impl Handler<GetStats> for DocumentActor {
             sessions: self.sessions.len(),
             leases: self.leases.len(),
             inflight_writes: self.inflight,
+            websocket: self.count_channel(Channel::WebSocket),
+            sse: self.count_channel(Channel::Sse),
+            long_poll: self.waiters.len() + self.count_channel(Channel::LongPoll),
             ops_applied: self.counters.applied,
             conflicts: self.counters.conflicts,
             rejected: self.counters.rejected,

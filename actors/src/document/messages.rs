@@ -158,6 +158,74 @@ pub struct SetIcon {
     pub icon: Option<String>,
 }
 
+/// What a wake-up channel hears from a document. Channels never carry data: the client
+/// calls `/sync` when it hears something (PROTOCOL §4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DocEvent {
+    /// headSeq or leaseSeq moved.
+    Seq {
+        doc_id: String,
+        head_seq: i64,
+        lease_seq: u64,
+    },
+    /// Shares changed: the channel must re-check that its user may still read the document.
+    AccessChanged { doc_id: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Channel {
+    WebSocket,
+    Sse,
+    LongPoll,
+}
+
+/// Registers a wake-up channel. The reply is the current `(headSeq, leaseSeq)`.
+#[derive(Message)]
+#[rtype(result = "Result<(i64, u64), DocError>")]
+pub struct Subscribe {
+    pub id: u64,
+    pub channel: Channel,
+    /// The tab behind the channel, kept present while the channel is open.
+    pub client_id: Option<String>,
+    pub user_id: String,
+    pub sink: tokio::sync::mpsc::UnboundedSender<DocEvent>,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Unsubscribe {
+    pub id: u64,
+}
+
+/// Long-polling: answered at once when `headSeq > since` or `leaseSeq != lease_seq`, otherwise
+/// the receiver fires on the next such change. The caller owns the timeout.
+#[derive(Message)]
+#[rtype(result = "Result<Changes, DocError>")]
+pub struct WaitChanges {
+    pub since: i64,
+    pub lease_seq: u64,
+    pub client_id: Option<String>,
+    pub user_id: String,
+}
+
+pub enum Changes {
+    Now {
+        head_seq: i64,
+        lease_seq: u64,
+    },
+    Later {
+        head_seq: i64,
+        lease_seq: u64,
+        rx: tokio::sync::oneshot::Receiver<(i64, u64)>,
+    },
+}
+
+/// Shares of the document changed: `shared`/mode may flip, readers may have lost access.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct AccessChanged;
+
 /// The document was deleted: answer NotFound from now on and stop.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -184,6 +252,9 @@ pub struct ActorStats {
     pub sessions: usize,
     pub leases: usize,
     pub inflight_writes: usize,
+    pub websocket: usize,
+    pub sse: usize,
+    pub long_poll: usize,
     pub ops_applied: u64,
     pub conflicts: u64,
     pub rejected: u64,

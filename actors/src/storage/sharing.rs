@@ -344,3 +344,32 @@ pub fn doc_owner(conn: &Connection, doc_id: &str) -> Result<Option<String>> {
         )
         .optional()?)
 }
+
+/// Every document in a folder and its subfolders (whose access a folder share changes).
+pub fn docs_under_folder(conn: &Connection, folder_id: &str) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached(
+        "WITH RECURSIVE sub(id, depth) AS (
+             SELECT ?1, 0 UNION SELECT f.id, s.depth + 1 FROM folders f JOIN sub s ON f.parent_id = s.id WHERE s.depth < 64)
+         SELECT id FROM documents WHERE folder_id IN (SELECT id FROM sub)",
+    )?;
+    let ids = stmt
+        .query_map([folder_id], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(ids)
+}
+
+/// Every document shared with a team (whose access a membership change changes).
+pub fn docs_reached_by_team(conn: &Connection, team_id: &str) -> Result<Vec<String>> {
+    let mut out: Vec<String> = conn
+        .prepare_cached("SELECT doc_id FROM doc_team_shares WHERE team_id = ?1")?
+        .query_map([team_id], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let folders: Vec<String> = conn
+        .prepare_cached("SELECT folder_id FROM workspace_folder_shares WHERE kind = 'team' AND principal_id = ?1")?
+        .query_map([team_id], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    for f in folders {
+        out.extend(docs_under_folder(conn, &f)?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,81 @@
+//! `GET /docs/{id}/changes?since=N&leaseSeq=M&wait=25&clientId=…` — answers as soon as the
+//! document passes `since` or its lease/presence state differs from `leaseSeq`, at the latest
+//! after `wait` seconds (1…25). A waiter is a oneshot in the actor: cheap to hold by the
+//! ten thousand.
+
+use std::time::Duration;
+
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+use serde_json::json;
+
+use docsync_actors::document::{Changes, DocError, WaitChanges};
+
+use super::super::auth::Credentials;
+use super::super::docs::access;
+use super::super::error::ApiError;
+use super::super::AppState;
+use super::check_client_id;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangesQuery {
+    since: i64,
+    #[serde(default)]
+    lease_seq: u64,
+    #[serde(default)]
+    wait: Option<u64>,
+    #[serde(default)]
+    client_id: Option<String>,
+}
+
+pub async fn changes(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+    query: web::Query<ChangesQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let doc_id = path.into_inner();
+    let q = query.into_inner();
+    check_client_id(&q.client_id)?;
+    let wait = Duration::from_secs(q.wait.unwrap_or(25).clamp(1, 25));
+    let (user, _, _) = access(&state, &creds, &doc_id).await?;
+    let mut shutdown = state.shutdown.clone();
+    for attempt in 0..5u32 {
+        let addr = super::super::sync::actor(&state, &doc_id).await?;
+        let msg = WaitChanges {
+            since: q.since,
+            lease_seq: q.lease_seq,
+            client_id: q.client_id.clone(),
+            user_id: user.id.clone(),
+        };
+        let (head, lease) = match addr.send(msg).await {
+            Ok(Ok(Changes::Now {
+                head_seq,
+                lease_seq,
+            })) => (head_seq, lease_seq),
+            Ok(Ok(Changes::Later {
+                head_seq,
+                lease_seq,
+                rx,
+            })) => {
+                tokio::select! {
+                    r = rx => r.unwrap_or((head_seq, lease_seq)),
+                    _ = actix_web::rt::time::sleep(wait) => (head_seq, lease_seq),
+                    _ = shutdown.wait_for(|s| *s) => (head_seq, lease_seq),
+                }
+            }
+            Ok(Err(DocError::Restarting)) | Err(_) => {
+                actix_web::rt::time::sleep(Duration::from_millis(10 << attempt)).await;
+                continue;
+            }
+            Ok(Err(e)) => return Err(e.into()),
+        };
+        return Ok(HttpResponse::Ok()
+            .insert_header(("Cache-Control", "no-store"))
+            .json(json!({"headSeq": head, "leaseSeq": lease})));
+    }
+    Err(ApiError::Unavailable(
+        "document is restarting, retry shortly".into(),
+    ))
+}

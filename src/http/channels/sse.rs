@@ -1,0 +1,122 @@
+//! `GET /docs/{id}/events` — Server-Sent Events: `event: ready` at once, then `event: doc_seq`
+//! on every change, a comment line every 15 s so proxies and clients see the stream is
+//! alive. Never compressed, never buffered (`X-Accel-Buffering: no`). The stream ends when
+//! the user loses read access, the document's actor goes away (the client reconnects) or
+//! the server shuts down.
+
+use std::time::Duration;
+
+use actix_web::web::Bytes;
+use actix_web::{web, HttpResponse};
+use futures::stream;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use docsync_actors::document::{Channel, DocEvent};
+use docsync_actors::storage::roles;
+
+use super::super::auth::Credentials;
+use super::super::docs::access;
+use super::super::error::ApiError;
+use super::super::AppState;
+use super::{check_client_id, subscribe, Subscription};
+
+const KEEPALIVE: Duration = Duration::from_secs(15);
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventsQuery {
+    #[serde(default)]
+    client_id: Option<String>,
+}
+
+fn frame(event: &str, doc_id: &str, head: i64, lease: u64) -> Bytes {
+    let data = json!({"docId": doc_id, "headSeq": head, "leaseSeq": lease});
+    Bytes::from(format!("event: {event}\ndata: {data}\n\n"))
+}
+
+struct Stream {
+    state: web::Data<AppState>,
+    doc_id: String,
+    user_id: String,
+    rx: mpsc::UnboundedReceiver<DocEvent>,
+    keepalive: tokio::time::Interval,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+    _sub: Subscription,
+    first: Option<Bytes>,
+}
+
+pub async fn events(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+    query: web::Query<EventsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let doc_id = path.into_inner();
+    let client_id = query.into_inner().client_id;
+    check_client_id(&client_id)?;
+    let (user, _, _) = access(&state, &creds, &doc_id).await?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (addr, id, head, lease) =
+        subscribe(&state, &doc_id, Channel::Sse, client_id, &user.id, tx).await?;
+    let mut keepalive =
+        tokio::time::interval_at(tokio::time::Instant::now() + KEEPALIVE, KEEPALIVE);
+    keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let s = Stream {
+        shutdown: state.shutdown.clone(),
+        state: state.clone(),
+        first: Some(frame("ready", &doc_id, head, lease)),
+        doc_id,
+        user_id: user.id,
+        rx,
+        keepalive,
+        _sub: Subscription { addr, id },
+    };
+    let body = stream::unfold(s, |mut s| async move {
+        if let Some(first) = s.first.take() {
+            return Some((Ok::<_, actix_web::Error>(first), s));
+        }
+        enum Next {
+            Event(Option<DocEvent>),
+            KeepAlive,
+            Shutdown,
+        }
+        loop {
+            let next = tokio::select! {
+                ev = s.rx.recv() => Next::Event(ev),
+                _ = s.keepalive.tick() => Next::KeepAlive,
+                _ = s.shutdown.wait_for(|v| *v) => Next::Shutdown,
+            };
+            match next {
+                Next::Event(Some(DocEvent::Seq {
+                    head_seq,
+                    lease_seq,
+                    ..
+                })) => {
+                    let f = frame("doc_seq", &s.doc_id, head_seq, lease_seq);
+                    return Some((Ok(f), s));
+                }
+                Next::Event(Some(DocEvent::AccessChanged { .. })) => {
+                    let (uid, doc) = (s.user_id.clone(), s.doc_id.clone());
+                    let still = s
+                        .state
+                        .storage
+                        .read(move |c| roles::doc_role(c, &uid, &doc))
+                        .await;
+                    if !matches!(still, Ok(Some(_))) {
+                        return None;
+                    }
+                }
+                Next::KeepAlive => return Some((Ok(Bytes::from_static(b": keep-alive\n\n")), s)),
+                Next::Event(None) | Next::Shutdown => return None,
+            }
+        }
+    });
+    Ok(HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("Cache-Control", "no-cache"))
+        .insert_header(("X-Accel-Buffering", "no"))
+        .insert_header(("Content-Encoding", "identity"))
+        .streaming(body))
+}

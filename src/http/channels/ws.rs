@@ -1,0 +1,289 @@
+//! `GET /api/v1/ws` — one `WsSession` actor per connection. Clients `JOIN`/`LEAVE` rooms
+//! `doc:<id>` (read access checked through the role function), send `PING` every 15 s and
+//! hear `DOC_SEQ` from the documents they joined. A connection silent for 35 s is closed;
+//! a closed socket unsubscribes itself; server shutdown closes with 1001 (going away).
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web_actors::ws;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use docsync_actors::document::{Channel, DocEvent};
+use docsync_actors::storage::accounts::User;
+use docsync_actors::storage::roles;
+
+use super::super::auth::{Credentials, SESSION_COOKIE};
+use super::super::docs::caller;
+use super::super::error::ApiError;
+use super::super::AppState;
+use super::{subscribe, Subscription};
+
+const SILENCE_LIMIT: Duration = Duration::from_secs(35);
+const CHECK_EVERY: Duration = Duration::from_secs(5);
+const MAX_ROOMS: usize = 100;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ClientMsg {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    room: Option<String>,
+    #[serde(default)]
+    client_id: Option<String>,
+}
+
+pub struct WsSession {
+    state: web::Data<AppState>,
+    user: User,
+    rooms: HashMap<String, Subscription>,
+    last_heard: Instant,
+    events: Option<mpsc::UnboundedReceiver<DocEvent>>,
+    sink: mpsc::UnboundedSender<DocEvent>,
+}
+
+pub async fn connect(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    req: HttpRequest,
+    stream: web::Payload,
+) -> Result<HttpResponse, actix_web::Error> {
+    // A page on another site may open a WebSocket with our cookie: refuse that.
+    if matches!(creds, Credentials::Session(_)) && req.cookie(SESSION_COOKIE).is_some() {
+        if let Some(origin) = req.headers().get("origin").and_then(|v| v.to_str().ok()) {
+            let host = req.connection_info().host().to_ascii_lowercase();
+            let o = origin.to_ascii_lowercase();
+            let oh = o
+                .strip_prefix("http://")
+                .or_else(|| o.strip_prefix("https://"))
+                .unwrap_or("");
+            if oh != host {
+                return Err(ApiError::Forbidden("cross-origin WebSocket refused".into()).into());
+            }
+        }
+    }
+    let user = caller(&state, &creds).await?;
+    let (sink, events) = mpsc::unbounded_channel();
+    let session = WsSession {
+        state,
+        user,
+        rooms: HashMap::new(),
+        last_heard: Instant::now(),
+        events: Some(events),
+        sink,
+    };
+    ws::start(session, &req, stream)
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Shutdown;
+
+impl WsSession {
+    fn send(ctx: &mut ws::WebsocketContext<Self>, v: serde_json::Value) {
+        ctx.text(v.to_string());
+    }
+
+    fn join(
+        &mut self,
+        room: String,
+        client_id: Option<String>,
+        ctx: &mut ws::WebsocketContext<Self>,
+    ) {
+        let Some(doc_id) = room.strip_prefix("doc:").map(str::to_string) else {
+            Self::send(
+                ctx,
+                json!({"type": "ERROR", "room": room, "code": "bad_room"}),
+            );
+            return;
+        };
+        if self.rooms.contains_key(&doc_id) {
+            Self::send(ctx, json!({"type": "JOINED", "room": room}));
+            return;
+        }
+        if self.rooms.len() >= MAX_ROOMS {
+            Self::send(
+                ctx,
+                json!({"type": "ERROR", "room": room, "code": "too_many_rooms"}),
+            );
+            return;
+        }
+        if client_id.as_deref().is_some_and(|c| {
+            docsync_actors::collab::validate::check_id("clientId", c, "cl_", 100).is_err()
+        }) {
+            Self::send(
+                ctx,
+                json!({"type": "ERROR", "room": room, "code": "bad_request"}),
+            );
+            return;
+        }
+        let state = self.state.clone();
+        let user_id = self.user.id.clone();
+        let sink = self.sink.clone();
+        let fut = async move {
+            let (uid, doc) = (user_id.clone(), doc_id.clone());
+            let role = state
+                .storage
+                .read(move |c| roles::doc_role(c, &uid, &doc))
+                .await;
+            match role {
+                Ok(Some(_)) => {}
+                Ok(None) => return (doc_id, Err("not_found")),
+                Err(_) => return (doc_id, Err("unavailable")),
+            }
+            match subscribe(
+                &state,
+                &doc_id,
+                Channel::WebSocket,
+                client_id,
+                &user_id,
+                sink,
+            )
+            .await
+            {
+                Ok((addr, id, _, _)) => (doc_id, Ok(Subscription { addr, id })),
+                Err(_) => (doc_id, Err("unavailable")),
+            }
+        };
+        ctx.spawn(
+            fut.into_actor(self)
+                .map(move |(doc_id, res), act, ctx| match res {
+                    Ok(sub) => {
+                        act.rooms.insert(doc_id, sub);
+                        Self::send(ctx, json!({"type": "JOINED", "room": room}));
+                    }
+                    Err(code) => {
+                        Self::send(ctx, json!({"type": "ERROR", "room": room, "code": code}))
+                    }
+                }),
+        );
+    }
+
+    fn handle_text(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
+        let Ok(msg) = serde_json::from_str::<ClientMsg>(text) else {
+            Self::send(ctx, json!({"type": "ERROR", "code": "bad_request"}));
+            return;
+        };
+        match (msg.kind.as_str(), msg.room) {
+            ("PING", _) => Self::send(ctx, json!({"type": "PONG"})),
+            ("JOIN", Some(room)) => self.join(room, msg.client_id, ctx),
+            ("LEAVE", Some(room)) => {
+                if let Some(doc) = room.strip_prefix("doc:") {
+                    self.rooms.remove(doc);
+                }
+                Self::send(ctx, json!({"type": "LEFT", "room": room}));
+            }
+            _ => Self::send(ctx, json!({"type": "ERROR", "code": "bad_request"})),
+        }
+    }
+
+    fn recheck(&mut self, doc_id: String, ctx: &mut ws::WebsocketContext<Self>) {
+        let state = self.state.clone();
+        let uid = self.user.id.clone();
+        let doc = doc_id.clone();
+        let fut = async move {
+            state
+                .storage
+                .read(move |c| roles::doc_role(c, &uid, &doc))
+                .await
+        };
+        ctx.spawn(fut.into_actor(self).map(move |role, act, ctx| {
+            if !matches!(role, Ok(Some(_))) && act.rooms.remove(&doc_id).is_some() {
+                let room = format!("doc:{doc_id}");
+                Self::send(
+                    ctx,
+                    json!({"type": "ERROR", "room": room, "code": "forbidden"}),
+                );
+            }
+        }));
+    }
+}
+
+impl Actor for WsSession {
+    type Context = ws::WebsocketContext<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.run_interval(CHECK_EVERY, |act, ctx| {
+            if act.last_heard.elapsed() > SILENCE_LIMIT {
+                ctx.close(Some(ws::CloseReason {
+                    code: ws::CloseCode::Policy,
+                    description: Some("no PING for 35 s".into()),
+                }));
+                ctx.stop();
+            }
+        });
+        if let Some(rx) = self.events.take() {
+            let events =
+                futures::stream::unfold(
+                    rx,
+                    |mut rx| async move { rx.recv().await.map(|e| (e, rx)) },
+                );
+            ctx.add_stream(events);
+        }
+        let mut shutdown = self.state.shutdown.clone();
+        let addr = ctx.address();
+        actix::spawn(async move {
+            let _ = shutdown.wait_for(|s| *s).await;
+            addr.do_send(Shutdown);
+        });
+    }
+}
+
+impl Handler<Shutdown> for WsSession {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Shutdown, ctx: &mut Self::Context) {
+        ctx.close(Some(ws::CloseReason {
+            code: ws::CloseCode::Away,
+            description: Some("server shutting down".into()),
+        }));
+        ctx.stop();
+    }
+}
+
+impl StreamHandler<DocEvent> for WsSession {
+    fn handle(&mut self, ev: DocEvent, ctx: &mut Self::Context) {
+        match ev {
+            DocEvent::Seq {
+                doc_id,
+                head_seq,
+                lease_seq,
+            } => {
+                if self.rooms.contains_key(&doc_id) {
+                    Self::send(
+                        ctx,
+                        json!({"type": "DOC_SEQ", "docId": doc_id, "headSeq": head_seq, "leaseSeq": lease_seq}),
+                    );
+                }
+            }
+            DocEvent::AccessChanged { doc_id } => self.recheck(doc_id, ctx),
+        }
+    }
+
+    // The event stream ends only when this session drops its own sender: nothing to do.
+    fn finished(&mut self, _ctx: &mut Self::Context) {}
+}
+
+impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for WsSession {
+    fn handle(&mut self, msg: Result<ws::Message, ws::ProtocolError>, ctx: &mut Self::Context) {
+        self.last_heard = Instant::now();
+        match msg {
+            Ok(ws::Message::Text(text)) => self.handle_text(&text, ctx),
+            Ok(ws::Message::Ping(p)) => ctx.pong(&p),
+            Ok(ws::Message::Close(reason)) => {
+                ctx.close(reason);
+                ctx.stop();
+            }
+            Ok(ws::Message::Binary(_)) => {
+                Self::send(ctx, json!({"type": "ERROR", "code": "bad_request"}))
+            }
+            Ok(_) => {}
+            Err(_) => ctx.stop(),
+        }
+    }
+}
