@@ -19,6 +19,7 @@ pub struct Settings {
     pub storage: StorageSettings,
     pub limits: LimitSettings,
     pub actors: ActorSettings,
+    pub compaction: CompactionSettings,
     pub auth: AuthSettings,
     pub logging: LoggingSettings,
     pub testing: TestingSettings,
@@ -28,6 +29,37 @@ pub struct Settings {
 #[serde(deny_unknown_fields)]
 pub struct TestingSettings {
     pub panic_marker: String,
+    pub clock: ClockKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClockKind {
+    System,
+    Manual,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionSettings {
+    pub run_at_start: bool,
+    pub interval_hours: f64,
+    pub shared_log_days: f64,
+    pub private_log_days: f64,
+    pub tombstone_days: f64,
+    pub results_days: f64,
+}
+
+impl CompactionSettings {
+    pub fn retention(&self) -> docsync_actors::storage::compaction::Retention {
+        let ms = |days: f64| (days * 86_400_000.0) as i64;
+        docsync_actors::storage::compaction::Retention {
+            shared_log_ms: ms(self.shared_log_days),
+            private_log_ms: ms(self.private_log_days),
+            tombstone_ms: ms(self.tombstone_days),
+            results_ms: ms(self.results_days),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -199,6 +231,24 @@ impl Settings {
                 a.log_page,
                 "must be between 1 and 10000",
             ));
+        }
+        let c = &self.compaction;
+        if !(c.interval_hours > 0.0) {
+            return Err(bad(
+                "compaction.interval_hours",
+                c.interval_hours,
+                "must be above 0",
+            ));
+        }
+        for (key, v) in [
+            ("compaction.shared_log_days", c.shared_log_days),
+            ("compaction.private_log_days", c.private_log_days),
+            ("compaction.tombstone_days", c.tombstone_days),
+            ("compaction.results_days", c.results_days),
+        ] {
+            if !(v >= 0.0) {
+                return Err(bad(key, v, "must be 0 or more"));
+            }
         }
         if self.auth.session_ttl_hours < 1 {
             return Err(bad(

@@ -8,13 +8,14 @@ use std::time::Duration;
 use actix::{Actor, Arbiter};
 use actix_web::{middleware, web, App, HttpServer};
 
-use docsync_actors::clock::{SharedClock, SystemClock};
+use docsync_actors::clock::{ManualClock, SharedClock, SystemClock};
 use docsync_actors::collab::validate::Limits;
+use docsync_actors::compaction::{CompactionSupervisor, CompactionTotals};
 use docsync_actors::document::ActorConfig;
 use docsync_actors::registry::Registry;
 use docsync_actors::storage::{Storage, StorageConfig};
 
-use crate::config::Settings;
+use crate::config::{ClockKind, Settings};
 use crate::http::{self, AppState};
 
 async fn wait_for_signal() {
@@ -101,13 +102,34 @@ async fn serve_http(
     demo: bool,
     arbiters: Vec<actix::ArbiterHandle>,
 ) -> anyhow::Result<()> {
-    let clock: SharedClock = Arc::new(SystemClock);
+    let (clock, manual_clock): (SharedClock, Option<Arc<ManualClock>>) =
+        match settings.testing.clock {
+            ClockKind::System => (Arc::new(SystemClock), None),
+            ClockKind::Manual => {
+                tracing::warn!(
+                    "testing.clock = manual: time moves only through POST /api/v1/testing/clock"
+                );
+                let c = ManualClock::new(docsync_actors::storage::unix_ms());
+                (c.clone(), Some(c))
+            }
+        };
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
     let registry = Registry::new(
         arbiters,
         storage.clone(),
         clock.clone(),
         actor_config(&settings),
+    )
+    .start();
+    let compaction_totals = Arc::new(CompactionTotals::default());
+    let compaction = CompactionSupervisor::new(
+        storage.clone(),
+        registry.clone(),
+        clock.clone(),
+        settings.compaction.retention(),
+        Duration::from_secs_f64(settings.compaction.interval_hours * 3600.0),
+        settings.compaction.run_at_start,
+        compaction_totals.clone(),
     )
     .start();
     let state = AppState {
@@ -121,6 +143,9 @@ async fn serve_http(
             Duration::from_secs(settings.auth.login_window_secs),
         )),
         shutdown: shutdown_rx,
+        compaction,
+        compaction_totals,
+        manual_clock,
     };
     if demo {
         crate::demo::seed(&state).await?;

@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod collab;
+pub mod compaction;
 pub mod document;
 pub mod registry;
 pub mod storage;

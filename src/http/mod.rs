@@ -2,6 +2,7 @@
 //! message to a document actor (or one read to storage) and encode the answer.
 
 pub mod accounts;
+pub mod admin;
 pub mod auth;
 pub mod body;
 pub mod channels;
@@ -37,6 +38,10 @@ pub struct AppState {
     pub throttle: Arc<crate::auth::throttle::LoginThrottle>,
     /// Becomes true when the server starts shutting down: streams and sockets end.
     pub shutdown: tokio::sync::watch::Receiver<bool>,
+    pub compaction: Addr<docsync_actors::compaction::CompactionSupervisor>,
+    pub compaction_totals: Arc<docsync_actors::compaction::CompactionTotals>,
+    /// Set only with `testing.clock = "manual"`.
+    pub manual_clock: Option<Arc<docsync_actors::clock::ManualClock>>,
 }
 
 impl AppState {
@@ -50,6 +55,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/readyz", web::get().to(health::readyz))
         .service(
             web::scope("/api/v1")
+                .route("/admin/compact", web::post().to(admin::compact))
+                .route("/testing/clock", web::post().to(admin::advance_clock))
                 .route("/auth/login", web::post().to(accounts::login))
                 .route("/auth/logout", web::post().to(accounts::logout))
                 .route("/me", web::get().to(accounts::me))

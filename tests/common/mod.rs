@@ -316,3 +316,141 @@ pub fn snapshot_blocks(snap: &Value) -> std::collections::BTreeMap<String, Value
         })
         .collect()
 }
+
+/// How a request made with [`TestServer::send`] authenticates.
+pub enum Auth<'a> {
+    None,
+    Bearer(&'a str),
+    /// The value of the `docsync_session` cookie.
+    Cookie(&'a str),
+}
+
+/// A full answer: status, headers and the body (JSON, or the text as a JSON string).
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+}
+
+impl TestServer {
+    /// Runs `docsync ARGS` with `stdin` piped to its standard input; returns (ok, stdout, stderr).
+    pub fn cli_stdin(&self, args: &[&str], stdin: &str) -> (bool, String, String) {
+        use std::io::Write;
+        let mut child = self
+            .command()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run docsync cli");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .expect("write cli stdin");
+        let out = child.wait_with_output().expect("wait for docsync cli");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Creates a user with a login password (`user add NAME --password-stdin`); returns its token.
+    pub fn add_user_with_password(&self, name: &str, password: &str) -> String {
+        let (ok, out, err) = self.cli_stdin(
+            &["user", "add", name, "--password-stdin"],
+            &format!("{password}\n"),
+        );
+        assert!(ok, "user add --password-stdin failed: {err}");
+        out.lines()
+            .find_map(|l| l.strip_prefix("token: "))
+            .expect("token line")
+            .trim()
+            .to_string()
+    }
+
+    /// This server's own origin, as a browser on its pages would send it.
+    pub fn origin(&self) -> String {
+        format!("http://{}", self.base.trim_start_matches("http://"))
+    }
+
+    /// Any request: method, auth, extra headers, optional JSON body.
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        auth: &Auth,
+        headers: &[(&str, &str)],
+        body: Option<&Value>,
+    ) -> Reply {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let mut rb = self.client.request(method, self.url(path));
+        match auth {
+            Auth::None => {}
+            Auth::Bearer(t) => rb = rb.bearer_auth(t),
+            Auth::Cookie(c) => rb = rb.header("Cookie", format!("docsync_session={c}")),
+        }
+        for (k, v) in headers {
+            rb = rb.header(*k, *v);
+        }
+        if let Some(b) = body {
+            rb = rb
+                .header("Content-Type", "application/json")
+                .body(b.to_string());
+        }
+        let r = rb.send().expect("request");
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let text = r.text().unwrap_or_default();
+        Reply {
+            status,
+            headers,
+            body: serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        }
+    }
+
+    pub fn put(&self, token: &str, path: &str, body: &Value) -> (u16, Value) {
+        let r = self.send("PUT", path, &Auth::Bearer(token), &[], Some(body));
+        (r.status, r.body)
+    }
+
+    pub fn patch(&self, token: &str, path: &str, body: &Value) -> (u16, Value) {
+        let r = self.send("PATCH", path, &Auth::Bearer(token), &[], Some(body));
+        (r.status, r.body)
+    }
+
+    /// `POST /api/v1/auth/login`; the reply keeps the `Set-Cookie` headers.
+    pub fn login(&self, username: &str, password: &str, headers: &[(&str, &str)]) -> Reply {
+        self.send(
+            "POST",
+            "/api/v1/auth/login",
+            &Auth::None,
+            headers,
+            Some(&json!({"username": username, "password": password})),
+        )
+    }
+}
+
+/// The `docsync_session` value set by a reply, if any.
+pub fn session_cookie(reply: &Reply) -> Option<String> {
+    set_cookie_header(reply).and_then(|h| {
+        h.split(';')
+            .next()
+            .and_then(|kv| kv.trim().strip_prefix("docsync_session="))
+            .map(str::to_string)
+    })
+}
+
+/// The whole `Set-Cookie` header for `docsync_session`, if any.
+pub fn set_cookie_header(reply: &Reply) -> Option<String> {
+    reply
+        .headers
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.trim_start().starts_with("docsync_session="))
+        .map(str::to_string)
+}

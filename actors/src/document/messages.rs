@@ -226,6 +226,24 @@ pub enum Changes {
 #[rtype(result = "()")]
 pub struct AccessChanged;
 
+/// Compaction of this document, in its op order (PROTOCOL §6).
+#[derive(Message)]
+#[rtype(result = "Result<CompactOutcome, DocError>")]
+pub struct Compact {
+    pub now: i64,
+    pub shared: bool,
+    pub retention: crate::storage::compaction::Retention,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactOutcome {
+    pub log_rows: u64,
+    pub tombstones: u64,
+    pub results: u64,
+    pub log_floor: i64,
+}
+
 /// The document was deleted: answer NotFound from now on and stop.
 #[derive(Message)]
 #[rtype(result = "()")]

@@ -3,6 +3,7 @@
 //! (snapshot load, log after `seq`, roles, derived data). It knows SQL, not HTTP or actors.
 
 pub mod accounts;
+pub mod compaction;
 pub mod derived;
 pub mod documents;
 pub mod error;
