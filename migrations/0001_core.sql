@@ -59,7 +59,8 @@ CREATE TABLE blocks (
 CREATE INDEX blocks_doc ON blocks(doc_id);
 CREATE INDEX blocks_tombstones ON blocks(deleted_at) WHERE deleted = 1;
 
--- The op log: one row per seq, effects hold resulting state (PROTOCOL §2.2).
+-- The op log: one row per seq (PROTOCOL §2.2). `entry` is the whole log entry as sent to
+-- clients (its effects hold resulting state); the other columns serve queries.
 CREATE TABLE doc_ops (
     doc_id    TEXT NOT NULL,
     seq       INTEGER NOT NULL,
@@ -68,7 +69,7 @@ CREATE TABLE doc_ops (
     client_id TEXT NOT NULL,
     user_id   TEXT NOT NULL,
     at        INTEGER NOT NULL,
-    effects   TEXT NOT NULL,
+    entry     TEXT NOT NULL,
     PRIMARY KEY (doc_id, seq)
 ) WITHOUT ROWID;
 

@@ -43,6 +43,20 @@ pub enum Command {
         #[command(subcommand)]
         command: TeamCommand,
     },
+    /// Run one compaction pass now (log floor, tombstone purge, old idempotency results).
+    /// With --server, asks a running server to do it (admin token); without, works on the
+    /// database directly and refuses while a server has it open.
+    Compact {
+        /// Required: compaction is not something to trigger by accident.
+        #[arg(long)]
+        now: bool,
+        /// URL of a running server, e.g. http://127.0.0.1:8080
+        #[arg(long, requires = "token")]
+        server: Option<String>,
+        /// An admin user's API token (with --server).
+        #[arg(long)]
+        token: Option<String>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -100,7 +114,34 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::User { command } => with_storage(&settings, |s| user_command(s, command)),
         Command::Team { command } => with_storage(&settings, |s| team_command(s, command)),
+        Command::Compact { now, server, token } => {
+            if !now {
+                anyhow::bail!("add --now to run a compaction pass");
+            }
+            match (server, token) {
+                (Some(url), Some(token)) => compact_remote(&url, &token),
+                _ => server::compact_offline(settings),
+            }
+        }
     }
+}
+
+fn compact_remote(url: &str, token: &str) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(async {
+        let resp = reqwest::Client::new()
+            .post(format!("{}/api/v1/admin/compact", url.trim_end_matches('/')))
+            .bearer_auth(token)
+            .send()
+            .await?;
+        let status = resp.status();
+        let text = resp.text().await?;
+        if !status.is_success() {
+            anyhow::bail!("server answered {status}: {text}");
+        }
+        println!("{text}");
+        Ok(())
+    })
 }
 
 fn with_storage(

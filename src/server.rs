@@ -63,7 +63,60 @@ pub fn limits(s: &Settings) -> Limits {
     }
 }
 
+/// Holds `<database>.lock` for as long as the process runs, so offline tools (compaction)
+/// never work on a database a server has open.
+pub fn lock_database(settings: &Settings) -> anyhow::Result<std::fs::File> {
+    let path = settings.storage.path.with_extension("db.lock");
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)?;
+    if file.try_lock().is_err() {
+        anyhow::bail!(
+            "{} is in use by a running docsync server (use `docsync compact --now --server URL --token ADMIN_TOKEN`)",
+            settings.storage.path.display()
+        );
+    }
+    Ok(file)
+}
+
+/// `docsync compact --now` without a server: the same supervisor and actors, one pass.
+pub fn compact_offline(settings: Settings) -> anyhow::Result<()> {
+    let _lock = lock_database(&settings)?;
+    let (storage, writer_thread) = Storage::open(&storage_config(&settings))?;
+    let system = actix::System::new();
+    let summary = system.block_on(async {
+        let arbiter = Arbiter::new();
+        let clock: SharedClock = Arc::new(SystemClock);
+        let registry = Registry::new(vec![arbiter.handle()], storage.clone(), clock.clone(), actor_config(&settings)).start();
+        let supervisor = CompactionSupervisor::new(
+            storage.clone(),
+            registry,
+            clock,
+            settings.compaction.retention(),
+            Duration::from_secs(86_400),
+            false,
+            Arc::new(CompactionTotals::default()),
+        )
+        .start();
+        let summary = supervisor.send(docsync_actors::compaction::RunPass).await;
+        arbiter.stop();
+        let _ = arbiter.join();
+        summary
+    })?;
+    drop(system);
+    drop(storage);
+    let _ = writer_thread.join();
+    println!("{}", serde_json::to_string(&summary)?);
+    Ok(())
+}
+
 pub fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
+    let _lock = lock_database(&settings)?;
     let settings = Arc::new(settings);
     let (storage, writer_thread) = Storage::open(&storage_config(&settings))?;
     tracing::info!(path = %settings.storage.path.display(), "database open, migrations applied");

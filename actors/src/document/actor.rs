@@ -28,6 +28,9 @@ use crate::storage::{Storage, StorageError};
 use super::messages::*;
 use super::sessions::Sessions;
 
+/// After this long without requests an open actor drops its in-memory log tail and results.
+const IDLE_TRIM_MS: i64 = 30_000;
+
 /// How long a stopping actor lingers so replies it already produced are delivered.
 const STOP_GRACE: Duration = Duration::from_millis(20);
 
@@ -266,6 +269,9 @@ impl DocumentActor {
         if changed {
             self.presence_changed();
         }
+        if now - self.last_activity >= IDLE_TRIM_MS && self.inflight == 0 {
+            self.trim_idle();
+        }
         let idle = now - self.last_activity >= self.cfg.idle_stop_ms;
         let unused =
             self.sessions.is_empty() && self.subscribers.is_empty() && self.waiters.is_empty();
@@ -358,6 +364,19 @@ impl DocumentActor {
             dropped = true;
         }
         if dropped {
+            self.trust_precheck_after = Instant::now();
+        }
+    }
+
+    /// An open document nobody is typing in keeps only its state: the log tail and the
+    /// idempotency map are rebuilt from SQLite on demand (both are on disk by now).
+    fn trim_idle(&mut self) {
+        if !self.log_tail.is_empty() {
+            self.log_tail = VecDeque::new();
+        }
+        if !self.recent.is_empty() {
+            self.recent = HashMap::new();
+            self.recent_order = VecDeque::new();
             self.trust_precheck_after = Instant::now();
         }
     }

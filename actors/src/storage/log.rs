@@ -5,7 +5,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use rusqlite::{params, Connection, OptionalExtension};
-use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::collab::op::{LogEntry, OpResult};
@@ -20,72 +19,27 @@ pub struct LogRecord {
     pub client_id: String,
     pub user_id: String,
     pub at: i64,
-    pub effects: Box<RawValue>,
-    /// The whole entry as sent to clients.
+    /// The whole entry as sent to clients and stored in `doc_ops.entry`.
     pub json: Box<RawValue>,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct EntryJson<'a> {
-    seq: i64,
-    op_id: &'a str,
-    kind: &'a str,
-    client_id: &'a str,
-    user_id: &'a str,
-    at: i64,
-    effects: &'a RawValue,
-}
-
 impl LogRecord {
-    fn build(
-        seq: i64,
-        op_id: String,
-        kind: String,
-        client_id: String,
-        user_id: String,
-        at: i64,
-        effects: Box<RawValue>,
-    ) -> LogRecord {
-        let json = serde_json::value::to_raw_value(&EntryJson {
-            seq,
-            op_id: &op_id,
-            kind: &kind,
-            client_id: &client_id,
-            user_id: &user_id,
-            at,
-            effects: &effects,
-        })
-        .expect("log entry serialises");
-        LogRecord {
-            seq,
-            op_id,
-            kind,
-            client_id,
-            user_id,
-            at,
-            effects,
-            json,
-        }
-    }
-
     pub fn from_entry(e: &LogEntry) -> LogRecord {
-        let effects = serde_json::value::to_raw_value(&e.effects).expect("effects serialise");
-        LogRecord::build(
-            e.seq,
-            e.op_id.clone(),
-            e.kind.clone(),
-            e.client_id.clone(),
-            e.user_id.clone(),
-            e.at,
-            effects,
-        )
+        LogRecord {
+            seq: e.seq,
+            op_id: e.op_id.clone(),
+            kind: e.kind.clone(),
+            client_id: e.client_id.clone(),
+            user_id: e.user_id.clone(),
+            at: e.at,
+            json: serde_json::value::to_raw_value(e).expect("log entry serialises"),
+        }
     }
 }
 
 pub fn insert(conn: &Connection, doc_id: &str, records: &[Arc<LogRecord>]) -> Result<()> {
     let mut stmt = conn.prepare_cached(
-        "INSERT INTO doc_ops (doc_id, seq, op_id, kind, client_id, user_id, at, effects)
+        "INSERT INTO doc_ops (doc_id, seq, op_id, kind, client_id, user_id, at, entry)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
     for r in records {
@@ -97,7 +51,7 @@ pub fn insert(conn: &Connection, doc_id: &str, records: &[Arc<LogRecord>]) -> Re
             r.client_id,
             r.user_id,
             r.at,
-            r.effects.get()
+            r.json.get()
         ])?;
     }
     Ok(())
@@ -112,7 +66,7 @@ pub fn read_after(
     limit: usize,
 ) -> Result<Vec<Arc<LogRecord>>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT seq, op_id, kind, client_id, user_id, at, effects FROM doc_ops
+        "SELECT seq, op_id, kind, client_id, user_id, at, entry FROM doc_ops
          WHERE doc_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4",
     )?;
     let rows = stmt.query_map(params![doc_id, after, upto, limit as i64], |r| {
@@ -128,12 +82,17 @@ pub fn read_after(
     })?;
     let mut out = Vec::new();
     for row in rows {
-        let (seq, op_id, kind, client_id, user_id, at, effects) = row?;
-        let effects = RawValue::from_string(effects)
-            .map_err(|e| StorageError::Corrupt(format!("doc_ops {seq}: {e}")))?;
-        out.push(Arc::new(LogRecord::build(
-            seq, op_id, kind, client_id, user_id, at, effects,
-        )));
+        let (seq, op_id, kind, client_id, user_id, at, entry) = row?;
+        let json = RawValue::from_string(entry).map_err(|e| StorageError::Corrupt(format!("doc_ops {seq}: {e}")))?;
+        out.push(Arc::new(LogRecord {
+            seq,
+            op_id,
+            kind,
+            client_id,
+            user_id,
+            at,
+            json,
+        }));
     }
     Ok(out)
 }
