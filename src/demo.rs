@@ -188,7 +188,7 @@ async fn seed_blocks(state: &AppState, doc_id: &str, alice: &accounts::User) -> 
             })
             .await?;
         let reply = addr
-            .send(Sync {
+            .request(Sync {
                 caller: caller.clone(),
                 last_seq: 0,
                 ops: ops.clone(),

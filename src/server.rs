@@ -12,6 +12,7 @@ use docsync_actors::clock::{ManualClock, SharedClock, SystemClock};
 use docsync_actors::collab::validate::Limits;
 use docsync_actors::compaction::{CompactionSupervisor, CompactionTotals};
 use docsync_actors::document::ActorConfig;
+use docsync_actors::metrics::Metrics;
 use docsync_actors::registry::Registry;
 use docsync_actors::storage::{Storage, StorageConfig};
 
@@ -32,16 +33,17 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
-pub fn storage_config(s: &Settings) -> StorageConfig {
+pub fn storage_config(s: &Settings, metrics: Option<Arc<Metrics>>) -> StorageConfig {
     StorageConfig {
         path: s.storage.path.clone(),
         synchronous: s.storage.synchronous,
         read_pool_size: s.storage.read_pool_size,
         group_commit_max: s.storage.group_commit_max,
+        metrics,
     }
 }
 
-pub fn actor_config(s: &Settings) -> ActorConfig {
+pub fn actor_config(s: &Settings, metrics: Arc<Metrics>) -> ActorConfig {
     ActorConfig {
         lease_ttl_ms: s.actors.lease_ttl_ms,
         session_ttl_ms: s.actors.session_ttl_secs * 1000,
@@ -49,6 +51,7 @@ pub fn actor_config(s: &Settings) -> ActorConfig {
         log_tail: s.actors.log_tail,
         log_page: s.actors.log_page,
         panic_marker: Some(s.testing.panic_marker.clone()).filter(|m| !m.is_empty()),
+        metrics,
         ..ActorConfig::default()
     }
 }
@@ -87,12 +90,19 @@ pub fn lock_database(settings: &Settings) -> anyhow::Result<std::fs::File> {
 /// `docsync compact --now` without a server: the same supervisor and actors, one pass.
 pub fn compact_offline(settings: Settings) -> anyhow::Result<()> {
     let _lock = lock_database(&settings)?;
-    let (storage, writer_thread) = Storage::open(&storage_config(&settings))?;
+    let metrics = Arc::new(Metrics::new());
+    let (storage, writer_thread) = Storage::open(&storage_config(&settings, None))?;
     let system = actix::System::new();
     let summary = system.block_on(async {
         let arbiter = Arbiter::new();
         let clock: SharedClock = Arc::new(SystemClock);
-        let registry = Registry::new(vec![arbiter.handle()], storage.clone(), clock.clone(), actor_config(&settings)).start();
+        let registry = Registry::new(
+            vec![arbiter.handle()],
+            storage.clone(),
+            clock.clone(),
+            actor_config(&settings, metrics.clone()),
+        )
+        .start();
         let supervisor = CompactionSupervisor::new(
             storage.clone(),
             registry,
@@ -101,6 +111,7 @@ pub fn compact_offline(settings: Settings) -> anyhow::Result<()> {
             Duration::from_secs(86_400),
             false,
             Arc::new(CompactionTotals::default()),
+            metrics.clone(),
         )
         .start();
         let summary = supervisor.send(docsync_actors::compaction::RunPass).await;
@@ -118,10 +129,12 @@ pub fn compact_offline(settings: Settings) -> anyhow::Result<()> {
 pub fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
     let _lock = lock_database(&settings)?;
     let settings = Arc::new(settings);
-    let (storage, writer_thread) = Storage::open(&storage_config(&settings))?;
+    let metrics = Arc::new(Metrics::new());
+    let (storage, writer_thread) =
+        Storage::open(&storage_config(&settings, Some(metrics.clone())))?;
     tracing::info!(path = %settings.storage.path.display(), "database open, migrations applied");
     let system = actix::System::new();
-    let result = system.block_on(run(settings, storage, demo));
+    let result = system.block_on(run(settings, storage, demo, metrics));
     // Every storage handle is gone with the system; the writer drains its queue, checkpoints
     // the WAL and ends.
     drop(system);
@@ -129,14 +142,19 @@ pub fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
     result
 }
 
-async fn run(settings: Arc<Settings>, storage: Storage, demo: bool) -> anyhow::Result<()> {
+async fn run(
+    settings: Arc<Settings>,
+    storage: Storage,
+    demo: bool,
+    metrics: Arc<Metrics>,
+) -> anyhow::Result<()> {
     let n_arbiters = match settings.actors.arbiters {
         0 => cores(),
         n => n,
     };
     let arbiters: Vec<Arbiter> = (0..n_arbiters).map(|_| Arbiter::new()).collect();
     let handles = arbiters.iter().map(|a| a.handle()).collect();
-    let result = serve_http(settings, storage, demo, handles).await;
+    let result = serve_http(settings, storage, demo, handles, metrics).await;
     // Whatever happened, stop the actor threads: their actors hold storage handles, and the
     // writer only ends (after checkpointing) once every handle is gone.
     tracing::info!("stopping document actors");
@@ -154,6 +172,7 @@ async fn serve_http(
     storage: Storage,
     demo: bool,
     arbiters: Vec<actix::ArbiterHandle>,
+    metrics: Arc<Metrics>,
 ) -> anyhow::Result<()> {
     let (clock, manual_clock): (SharedClock, Option<Arc<ManualClock>>) =
         match settings.testing.clock {
@@ -171,7 +190,7 @@ async fn serve_http(
         arbiters,
         storage.clone(),
         clock.clone(),
-        actor_config(&settings),
+        actor_config(&settings, metrics.clone()),
     )
     .start();
     let compaction_totals = Arc::new(CompactionTotals::default());
@@ -183,6 +202,7 @@ async fn serve_http(
         Duration::from_secs_f64(settings.compaction.interval_hours * 3600.0),
         settings.compaction.run_at_start,
         compaction_totals.clone(),
+        metrics.clone(),
     )
     .start();
     let state = AppState {
@@ -199,6 +219,7 @@ async fn serve_http(
         compaction,
         compaction_totals,
         manual_clock,
+        metrics,
     };
     if demo {
         crate::demo::seed(&state).await?;

@@ -29,7 +29,22 @@ pub async fn request_log(
     let method = req.method().clone();
     let route = req.match_pattern().unwrap_or_else(|| "unmatched".into());
     let doc = req.match_info().get("id").map(str::to_string);
+    let metrics = req
+        .app_data::<actix_web::web::Data<crate::http::AppState>>()
+        .map(|s| s.metrics.clone());
     let res = next.call(req).await?;
+    if let Some(m) = metrics {
+        let status = res.status().as_u16().to_string();
+        m.http_requests
+            .with_label_values(&[route.as_str(), method.as_str(), status.as_str()])
+            .inc();
+        m.http_seconds
+            .with_label_values(&[route.as_str()])
+            .observe(started.elapsed().as_secs_f64());
+        if route.ends_with("/sync") {
+            m.sync_seconds.observe(started.elapsed().as_secs_f64());
+        }
+    }
     tracing::info!(
         target: "docsync::http",
         %method,

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::clock::SharedClock;
 use crate::document::{Compact, DocError};
+use crate::metrics::Metrics;
 use crate::registry::{Open, Registry};
 use crate::storage::compaction::{self, Retention};
 use crate::storage::{roles, Storage};
@@ -51,6 +52,7 @@ pub struct CompactionSupervisor {
     interval: Duration,
     run_at_start: bool,
     totals: Arc<CompactionTotals>,
+    metrics: Arc<Metrics>,
 }
 
 impl CompactionSupervisor {
@@ -62,6 +64,7 @@ impl CompactionSupervisor {
         interval: Duration,
         run_at_start: bool,
         totals: Arc<CompactionTotals>,
+        metrics: Arc<Metrics>,
     ) -> Self {
         CompactionSupervisor {
             storage,
@@ -71,6 +74,7 @@ impl CompactionSupervisor {
             interval,
             run_at_start,
             totals,
+            metrics,
         }
     }
 
@@ -80,6 +84,7 @@ impl CompactionSupervisor {
         let clock = self.clock.clone();
         let retention = self.retention;
         let totals = self.totals.clone();
+        let metrics = self.metrics.clone();
         async move {
             let started = Instant::now();
             let now = clock.now_ms();
@@ -111,7 +116,7 @@ impl CompactionSupervisor {
                         break;
                     };
                     outcome = addr
-                        .send(Compact {
+                        .request(Compact {
                             now,
                             shared,
                             retention,
@@ -151,6 +156,14 @@ impl CompactionSupervisor {
             totals
                 .last_pass_micros
                 .store(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+            metrics.compaction_passes.inc();
+            metrics.compaction_documents.inc_by(summary.documents);
+            metrics.compaction_log_rows.inc_by(summary.log_rows);
+            metrics.compaction_tombstones.inc_by(summary.tombstones);
+            metrics.compaction_results.inc_by(summary.results);
+            metrics
+                .compaction_seconds
+                .observe(started.elapsed().as_secs_f64());
             tracing::info!(
                 documents = summary.documents,
                 log_rows = summary.log_rows,

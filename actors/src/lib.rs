@@ -6,5 +6,6 @@ pub mod clock;
 pub mod collab;
 pub mod compaction;
 pub mod document;
+pub mod metrics;
 pub mod registry;
 pub mod storage;

@@ -3,19 +3,47 @@
 //! it only maps IDs to addresses, so its messages are tiny and it cannot become a lock.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use actix::prelude::*;
 
 use crate::clock::SharedClock;
 use crate::document::{AccessChanged, ActorConfig, ActorStats, Close, DocumentActor, GetStats};
+use crate::metrics::Metrics;
 use crate::storage::Storage;
 
 /// Find or start the actor of a document.
 #[derive(Message)]
-#[rtype(result = "Addr<DocumentActor>")]
+#[rtype(result = "DocHandle")]
 pub struct Open {
     pub doc_id: String,
+}
+
+/// A document actor's address plus the count of requests sent to it and not yet answered
+/// (its mailbox depth as operators see it).
+#[derive(Clone)]
+pub struct DocHandle {
+    pub addr: Addr<DocumentActor>,
+    pub outstanding: Arc<AtomicI64>,
+    metrics: Arc<Metrics>,
+}
+
+impl DocHandle {
+    /// Sends a request, counting it as outstanding until the answer (or failure) is back.
+    pub async fn request<M>(&self, msg: M) -> Result<M::Result, MailboxError>
+    where
+        M: Message + Send + 'static,
+        M::Result: Send,
+        DocumentActor: Handler<M>,
+    {
+        self.outstanding.fetch_add(1, Ordering::Relaxed);
+        self.metrics.mailbox_depth.inc();
+        let out = self.addr.send(msg).await;
+        self.outstanding.fetch_sub(1, Ordering::Relaxed);
+        self.metrics.mailbox_depth.dec();
+        out
+    }
 }
 
 /// Sent by an actor that is stopping; ignored when the address is not the current one.
@@ -45,13 +73,13 @@ pub struct AccessChangedFor {
     pub doc_ids: Vec<String>,
 }
 
-/// Addresses of every open actor (operator views).
+/// Handles of every open actor (operator views).
 #[derive(Message)]
-#[rtype(result = "Vec<Addr<DocumentActor>>")]
+#[rtype(result = "Vec<DocHandle>")]
 pub struct ListActors;
 
 pub struct Registry {
-    docs: HashMap<String, Addr<DocumentActor>>,
+    docs: HashMap<String, DocHandle>,
     arbiters: Vec<ArbiterHandle>,
     storage: Storage,
     clock: SharedClock,
@@ -96,9 +124,9 @@ impl Handler<Open> for Registry {
     type Result = MessageResult<Open>;
 
     fn handle(&mut self, msg: Open, ctx: &mut Context<Self>) -> Self::Result {
-        if let Some(addr) = self.docs.get(&msg.doc_id) {
-            if addr.connected() {
-                return MessageResult(addr.clone());
+        if let Some(h) = self.docs.get(&msg.doc_id) {
+            if h.addr.connected() {
+                return MessageResult(h.clone());
             }
         }
         let doc_id = msg.doc_id.clone();
@@ -110,8 +138,13 @@ impl Handler<Open> for Registry {
             DocumentActor::new(doc_id, storage, clock, cfg, Some(me))
         });
         self.started += 1;
-        self.docs.insert(msg.doc_id, addr.clone());
-        MessageResult(addr)
+        let handle = DocHandle {
+            addr,
+            outstanding: Arc::new(AtomicI64::new(0)),
+            metrics: self.cfg.metrics.clone(),
+        };
+        self.docs.insert(msg.doc_id, handle.clone());
+        MessageResult(handle)
     }
 }
 
@@ -119,7 +152,11 @@ impl Handler<Unregister> for Registry {
     type Result = ();
 
     fn handle(&mut self, msg: Unregister, _ctx: &mut Context<Self>) {
-        if self.docs.get(&msg.doc_id).is_some_and(|a| *a == msg.addr) {
+        if self
+            .docs
+            .get(&msg.doc_id)
+            .is_some_and(|h| h.addr == msg.addr)
+        {
             self.docs.remove(&msg.doc_id);
         }
     }
@@ -129,8 +166,8 @@ impl Handler<CloseDocument> for Registry {
     type Result = ();
 
     fn handle(&mut self, msg: CloseDocument, _ctx: &mut Context<Self>) {
-        if let Some(addr) = self.docs.remove(&msg.doc_id) {
-            addr.do_send(Close);
+        if let Some(h) = self.docs.remove(&msg.doc_id) {
+            h.addr.do_send(Close);
         }
     }
 }
@@ -140,8 +177,8 @@ impl Handler<AccessChangedFor> for Registry {
 
     fn handle(&mut self, msg: AccessChangedFor, _ctx: &mut Context<Self>) {
         for id in msg.doc_ids {
-            if let Some(addr) = self.docs.get(&id) {
-                addr.do_send(AccessChanged);
+            if let Some(h) = self.docs.get(&id) {
+                h.addr.do_send(AccessChanged);
             }
         }
     }
@@ -169,8 +206,9 @@ pub async fn all_stats(registry: &Addr<Registry>) -> Vec<ActorStats> {
         return Vec::new();
     };
     let mut out = Vec::with_capacity(addrs.len());
-    for a in addrs {
-        if let Ok(s) = a.send(GetStats).await {
+    for h in addrs {
+        if let Ok(mut s) = h.addr.send(GetStats).await {
+            s.mailbox_depth = h.outstanding.load(Ordering::Relaxed).max(0) as u64;
             out.push(s);
         }
     }

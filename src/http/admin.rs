@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use docsync_actors::compaction::RunPass;
+use docsync_actors::registry::all_stats;
 
 use super::auth::Credentials;
 use super::body::read_json;
@@ -54,4 +55,51 @@ pub async fn advance_clock(
     clock.advance(body.advance_ms);
     use docsync_actors::clock::Clock;
     Ok(HttpResponse::Ok().json(json!({"nowMs": clock.now_ms()})))
+}
+
+/// Every open document actor with what an operator needs to see (admin only).
+pub async fn actors(
+    state: web::Data<AppState>,
+    creds: Credentials,
+) -> Result<HttpResponse, ApiError> {
+    admin(&state, &creds).await?;
+    let mut stats = all_stats(&state.registry).await;
+    stats.sort_by(|a, b| a.doc_id.cmp(&b.doc_id));
+    Ok(HttpResponse::Ok().json(json!({"actors": stats})))
+}
+
+/// Prometheus text exposition. Per-actor figures are summed at scrape time (no document ID
+/// ever becomes a label).
+pub async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    use prometheus::Encoder;
+    let stats = all_stats(&state.registry).await;
+    let m = &state.metrics;
+    m.sessions
+        .set(stats.iter().map(|s| s.sessions as i64).sum());
+    m.leases_held
+        .set(stats.iter().map(|s| s.leases as i64).sum());
+    m.subscribers
+        .with_label_values(&["websocket"])
+        .set(stats.iter().map(|s| s.websocket as i64).sum());
+    m.subscribers
+        .with_label_values(&["sse"])
+        .set(stats.iter().map(|s| s.sse as i64).sum());
+    m.subscribers
+        .with_label_values(&["long_poll"])
+        .set(stats.iter().map(|s| s.long_poll as i64).sum());
+    let mut buf = Vec::new();
+    prometheus::TextEncoder::new()
+        .encode(&m.registry.gather(), &mut buf)
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(HttpResponse::Ok()
+        .content_type(prometheus::TEXT_FORMAT)
+        .body(buf))
+}
+
+/// The operator page (a static file compiled into the binary).
+pub async fn page() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .insert_header(("Cache-Control", "no-cache"))
+        .body(include_str!("../../static/admin.html"))
 }

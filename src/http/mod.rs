@@ -42,6 +42,7 @@ pub struct AppState {
     pub compaction_totals: Arc<docsync_actors::compaction::CompactionTotals>,
     /// Set only with `testing.clock = "manual"`.
     pub manual_clock: Option<Arc<docsync_actors::clock::ManualClock>>,
+    pub metrics: Arc<docsync_actors::metrics::Metrics>,
 }
 
 impl AppState {
@@ -52,10 +53,13 @@ impl AppState {
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/healthz", web::get().to(health::healthz))
+        .route("/metrics", web::get().to(admin::metrics))
+        .route("/admin", web::get().to(admin::page))
         .route("/readyz", web::get().to(health::readyz))
         .service(
             web::scope("/api/v1")
                 .route("/admin/compact", web::post().to(admin::compact))
+                .route("/admin/actors", web::get().to(admin::actors))
                 .route("/testing/clock", web::post().to(admin::advance_clock))
                 .route("/auth/login", web::post().to(accounts::login))
                 .route("/auth/logout", web::post().to(accounts::logout))

@@ -156,7 +156,7 @@ pub async fn patch_doc(
     }
     if let Some(icon) = body.icon {
         let addr = super::sync::actor(&state, &doc).await?;
-        addr.send(SetIcon { icon }).await??;
+        addr.request(SetIcon { icon }).await??;
     }
     Ok(HttpResponse::NoContent().finish())
 }

@@ -5,17 +5,14 @@
 
 use std::time::{Duration, Instant};
 
-use actix::Addr;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
 use docsync_actors::collab::block::Author;
 use docsync_actors::collab::op::Op;
 use docsync_actors::collab::validate::{check_hold, check_id, check_ops};
-use docsync_actors::document::{
-    Caller, DocError, DocumentActor, Leave, LogPage, Snapshot, Sync, SyncReply,
-};
-use docsync_actors::registry::Open;
+use docsync_actors::document::{Caller, DocError, Leave, LogPage, Snapshot, Sync, SyncReply};
+use docsync_actors::registry::{DocHandle, Open};
 use docsync_actors::storage::log::{self, Precheck};
 use docsync_actors::storage::roles::{self};
 
@@ -27,7 +24,7 @@ use super::AppState;
 
 const ATTEMPTS: usize = 5;
 
-pub async fn actor(state: &AppState, doc_id: &str) -> Result<Addr<DocumentActor>, ApiError> {
+pub async fn actor(state: &AppState, doc_id: &str) -> Result<DocHandle, ApiError> {
     Ok(state
         .registry
         .send(Open {
@@ -77,13 +74,14 @@ pub async fn snapshot(
     for attempt in 0..ATTEMPTS {
         let addr = actor(&state, &doc_id).await?;
         match addr
-            .send(Snapshot {
+            .request(Snapshot {
                 caller: caller.clone(),
             })
             .await
         {
             Ok(Ok(reply)) => {
-                let body = serde_json::to_vec(&reply).map_err(|e| ApiError::Internal(e.to_string()))?;
+                let body =
+                    serde_json::to_vec(&reply).map_err(|e| ApiError::Internal(e.to_string()))?;
                 // Time spent in the server (auth, actor, encoding): what the benchmark reports.
                 let ms = started.elapsed().as_secs_f64() * 1000.0;
                 return Ok(HttpResponse::Ok()
@@ -211,7 +209,7 @@ pub async fn sync(
             precheck: pre.clone(),
             precheck_at: pre_at,
         };
-        match addr.send(msg).await {
+        match addr.request(msg).await {
             Ok(Ok(reply)) => return finish(&state, &doc_id, reply).await,
             Ok(Err(DocError::StalePrecheck)) => {
                 let (c, p, at) = prepare(&state, &creds, &doc_id, &body.ops).await?;
@@ -282,7 +280,7 @@ pub async fn leave(
     for attempt in 0..ATTEMPTS {
         let addr = actor(&state, &doc_id).await?;
         let res = addr
-            .send(Leave {
+            .request(Leave {
                 client_id: body.client_id.clone(),
             })
             .await

@@ -19,6 +19,7 @@ use crate::collab::document::DocState;
 use crate::collab::lease::{HoldOutcome, LeaseTable};
 use crate::collab::op::{Effect, LogEntry, OpResult, OpStatus};
 use crate::collab::rules::{apply_op, OpContext};
+use crate::metrics::Metrics;
 use crate::registry::Unregister;
 use crate::storage::compaction;
 use crate::storage::documents::{self, DocWrite};
@@ -49,6 +50,7 @@ pub struct ActorConfig {
     pub tick: Duration,
     /// Test hook: content equal to this makes the rules panic (unset in production).
     pub panic_marker: Option<String>,
+    pub metrics: Arc<Metrics>,
 }
 
 impl Default for ActorConfig {
@@ -62,6 +64,7 @@ impl Default for ActorConfig {
             recent_results: 20_000,
             tick: Duration::from_secs(1),
             panic_marker: None,
+            metrics: Arc::new(Metrics::new()),
         }
     }
 }
@@ -97,7 +100,12 @@ pub struct DocumentActor {
     counters: Counters,
     subscribers: HashMap<u64, Subscriber>,
     waiters: Vec<Waiter>,
+    started_at: i64,
+    /// Latencies (ms) of the most recent syncs with ops: receipt to reply.
+    latencies: VecDeque<f64>,
 }
+
+const LATENCY_WINDOW: usize = 256;
 
 struct Subscriber {
     channel: Channel,
@@ -147,6 +155,8 @@ impl DocumentActor {
             counters: Counters::default(),
             subscribers: HashMap::new(),
             waiters: Vec::new(),
+            started_at: now,
+            latencies: VecDeque::new(),
         }
     }
 
@@ -181,7 +191,25 @@ impl DocumentActor {
     }
 
     /// Something went wrong mid-flight: the in-memory state can no longer be trusted.
+    fn record_latency(&mut self, since: Instant) {
+        if self.latencies.len() == LATENCY_WINDOW {
+            self.latencies.pop_front();
+        }
+        self.latencies
+            .push_back(since.elapsed().as_secs_f64() * 1000.0);
+    }
+
+    fn percentile(&self, p: f64) -> f64 {
+        if self.latencies.is_empty() {
+            return 0.0;
+        }
+        let mut v: Vec<f64> = self.latencies.iter().copied().collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[((v.len() as f64 - 1.0) * p).round() as usize]
+    }
+
     fn poison(&mut self, ctx: &mut Context<Self>, why: &str) {
+        self.cfg.metrics.actor_restarts.inc();
         tracing::error!(doc = %self.doc_id, %why, "document actor reloads from the database");
         self.state = None;
         self.failed = Some(DocError::Restarting);
@@ -478,6 +506,23 @@ impl DocumentActor {
                 OpStatus::Conflict => self.counters.conflicts += 1,
                 OpStatus::Rejected => self.counters.rejected += 1,
             }
+            let status = match result.status {
+                OpStatus::Applied => "applied",
+                OpStatus::Conflict => "conflict",
+                OpStatus::Rejected => "rejected",
+            };
+            self.cfg
+                .metrics
+                .ops
+                .with_label_values(&[op.kind.name(), status])
+                .inc();
+            if let Some(r) = result.reason {
+                self.cfg
+                    .metrics
+                    .rejected
+                    .with_label_values(&[r.as_str()])
+                    .inc();
+            }
             write.results.push((
                 result.op_id.clone(),
                 serde_json::to_string(&result).expect("result serialises"),
@@ -498,6 +543,8 @@ impl Actor for DocumentActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        self.cfg.metrics.actor_starts.inc();
+        self.cfg.metrics.actors_open.inc();
         // Loading goes through the writer queue: it sees every write any earlier actor of
         // this document queued, which is what makes a restart lose nothing.
         let doc_id = self.doc_id.clone();
@@ -522,6 +569,8 @@ impl Actor for DocumentActor {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.cfg.metrics.actor_stops.inc();
+        self.cfg.metrics.actors_open.dec();
         tracing::debug!(doc = %self.doc_id, "document actor stopped");
     }
 }
@@ -550,6 +599,15 @@ impl Handler<Sync> for DocumentActor {
             },
             (None, _) => HoldOutcome::default(),
         };
+        self.cfg
+            .metrics
+            .lease_grants
+            .inc_by(hold.granted.len() as u64);
+        self.cfg
+            .metrics
+            .lease_denials
+            .inc_by(hold.denied.len() as u64);
+        let received = Instant::now();
         let mut lease_changed = hold.changed;
         if msg.ops.is_empty() {
             if lease_changed {
@@ -597,6 +655,7 @@ impl Handler<Sync> for DocumentActor {
                             act.wake();
                         }
                         act.trim_recent();
+                        act.record_latency(received);
                         Ok(act.reply(&caller, last_seq, results, hold))
                     }
                     Ok(()) => Err(DocError::Restarting),
@@ -973,8 +1032,22 @@ impl Handler<GetStats> for DocumentActor {
     type Result = MessageResult<GetStats>;
 
     fn handle(&mut self, _msg: GetStats, _ctx: &mut Context<Self>) -> Self::Result {
+        let now = self.clock.now_ms();
         MessageResult(ActorStats {
             doc_id: self.doc_id.clone(),
+            mailbox_depth: 0,
+            uptime_ms: now - self.started_at,
+            idle_ms: now - self.last_activity,
+            sync_p50_ms: self.percentile(0.5),
+            sync_p99_ms: self.percentile(0.99),
+            recent_sync_ms: self
+                .latencies
+                .iter()
+                .rev()
+                .take(60)
+                .rev()
+                .copied()
+                .collect(),
             loaded: self.state.is_some(),
             blocks: self.state.as_ref().map_or(0, |s| s.block_count()),
             head_seq: self.state.as_ref().map_or(0, |s| s.head_seq),

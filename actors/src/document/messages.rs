@@ -263,6 +263,14 @@ pub struct GetStats;
 #[serde(rename_all = "camelCase")]
 pub struct ActorStats {
     pub doc_id: String,
+    /// Requests sent and not yet answered (filled in by the registry).
+    pub mailbox_depth: u64,
+    pub uptime_ms: i64,
+    pub idle_ms: i64,
+    pub sync_p50_ms: f64,
+    pub sync_p99_ms: f64,
+    /// Recent sync latencies (ms), oldest first, for the operator page's chart.
+    pub recent_sync_ms: Vec<f64>,
     pub loaded: bool,
     pub blocks: usize,
     pub head_seq: i64,

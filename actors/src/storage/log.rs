@@ -83,7 +83,8 @@ pub fn read_after(
     let mut out = Vec::new();
     for row in rows {
         let (seq, op_id, kind, client_id, user_id, at, entry) = row?;
-        let json = RawValue::from_string(entry).map_err(|e| StorageError::Corrupt(format!("doc_ops {seq}: {e}")))?;
+        let json = RawValue::from_string(entry)
+            .map_err(|e| StorageError::Corrupt(format!("doc_ops {seq}: {e}")))?;
         out.push(Arc::new(LogRecord {
             seq,
             op_id,

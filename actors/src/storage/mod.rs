@@ -38,6 +38,7 @@ pub struct StorageConfig {
     pub synchronous: Synchronous,
     pub read_pool_size: u32,
     pub group_commit_max: usize,
+    pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 pub type ReadPool = r2d2::Pool<SqliteConnectionManager>;
@@ -83,7 +84,7 @@ impl Storage {
         let reads = r2d2::Pool::builder()
             .max_size(cfg.read_pool_size.max(1))
             .build(manager)?;
-        let (writer, handle) = Writer::start(conn, cfg.group_commit_max);
+        let (writer, handle) = Writer::start(conn, cfg.group_commit_max, cfg.metrics.clone());
         Ok((
             Storage {
                 writer,

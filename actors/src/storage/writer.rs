@@ -69,13 +69,17 @@ pub struct Writer {
 
 impl Writer {
     /// Starts the writer thread on `conn`. It stops when every `Writer` handle is dropped.
-    pub fn start(conn: Connection, max_batch: usize) -> (Writer, thread::JoinHandle<()>) {
+    pub fn start(
+        conn: Connection,
+        max_batch: usize,
+        metrics: Option<Arc<crate::metrics::Metrics>>,
+    ) -> (Writer, thread::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
         let stats = Arc::new(WriterStats::default());
         let st = stats.clone();
         let handle = thread::Builder::new()
             .name("docsync-writer".into())
-            .spawn(move || run_loop(conn, rx, max_batch.max(1), st))
+            .spawn(move || run_loop(conn, rx, max_batch.max(1), st, metrics))
             .expect("spawn writer thread");
         (Writer { tx, stats }, handle)
     }
@@ -121,6 +125,7 @@ fn run_loop(
     rx: mpsc::Receiver<Box<dyn Job>>,
     max_batch: usize,
     stats: Arc<WriterStats>,
+    metrics: Option<Arc<crate::metrics::Metrics>>,
 ) {
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
@@ -139,6 +144,10 @@ fn run_loop(
             .commit_micros_total
             .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
         stats.commits.fetch_add(1, Ordering::Relaxed);
+        if let Some(m) = &metrics {
+            m.commit_seconds.observe(started.elapsed().as_secs_f64());
+            m.commit_jobs.observe(batch.len() as f64);
+        }
         stats.jobs.fetch_add(batch.len() as u64, Ordering::Relaxed);
         for job in batch {
             job.finish(committed.clone());

@@ -49,7 +49,7 @@ pub async fn changes(
             client_id: q.client_id.clone(),
             user_id: user.id.clone(),
         };
-        let (head, lease) = match addr.send(msg).await {
+        let (head, lease) = match addr.request(msg).await {
             Ok(Ok(Changes::Now {
                 head_seq,
                 lease_seq,

@@ -42,8 +42,8 @@ pub async fn subscribe(
             user_id: user_id.to_string(),
             sink: sink.clone(),
         };
-        match addr.send(msg).await {
-            Ok(Ok((head, lease))) => return Ok((addr, id, head, lease)),
+        match addr.request(msg).await {
+            Ok(Ok((head, lease))) => return Ok((addr.addr, id, head, lease)),
             Ok(Err(DocError::Restarting)) | Err(_) => {
                 actix_web::rt::time::sleep(std::time::Duration::from_millis(10 << attempt)).await
             }

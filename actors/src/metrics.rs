@@ -1,0 +1,196 @@
+//! Prometheus metrics shared by actors, storage and the HTTP layer. Labels are bounded
+//! (op kind, status, reason, channel, route pattern) — never a document or user ID.
+
+use prometheus::{
+    Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+};
+
+pub struct Metrics {
+    pub registry: Registry,
+    pub actors_open: IntGauge,
+    pub actor_starts: IntCounter,
+    pub actor_stops: IntCounter,
+    pub actor_restarts: IntCounter,
+    pub mailbox_depth: IntGauge,
+    pub ops: IntCounterVec,
+    pub rejected: IntCounterVec,
+    pub lease_grants: IntCounter,
+    pub lease_denials: IntCounter,
+    pub sync_seconds: Histogram,
+    pub commit_seconds: Histogram,
+    pub commit_jobs: Histogram,
+    pub http_requests: IntCounterVec,
+    pub http_seconds: HistogramVec,
+    pub compaction_passes: IntCounter,
+    pub compaction_documents: IntCounter,
+    pub compaction_log_rows: IntCounter,
+    pub compaction_tombstones: IntCounter,
+    pub compaction_results: IntCounter,
+    pub compaction_seconds: Histogram,
+    /// Filled at scrape time from the actors' own view.
+    pub sessions: IntGauge,
+    pub subscribers: prometheus::IntGaugeVec,
+    pub leases_held: IntGauge,
+}
+
+fn latency_buckets() -> Vec<f64> {
+    vec![
+        0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+    ]
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let registry = Registry::new_custom(Some("docsync".into()), None).expect("registry");
+        let m = Metrics {
+            actors_open: IntGauge::new("document_actors", "Open document actors").unwrap(),
+            actor_starts: IntCounter::new("actor_starts_total", "Document actors started").unwrap(),
+            actor_stops: IntCounter::new("actor_stops_total", "Document actors stopped").unwrap(),
+            actor_restarts: IntCounter::new(
+                "actor_restarts_total",
+                "Document actors that threw their state away after a failure and were reloaded",
+            )
+            .unwrap(),
+            mailbox_depth: IntGauge::new(
+                "actor_mailbox_depth",
+                "Requests sent to document actors and not yet taken up (all actors)",
+            )
+            .unwrap(),
+            ops: IntCounterVec::new(
+                Opts::new("ops_total", "Ops answered, by kind and status"),
+                &["kind", "status"],
+            )
+            .unwrap(),
+            rejected: IntCounterVec::new(
+                Opts::new("ops_rejected_total", "Rejected ops by reason"),
+                &["reason"],
+            )
+            .unwrap(),
+            lease_grants: IntCounter::new("lease_grants_total", "Leases granted or taken over")
+                .unwrap(),
+            lease_denials: IntCounter::new("lease_denials_total", "Lease requests denied").unwrap(),
+            sync_seconds: Histogram::with_opts(
+                HistogramOpts::new(
+                    "sync_seconds",
+                    "/sync latency at the server (request to reply)",
+                )
+                .buckets(latency_buckets()),
+            )
+            .unwrap(),
+            commit_seconds: Histogram::with_opts(
+                HistogramOpts::new(
+                    "sqlite_commit_seconds",
+                    "Writer transactions (group commits), begin to commit",
+                )
+                .buckets(latency_buckets()),
+            )
+            .unwrap(),
+            commit_jobs: Histogram::with_opts(
+                HistogramOpts::new(
+                    "sqlite_commit_jobs",
+                    "Jobs (syncs and other writes) per group commit",
+                )
+                .buckets(vec![
+                    1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0,
+                ]),
+            )
+            .unwrap(),
+            http_requests: IntCounterVec::new(
+                Opts::new(
+                    "http_requests_total",
+                    "HTTP requests by route pattern, method and status",
+                ),
+                &["route", "method", "status"],
+            )
+            .unwrap(),
+            http_seconds: HistogramVec::new(
+                HistogramOpts::new(
+                    "http_request_seconds",
+                    "HTTP request duration by route pattern",
+                )
+                .buckets(latency_buckets()),
+                &["route"],
+            )
+            .unwrap(),
+            compaction_passes: IntCounter::new("compaction_passes_total", "Compaction passes run")
+                .unwrap(),
+            compaction_documents: IntCounter::new(
+                "compaction_documents_total",
+                "Documents compacted",
+            )
+            .unwrap(),
+            compaction_log_rows: IntCounter::new(
+                "compaction_log_rows_total",
+                "Log rows removed below the floor",
+            )
+            .unwrap(),
+            compaction_tombstones: IntCounter::new(
+                "compaction_tombstones_total",
+                "Tombstones purged for good",
+            )
+            .unwrap(),
+            compaction_results: IntCounter::new(
+                "compaction_results_total",
+                "Idempotency results removed",
+            )
+            .unwrap(),
+            compaction_seconds: Histogram::with_opts(
+                HistogramOpts::new("compaction_pass_seconds", "Duration of compaction passes")
+                    .buckets(vec![0.01, 0.1, 1.0, 10.0, 60.0, 300.0, 1800.0]),
+            )
+            .unwrap(),
+            sessions: IntGauge::new(
+                "sessions",
+                "Open editor sessions (clientIds) over all documents",
+            )
+            .unwrap(),
+            subscribers: prometheus::IntGaugeVec::new(
+                Opts::new("subscribers", "Wake-up channel subscribers by channel"),
+                &["channel"],
+            )
+            .unwrap(),
+            leases_held: IntGauge::new("leases_held", "Live block leases over all documents")
+                .unwrap(),
+            registry,
+        };
+        let r = &m.registry;
+        r.register(Box::new(m.actors_open.clone())).unwrap();
+        r.register(Box::new(m.actor_starts.clone())).unwrap();
+        r.register(Box::new(m.actor_stops.clone())).unwrap();
+        r.register(Box::new(m.actor_restarts.clone())).unwrap();
+        r.register(Box::new(m.mailbox_depth.clone())).unwrap();
+        r.register(Box::new(m.ops.clone())).unwrap();
+        r.register(Box::new(m.rejected.clone())).unwrap();
+        r.register(Box::new(m.lease_grants.clone())).unwrap();
+        r.register(Box::new(m.lease_denials.clone())).unwrap();
+        r.register(Box::new(m.sync_seconds.clone())).unwrap();
+        r.register(Box::new(m.commit_seconds.clone())).unwrap();
+        r.register(Box::new(m.commit_jobs.clone())).unwrap();
+        r.register(Box::new(m.http_requests.clone())).unwrap();
+        r.register(Box::new(m.http_seconds.clone())).unwrap();
+        r.register(Box::new(m.compaction_passes.clone())).unwrap();
+        r.register(Box::new(m.compaction_documents.clone()))
+            .unwrap();
+        r.register(Box::new(m.compaction_log_rows.clone())).unwrap();
+        r.register(Box::new(m.compaction_tombstones.clone()))
+            .unwrap();
+        r.register(Box::new(m.compaction_results.clone())).unwrap();
+        r.register(Box::new(m.compaction_seconds.clone())).unwrap();
+        r.register(Box::new(m.sessions.clone())).unwrap();
+        r.register(Box::new(m.subscribers.clone())).unwrap();
+        r.register(Box::new(m.leases_held.clone())).unwrap();
+        m
+    }
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics")
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
