@@ -126,8 +126,9 @@ pub struct LoggingSettings {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The message already names the key; kept as text so it is printed once.
     #[error("configuration: {0}")]
-    Load(#[from] config::ConfigError),
+    Load(String),
     #[error("configuration: {key} = {value}: {why}")]
     Invalid {
         key: &'static str,
@@ -136,6 +137,12 @@ pub enum ConfigError {
     },
     #[error("configuration file {0} does not exist")]
     MissingFile(PathBuf),
+}
+
+impl From<config::ConfigError> for ConfigError {
+    fn from(e: config::ConfigError) -> Self {
+        ConfigError::Load(e.to_string())
+    }
 }
 
 impl Settings {

@@ -3,6 +3,9 @@
 //! to it over real sockets.
 #![allow(dead_code)]
 
+pub mod channels;
+pub mod process;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

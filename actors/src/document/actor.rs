@@ -309,10 +309,10 @@ impl DocumentActor {
         }
     }
 
-    fn log_page(&self, last_seq: i64) -> (LogPage, bool, bool) {
+    fn log_page(&self, last_seq: i64, ahead: bool) -> (LogPage, bool, bool) {
         let head = self.durable_seq;
         let floor = self.state.as_ref().map_or(0, |s| s.log_floor);
-        if last_seq > head || last_seq < floor {
+        if ahead || last_seq > head || last_seq < floor {
             return (LogPage::Ready(Vec::new()), false, true);
         }
         if last_seq == head {
@@ -338,15 +338,18 @@ impl DocumentActor {
         }
     }
 
+    /// `ahead`: the client had seen more than this server had when the request arrived
+    /// (e.g. a restored backup) — judged before this request's own ops moved the head.
     fn reply(
         &self,
         caller: &Caller,
         last_seq: i64,
+        ahead: bool,
         results: Vec<OpResult>,
         hold: HoldOutcome,
     ) -> SyncReply {
         let now = self.clock.now_ms();
-        let (ops, has_more, resync) = self.log_page(last_seq);
+        let (ops, has_more, resync) = self.log_page(last_seq, ahead);
         SyncReply {
             results,
             ops,
@@ -586,6 +589,7 @@ impl Handler<Sync> for DocumentActor {
             return Box::pin(actix::fut::ready(Err(DocError::StalePrecheck)));
         }
         let now = self.clock.now_ms();
+        let ahead = msg.last_seq > self.durable_seq;
         self.see(&msg.caller, now);
         let leases_enabled = self.mode(msg.caller.shared) == Mode::Full;
         let hold = match (&msg.hold, leases_enabled) {
@@ -613,7 +617,7 @@ impl Handler<Sync> for DocumentActor {
             if lease_changed {
                 self.presence_changed();
             }
-            let reply = self.reply(&msg.caller, msg.last_seq, Vec::new(), hold);
+            let reply = self.reply(&msg.caller, msg.last_seq, ahead, Vec::new(), hold);
             return Box::pin(actix::fut::ready(Ok(reply)));
         }
         let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -656,7 +660,7 @@ impl Handler<Sync> for DocumentActor {
                         }
                         act.trim_recent();
                         act.record_latency(received);
-                        Ok(act.reply(&caller, last_seq, results, hold))
+                        Ok(act.reply(&caller, last_seq, ahead, results, hold))
                     }
                     Ok(()) => Err(DocError::Restarting),
                     // Already reloading: whatever failed here is retried on the fresh actor.

@@ -1,0 +1,326 @@
+//! Operating docsync: metrics follow what happens, admin views are for admins only, SIGTERM
+//! answers what is in flight and loses nothing, backups restore exactly, bad configuration
+//! stops the start with a message naming the key.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::channels::Ws;
+use common::*;
+use serde_json::{json, Value};
+
+/// `name{labels}` → value from the Prometheus text format.
+fn scrape(srv: &TestServer) -> (HashMap<String, f64>, String) {
+    let (s, text) = srv.get_text("", "/metrics");
+    assert_eq!(s, 200);
+    let mut out = HashMap::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let (k, v) = line.rsplit_once(' ').expect("sample line");
+        out.insert(k.to_string(), v.parse::<f64>().expect("sample value"));
+    }
+    (out, text)
+}
+
+fn val(m: &HashMap<String, f64>, key: &str) -> f64 {
+    m.get(key).copied().unwrap_or(0.0)
+}
+
+#[test]
+fn metrics_follow_syncs_conflicts_denials_and_joins() {
+    let srv = TestServer::start();
+    let alice = srv.add_user("alice");
+    let doc = srv.create_doc(&alice, "Metrics");
+    let blk = id("blk_");
+    let (m0, _) = scrape(&srv);
+    let applied = r#"docsync_ops_total{kind="insert",status="applied"}"#;
+    let conflict = r#"docsync_ops_total{kind="set_content",status="conflict"}"#;
+
+    srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_a",
+        0,
+        vec![insert(&blk, None, "a0", "one")],
+    );
+    let (m1, _) = scrape(&srv);
+    assert_eq!(val(&m1, applied) - val(&m0, applied), 1.0);
+    assert!(
+        val(&m1, "docsync_sqlite_commit_seconds_count")
+            > val(&m0, "docsync_sqlite_commit_seconds_count")
+    );
+    assert!(val(&m1, "docsync_sync_seconds_count") >= 1.0);
+    assert_eq!(val(&m1, "docsync_document_actors"), 1.0);
+
+    srv.sync_ok(&alice, &doc, "cl_a", 1, vec![set_content(&blk, "two", 1)]);
+    srv.sync_ok(&alice, &doc, "cl_b", 1, vec![set_content(&blk, "stale", 1)]);
+    let (m2, _) = scrape(&srv);
+    assert_eq!(val(&m2, conflict) - val(&m1, conflict), 1.0);
+
+    // Two sessions (full mode): the second client is denied the first one's lease.
+    srv.sync(
+        &alice,
+        &doc,
+        &json!({"clientId": "cl_a", "lastSeq": 3, "leases": {"hold": [blk]}}),
+    );
+    srv.sync(
+        &alice,
+        &doc,
+        &json!({"clientId": "cl_b", "lastSeq": 3, "leases": {"hold": [blk]}}),
+    );
+    let (m3, _) = scrape(&srv);
+    assert_eq!(
+        val(&m3, "docsync_lease_denials_total") - val(&m2, "docsync_lease_denials_total"),
+        1.0
+    );
+    assert!(val(&m3, "docsync_lease_grants_total") >= 1.0);
+    assert_eq!(val(&m3, "docsync_sessions"), 2.0);
+
+    let mut ws = Ws::connect(&srv.base, Some(&alice)).expect("ws");
+    assert_eq!(ws.join(&doc, None)["type"], "JOINED");
+    let (m4, text) = scrape(&srv);
+    assert_eq!(val(&m4, r#"docsync_subscribers{channel="websocket"}"#), 1.0);
+    assert!(
+        val(
+            &m4,
+            r#"docsync_http_requests_total{method="POST",route="/api/v1/docs/{id}/sync",status="200"}"#
+        ) >= 4.0,
+        "{text}"
+    );
+    // No unbounded label: document and user IDs never appear in the exposition.
+    assert!(!text.contains(&doc) && !text.contains(&blk));
+}
+
+#[test]
+fn admin_views_are_for_admins_only() {
+    let srv = TestServer::start();
+    let (ok, out, err) = srv.cli(&["user", "add", "root", "--admin"]);
+    assert!(ok, "{err}");
+    let admin = out
+        .lines()
+        .find_map(|l| l.strip_prefix("token: "))
+        .unwrap()
+        .trim()
+        .to_string();
+    let bob = srv.add_user("bob");
+    let doc = srv.create_doc(&bob, "Bob's");
+    srv.sync_ok(
+        &bob,
+        &doc,
+        "cl_b",
+        0,
+        vec![insert(&id("blk_"), None, "a0", "x")],
+    );
+    for (path, post) in [
+        ("/api/v1/admin/actors", false),
+        ("/api/v1/admin/compact", true),
+    ] {
+        let (s, v) = if post {
+            srv.post(&bob, path, &json!({}))
+        } else {
+            srv.get(&bob, path)
+        };
+        assert_eq!(s, 403, "{path}: {v}");
+        assert_eq!(v["error"]["code"], "forbidden");
+        let (s, _) = if post {
+            srv.post("", path, &json!({}))
+        } else {
+            srv.get("", path)
+        };
+        assert_eq!(s, 401, "{path} anonymous");
+    }
+    let (s, v) = srv.get(&admin, "/api/v1/admin/actors");
+    assert_eq!(s, 200);
+    let actors = v["actors"].as_array().unwrap();
+    assert_eq!(actors.len(), 1);
+    assert_eq!(actors[0]["docId"], doc.as_str());
+    assert_eq!(actors[0]["opsApplied"], 1);
+    assert!(actors[0]["syncP99Ms"].as_f64().unwrap() > 0.0);
+    let (s, v) = srv.post(&admin, "/api/v1/admin/compact", &json!({}));
+    assert_eq!(s, 200, "{v}");
+    assert!(v["documents"].is_u64());
+    let (s, page) = srv.get_text("", "/admin");
+    assert_eq!(s, 200);
+    assert!(
+        page.contains("/api/v1/admin/actors"),
+        "the operator page reads the actors endpoint"
+    );
+}
+
+#[test]
+fn sigterm_answers_syncs_in_flight_and_they_are_durable() {
+    let mut srv = TestServer::start();
+    let token = srv.add_user("writer");
+    let docs: Vec<String> = (0..4)
+        .map(|i| srv.create_doc(&token, &format!("d{i}")))
+        .collect();
+    let acked: Arc<Mutex<Vec<(String, String, String)>>> = Arc::default();
+    let base = srv.url("");
+    let mut ws = Ws::connect(&srv.base, Some(&token)).expect("ws");
+    assert_eq!(ws.join(&docs[0], None)["type"], "JOINED");
+    let threads: Vec<_> = (0..16)
+        .map(|i| {
+            let (doc, token, acked, base) = (
+                docs[i % 4].clone(),
+                token.clone(),
+                acked.clone(),
+                base.clone(),
+            );
+            std::thread::spawn(move || {
+                let client = reqwest::blocking::Client::new();
+                for n in 0..200 {
+                    let blk = id("blk_");
+                    let op = insert(&blk, None, "a0", &format!("t{i} n{n}"));
+                    let body = json!({"clientId": format!("cl_t{i}"), "lastSeq": 0, "ops": [op]});
+                    let Ok(r) = client
+                        .post(format!("{base}/api/v1/docs/{doc}/sync"))
+                        .bearer_auth(&token)
+                        .json(&body)
+                        .send()
+                    else {
+                        return;
+                    };
+                    if r.status() != 200 {
+                        return;
+                    }
+                    let Ok(v) = r.json::<Value>() else { return };
+                    assert_eq!(v["results"][0]["status"], "applied");
+                    acked
+                        .lock()
+                        .unwrap()
+                        .push((doc.clone(), blk, format!("t{i} n{n}")));
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(400));
+    srv.sigterm();
+    // Open sockets are closed with 1001 (going away) so clients reconnect elsewhere.
+    let close = loop {
+        match ws.next(Duration::from_secs(10)) {
+            common::channels::WsNext::Closed(code) => break code,
+            common::channels::WsNext::Msg(_) => continue,
+            common::channels::WsNext::Timeout => panic!("WebSocket not closed at shutdown"),
+        }
+    };
+    assert_eq!(close, Some(1001));
+    for t in threads {
+        t.join().unwrap();
+    }
+    let code = srv
+        .wait_exit(Duration::from_secs(20))
+        .expect("server did not exit after SIGTERM");
+    assert_eq!(code, 0, "graceful shutdown exits 0");
+    let acked = std::mem::take(&mut *acked.lock().unwrap());
+    assert!(!acked.is_empty());
+    // The WAL was checkpointed on the way out and every acknowledged op is there.
+    let wal = srv.db_path().with_extension("db-wal");
+    assert!(
+        std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) == 0,
+        "WAL left behind"
+    );
+    srv.start_again();
+    for (doc, blk, content) in &acked {
+        let snap = srv.snapshot(&token, doc);
+        let found = snap["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["id"] == blk.as_str() && b["content"] == content.as_str());
+        assert!(found, "acknowledged insert {blk} missing after shutdown");
+    }
+}
+
+#[test]
+fn backup_restores_exactly_and_clients_ahead_resync() {
+    let mut srv = TestServer::start();
+    let token = srv.add_user("alice");
+    let doc = srv.create_doc(&token, "Backed up");
+    let blk = id("blk_");
+    srv.sync_ok(
+        &token,
+        &doc,
+        "cl_a",
+        0,
+        vec![insert(&blk, None, "a0", "before backup")],
+    );
+    let at_backup = srv.snapshot(&token, &doc);
+    let file = srv.dir.path().join("backup.db");
+    let (ok, out, err) = srv.cli(&["backup", file.to_str().unwrap()]);
+    assert!(ok, "backup failed: {err}");
+    assert!(out.contains("integrity ok"), "{out}");
+    let (ok, _, err) = srv.cli(&["backup", file.to_str().unwrap()]);
+    assert!(
+        !ok && err.contains("exists"),
+        "a backup never overwrites a file"
+    );
+    let r = srv.sync_ok(
+        &token,
+        &doc,
+        "cl_a",
+        1,
+        vec![set_content(&blk, "after backup", 1)],
+    );
+    let ahead = r["headSeq"].as_i64().unwrap();
+    assert_eq!(ahead, 2);
+
+    // Restore as documented: stop, replace the database file, start.
+    srv.sigterm();
+    srv.wait_exit(Duration::from_secs(20)).expect("exit");
+    let db = srv.db_path();
+    for ext in ["db-wal", "db-shm"] {
+        let _ = std::fs::remove_file(db.with_extension(ext));
+    }
+    std::fs::copy(&file, &db).unwrap();
+    srv.start_again();
+    let restored = srv.snapshot(&token, &doc);
+    assert_eq!(snapshot_blocks(&restored), snapshot_blocks(&at_backup));
+    assert_eq!(restored["headSeq"], at_backup["headSeq"]);
+
+    // A client that saw seq 2 is ahead of the restored server: it must reload, and the op it
+    // still has queued is applied in the same request.
+    let (s, v) = srv.sync(&token, &doc, &json!({"clientId": "cl_a", "lastSeq": ahead, "ops": [set_content(&blk, "after restore", 1)]}));
+    assert_eq!(s, 200);
+    assert_eq!(v["resync"], true);
+    assert_eq!(v["results"][0]["status"], "applied");
+    let snap = srv.snapshot(&token, &doc);
+    assert_eq!(snap["blocks"][0]["content"], "after restore");
+}
+
+#[test]
+fn bad_configuration_stops_the_start_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    for (key, value, named) in [
+        ("DOCSYNC_SERVER__BIND", "nonsense", "server.bind"),
+        (
+            "DOCSYNC_STORAGE__SYNCHRONOUS",
+            "sometimes",
+            "storage.synchronous",
+        ),
+        ("DOCSYNC_ACTORS__LEASE_TTL_MS", "10", "actors.lease_ttl_ms"),
+        (
+            "DOCSYNC_LIMITS__MAX_OPS_PER_SYNC",
+            "-3",
+            "limits.max_ops_per_sync",
+        ),
+        ("DOCSYNC_SERVER__BINDD", "x", "bindd"),
+    ] {
+        let out = std::process::Command::new(bin())
+            .arg("serve")
+            .env("DOCSYNC_STORAGE__PATH", dir.path().join("x.db"))
+            .env(key, value)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{key}={value} must stop the start");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(named),
+            "{key}={value}: message must name {named}: {err}"
+        );
+    }
+}

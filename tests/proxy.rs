@@ -1,0 +1,300 @@
+//! docsync behind a real nginx (Debian's, `/usr/sbin/nginx`), started by the test with the
+//! files in `config/nginx/` (only `@LISTEN@` and `@UPSTREAM@` replaced):
+//! - `docsync.conf`: `/sync` and all three wake-up channels work through it;
+//! - `blocking.conf`: the WebSocket handshake fails and no SSE event arrives within 5 s (what
+//!   a client detects to fall back), while long-polling and `/sync` keep working.
+//!
+//! `docs/reverse-proxy.md` must show both files verbatim. Without nginx these tests fail
+//! (never skip): `.ci/run` installs it.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::channels::*;
+use common::*;
+use serde_json::{json, Value};
+
+fn repo_file(rel: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
+}
+
+fn nginx_bin() -> PathBuf {
+    let candidates = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"];
+    if let Some(p) = candidates.iter().map(PathBuf::from).find(|p| p.is_file()) {
+        return p;
+    }
+    let in_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("nginx"))
+            .find(|p| p.is_file())
+    });
+    in_path.unwrap_or_else(|| {
+        panic!(
+            "nginx is not installed: the reverse-proxy tests need Debian's nginx \
+             (`apt-get install nginx-light`, as .ci/run does); they never skip"
+        )
+    })
+}
+
+/// A private nginx on a free port in front of `upstream`, killed on drop.
+struct Nginx {
+    child: Child,
+    dir: tempfile::TempDir,
+    /// `http://127.0.0.1:PORT`
+    base: String,
+}
+
+impl Nginx {
+    fn start(config: &str, upstream: &str) -> Nginx {
+        let bin = nginx_bin();
+        let template = repo_file(&format!("config/nginx/{config}"));
+        let upstream = upstream.trim_start_matches("http://");
+        for _attempt in 0..5 {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("free port")
+                .port();
+            let listen = format!("127.0.0.1:{port}");
+            let conf = template
+                .replace("@LISTEN@", &listen)
+                .replace("@UPSTREAM@", upstream);
+            assert!(!conf.contains('@'), "placeholder left in {config}");
+            let d = dir.path().display().to_string();
+            std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
+            let stderr = std::fs::File::create(dir.path().join("stderr.log")).unwrap();
+            let mut child = Command::new(&bin)
+                .arg("-p")
+                .arg(format!("{d}/"))
+                .arg("-c")
+                .arg(format!("{d}/nginx.conf"))
+                .arg("-g")
+                .arg(format!(
+                    "daemon off; master_process off; error_log {d}/error.log; pid {d}/nginx.pid;"
+                ))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(stderr)
+                .spawn()
+                .unwrap_or_else(|e| panic!("start {}: {e}", bin.display()));
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    let log = std::fs::read_to_string(dir.path().join("error.log"))
+                        .unwrap_or_default()
+                        + &std::fs::read_to_string(dir.path().join("stderr.log"))
+                            .unwrap_or_default();
+                    if log.contains("Address already in use") {
+                        break; // another process took the port: try another one
+                    }
+                    panic!("nginx ({config}) exited with {status}:\n{log}");
+                }
+                if std::net::TcpStream::connect(&listen).is_ok() {
+                    return Nginx {
+                        child,
+                        dir,
+                        base: format!("http://{listen}"),
+                    };
+                }
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("nginx ({config}) did not accept connections on {listen} within 10 s");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        panic!("nginx ({config}) could not get a free port in 5 attempts");
+    }
+
+    fn error_log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("error.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn docs_show_both_nginx_configs_verbatim() {
+    let doc = repo_file("docs/reverse-proxy.md");
+    for name in ["docsync.conf", "blocking.conf"] {
+        let conf = repo_file(&format!("config/nginx/{name}"));
+        assert!(
+            conf.contains("@LISTEN@") && conf.contains("@UPSTREAM@"),
+            "{name} must keep its @LISTEN@/@UPSTREAM@ placeholders"
+        );
+        assert!(
+            doc.contains(&format!("```nginx\n{conf}```")),
+            "docs/reverse-proxy.md must show config/nginx/{name} verbatim in a ```nginx block"
+        );
+    }
+}
+
+#[test]
+fn working_proxy_passes_sync_and_every_channel() {
+    let srv = TestServer::start();
+    let nginx = Nginx::start("docsync.conf", &srv.base);
+    let pb = nginx.base.clone();
+    let alice = srv.add_user("alice");
+    let doc = srv.create_doc(&alice, "Behind nginx");
+    let blk = id("blk_");
+    let (ca, cb) = (id("cl_"), id("cl_"));
+
+    // /sync through the proxy.
+    let r = sync_at(
+        &pb,
+        &alice,
+        &doc,
+        &json!({"clientId": ca, "lastSeq": 0, "ops": [insert(&blk, None, "a0", "x")]}),
+    );
+    assert_eq!(r["results"][0]["status"], "applied", "{r}");
+    let r = sync_at(&pb, &alice, &doc, &json!({"clientId": cb, "lastSeq": 0}));
+    assert_eq!(r["ops"].as_array().map(Vec::len), Some(1), "{r}");
+    assert_eq!(r["mode"], "full");
+    let (head, lease) = seqs(&r);
+
+    // WS JOINED, SSE `ready` within 5 s, a waiting long-poll — all through nginx.
+    let t = Instant::now();
+    let mut open = Open::new(&pb, &alice, &doc, &cb, head, lease);
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "channels took {:?}",
+        t.elapsed()
+    );
+    assert!(
+        open.sse
+            .header("content-type")
+            .is_some_and(|c| c.starts_with("text/event-stream")),
+        "{:?}",
+        open.sse.headers
+    );
+
+    // Another client's op and lease change wake all three (DOC_SEQ, doc_seq, long-poll).
+    let r = sync_at(
+        &pb,
+        &alice,
+        &doc,
+        &json!({"clientId": ca, "lastSeq": head, "ops": [set_content(&blk, "y", 1)]}),
+    );
+    assert_eq!(r["results"][0]["status"], "applied", "{r}");
+    assert_eq!(r["headSeq"], head + 1);
+    open.expect_woken(&pb, &alice, &doc, &cb, &r);
+    let r = sync_at(
+        &pb,
+        &alice,
+        &doc,
+        &json!({"clientId": ca, "lastSeq": head + 1, "leases": {"hold": []}}),
+    );
+    open.expect_woken(&pb, &alice, &doc, &cb, &r);
+
+    // PING/PONG over the proxied socket; a long-poll with no change ends at `wait`.
+    open.ws.send(json!({"type": "PING"}));
+    open.ws.wait_for(WAKE, "PONG", |m| m["type"] == "PONG");
+    let (h, l) = seqs(&r);
+    let mut lp = LongPoll::start(&pb, &alice, &doc, h, l, 1, Some(&cb));
+    assert_eq!(lp.finish(WAKE), (200, json!({"headSeq": h, "leaseSeq": l})));
+    let took = lp.started.elapsed();
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_millis(2500),
+        "{took:?}"
+    );
+    let log = nginx.error_log();
+    assert!(
+        !log.contains("[error]") && !log.contains("[crit]"),
+        "nginx errors:\n{log}"
+    );
+}
+
+#[test]
+fn blocking_proxy_breaks_ws_and_sse_but_not_long_polls_or_sync() {
+    let srv = TestServer::start();
+    let nginx = Nginx::start("blocking.conf", &srv.base);
+    let pb = nginx.base.clone();
+    let alice = srv.add_user("alice");
+    let doc = srv.create_doc(&alice, "Behind a hostile proxy");
+    let blk = id("blk_");
+    let ca = id("cl_");
+
+    // The WebSocket handshake fails.
+    match Ws::connect(&pb, Some(&alice)) {
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => {
+            assert_eq!(resp.status().as_u16(), 403, "{resp:?}")
+        }
+        Err(e) => panic!("WebSocket failed, but not with the proxy's 403: {e}"),
+        Ok(_) => panic!("the blocking proxy let a WebSocket through"),
+    }
+
+    // /sync still works.
+    let r = sync_at(
+        &pb,
+        &alice,
+        &doc,
+        &json!({"clientId": ca, "lastSeq": 0, "ops": [insert(&blk, None, "a0", "x")]}),
+    );
+    assert_eq!(r["results"][0]["status"], "applied", "{r}");
+    let (head, lease) = seqs(&r);
+
+    // SSE: the server sends `ready` at once (seen directly), but through the buffering
+    // proxy no `event:` arrives within 5 s, even with a change in between.
+    let t0 = Instant::now();
+    let mut proxied = Sse::open(&pb, &alice, &doc, Some(&ca));
+    let mut direct = Sse::open(&srv.base, &alice, &doc, Some(&ca));
+    direct.wait_event(
+        "ready",
+        &json!({"docId": doc, "headSeq": head, "leaseSeq": lease}),
+        WAKE,
+    );
+
+    // Meanwhile long-polling through the proxy wakes on a change.
+    let lp = LongPoll::start(&pb, &alice, &doc, head, lease, 25, Some(&ca));
+    lp.assert_pending(Duration::from_millis(300));
+    let r = sync_at(
+        &pb,
+        &alice,
+        &doc,
+        &json!({"clientId": ca, "lastSeq": head, "ops": [set_content(&blk, "y", 1)]}),
+    );
+    let (head2, lease2) = seqs(&r);
+    assert_eq!(head2, head + 1);
+    let mut lp = lp;
+    let (s, v) = lp.finish(WAKE);
+    assert_eq!(
+        (s, &v),
+        (200, &json!({"headSeq": head2, "leaseSeq": lease2}))
+    );
+    direct.wait_event(
+        "doc_seq",
+        &json!({"docId": doc, "headSeq": head2, "leaseSeq": lease2}),
+        WAKE,
+    );
+
+    let five = (t0 + Duration::from_secs(5)).saturating_duration_since(Instant::now());
+    let got = proxied.next(five);
+    assert_eq!(
+        got,
+        SseNext::Timeout,
+        "an SSE event came through the buffering proxy within 5 s: {:?}",
+        proxied.raw
+    );
+    assert!(
+        !proxied.raw.contains("event:"),
+        "SSE data came through the buffering proxy within 5 s: {:?}",
+        proxied.raw
+    );
+    assert!(t0.elapsed() >= Duration::from_secs(5));
+
+    // A long-poll with no change ends at `wait` through this proxy too.
+    let mut lp = LongPoll::start(&pb, &alice, &doc, head2, lease2, 1, Some(&ca));
+    let (s, v): (u16, Value) = lp.finish(WAKE);
+    assert_eq!((s, v), (200, json!({"headSeq": head2, "leaseSeq": lease2})));
+    assert!(lp.started.elapsed() >= Duration::from_millis(900));
+}
