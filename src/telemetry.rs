@@ -6,6 +6,7 @@ use std::time::Instant;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
+use actix_web::HttpMessage;
 use tracing_subscriber::EnvFilter;
 
 use crate::config::{LogFormat, LoggingSettings};
@@ -29,6 +30,8 @@ pub async fn request_log(
     let method = req.method().clone();
     let route = req.match_pattern().unwrap_or_else(|| "unmatched".into());
     let doc = req.match_info().get("id").map(str::to_string);
+    let user = crate::http::auth::ResolvedUser::default();
+    req.extensions_mut().insert(user.clone());
     let metrics = req
         .app_data::<actix_web::web::Data<crate::http::AppState>>()
         .map(|s| s.metrics.clone());
@@ -52,6 +55,7 @@ pub async fn request_log(
         status = res.status().as_u16(),
         micros = started.elapsed().as_micros() as u64,
         doc = doc.as_deref().unwrap_or("-"),
+        user = user.0.get().map(String::as_str).unwrap_or("-"),
         "request"
     );
     Ok(res)

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use docsync_actors::storage::accounts;
 
-use super::auth::{Authed, Credentials, SESSION_COOKIE};
+use super::auth::{Authed, Credentials, Secret, SESSION_COOKIE};
 use super::body::read_json;
 use super::docs::caller;
 use super::error::ApiError;
@@ -87,7 +87,7 @@ pub async fn logout(
     state: web::Data<AppState>,
     creds: Credentials,
 ) -> Result<HttpResponse, ApiError> {
-    if let Credentials::Session(secret) = creds {
+    if let Secret::Session(secret) = creds.secret {
         state
             .storage
             .write(move |c| accounts::end_login_session(c, &secret))

@@ -3,8 +3,9 @@
 //! role, so an authorised request costs one trip to the read pool.
 
 use std::future::{ready, Ready};
+use std::sync::{Arc, OnceLock};
 
-use actix_web::{dev::Payload, FromRequest, HttpRequest};
+use actix_web::{dev::Payload, FromRequest, HttpMessage, HttpRequest};
 use rusqlite::Connection;
 
 use docsync_actors::storage::accounts::{self, User};
@@ -15,11 +16,23 @@ use super::error::ApiError;
 pub const SESSION_COOKIE: &str = "docsync_session";
 
 #[derive(Debug, Clone)]
-pub enum Credentials {
+pub enum Secret {
     Bearer(String),
     Session(String),
     Anonymous,
 }
+
+/// What the request presented, plus a slot the request log reads to name the user once
+/// the handler resolved them.
+#[derive(Debug, Clone)]
+pub struct Credentials {
+    pub secret: Secret,
+    resolved: Arc<OnceLock<String>>,
+}
+
+/// Put into request extensions by the request log; filled in by `Credentials::user`.
+#[derive(Clone, Default)]
+pub struct ResolvedUser(pub Arc<OnceLock<String>>);
 
 impl FromRequest for Credentials {
     type Error = ApiError;
@@ -38,28 +51,52 @@ pub enum Authed<T> {
 
 impl Credentials {
     pub fn of(req: &HttpRequest) -> Credentials {
+        let resolved = req
+            .extensions()
+            .get::<ResolvedUser>()
+            .map(|r| r.0.clone())
+            .unwrap_or_default();
+        Credentials {
+            secret: Self::secret_of(req),
+            resolved,
+        }
+    }
+
+    fn secret_of(req: &HttpRequest) -> Secret {
         let header = req
             .headers()
             .get(actix_web::http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
         if let Some(h) = header {
             if h.len() > 7 && h[..7].eq_ignore_ascii_case("bearer ") {
-                return Credentials::Bearer(h[7..].trim().to_string());
+                return Secret::Bearer(h[7..].trim().to_string());
             }
         }
         match req.cookie(SESSION_COOKIE) {
-            Some(c) if !c.value().is_empty() => Credentials::Session(c.value().to_string()),
-            _ => Credentials::Anonymous,
+            Some(c) if !c.value().is_empty() => Secret::Session(c.value().to_string()),
+            _ => Secret::Anonymous,
         }
+    }
+
+    pub fn is_bearer(&self) -> bool {
+        matches!(self.secret, Secret::Bearer(_))
+    }
+
+    pub fn is_session(&self) -> bool {
+        matches!(self.secret, Secret::Session(_))
     }
 
     /// Resolves to a user on a database connection (call inside `Storage::read`).
     pub fn user(&self, conn: &Connection) -> Result<Option<User>, StorageError> {
-        match self {
-            Credentials::Bearer(token) => accounts::user_by_token(conn, token),
-            Credentials::Session(secret) => accounts::user_by_session(conn, secret, unix_ms()),
-            Credentials::Anonymous => Ok(None),
+        let user = match &self.secret {
+            Secret::Bearer(token) => accounts::user_by_token(conn, token)?,
+            Secret::Session(secret) => accounts::user_by_session(conn, secret, unix_ms())?,
+            Secret::Anonymous => None,
+        };
+        if let Some(u) = &user {
+            let _ = self.resolved.set(u.name.clone());
         }
+        Ok(user)
     }
 }
 

@@ -35,7 +35,7 @@ pub async fn guard(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
     let cookie_write = is_write(req.method())
-        && !matches!(Credentials::of(req.request()), Credentials::Bearer(_))
+        && !Credentials::of(req.request()).is_bearer()
         && (req.cookie(SESSION_COOKIE).is_some() || req.path().ends_with("/auth/login"));
     if cookie_write && !same_origin(&req) {
         let resp = ApiError::Forbidden("cross-origin request refused".into()).error_response();

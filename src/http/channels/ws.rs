@@ -54,7 +54,7 @@ pub async fn connect(
     stream: web::Payload,
 ) -> Result<HttpResponse, actix_web::Error> {
     // A page on another site may open a WebSocket with our cookie: refuse that.
-    if matches!(creds, Credentials::Session(_)) && req.cookie(SESSION_COOKIE).is_some() {
+    if creds.is_session() && req.cookie(SESSION_COOKIE).is_some() {
         if let Some(origin) = req.headers().get("origin").and_then(|v| v.to_str().ok()) {
             let host = req.connection_info().host().to_ascii_lowercase();
             let o = origin.to_ascii_lowercase();
