@@ -108,6 +108,7 @@ pub struct AuthSettings {
     pub secure_cookies: bool,
     pub login_max_failures: u32,
     pub login_window_secs: u64,
+    pub trust_forwarded_for: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -240,7 +241,7 @@ impl Settings {
             ));
         }
         let c = &self.compaction;
-        if !(c.interval_hours > 0.0) {
+        if c.interval_hours.is_nan() || c.interval_hours <= 0.0 {
             return Err(bad(
                 "compaction.interval_hours",
                 c.interval_hours,
@@ -253,7 +254,7 @@ impl Settings {
             ("compaction.tombstone_days", c.tombstone_days),
             ("compaction.results_days", c.results_days),
         ] {
-            if !(v >= 0.0) {
+            if v.is_nan() || v < 0.0 {
                 return Err(bad(key, v, "must be 0 or more"));
             }
         }

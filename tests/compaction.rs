@@ -672,8 +672,9 @@ fn compaction_while_clients_sync() {
         for w in 0..6usize {
             let (srv, alice, stop, round) = (&srv, &alice, &stop, &round);
             let doc = docs[w % docs.len()].clone();
-            // The second client of each document goes "offline" now and then for long enough to fall
-            // behind the floor (30 days of log for the shared document, 7 for the others).
+            // The second client of each document goes "offline" now and then for long
+            // enough to fall behind the floor (30 days of log for the shared document, 7
+            // for the others).
             let sleepy = w >= docs.len();
             let nap = if w % docs.len() == 1 { 8 } else { 3 };
             handles.push(s.spawn(move || {
@@ -703,7 +704,7 @@ fn compaction_while_clients_sync() {
                         }
                         next_nap = i + 40;
                     }
-                    let (ops, edited) = if live.len() < 3 || i % 4 == 0 {
+                    let (ops, edited) = if live.len() < 3 || i.is_multiple_of(4) {
                         let b = id("blk_");
                         let op = insert(&b, None, "a0", &format!("w{w} new {i}"));
                         live.push((b, 0));

@@ -18,11 +18,14 @@ const TAG: &str = "tagx";
 // ---------------------------------------------------------------------------------------
 // Database fingerprint
 
+/// (head_seq, icon, folder_id, title, title_version) of a document row.
+type DocRow = (i64, Option<String>, Option<String>, String, i64);
+
 /// Everything a refused request must leave untouched.
 #[derive(Debug, Clone, PartialEq)]
 struct Fingerprint {
     /// (head_seq, icon, folder_id, title, title_version); None once the document is gone.
-    doc: Option<(i64, Option<String>, Option<String>, String, i64)>,
+    doc: Option<DocRow>,
     /// (id, content, version, deleted) of every block of the document.
     blocks: Vec<(String, String, i64, i64)>,
     op_log: i64,

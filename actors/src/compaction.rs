@@ -56,6 +56,8 @@ pub struct CompactionSupervisor {
 }
 
 impl CompactionSupervisor {
+    // Each argument is a distinct dependency or setting; a builder would only add ceremony.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         storage: Storage,
         registry: Addr<Registry>,

@@ -37,11 +37,15 @@ pub async fn login(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let body: LoginBody = read_json(&req, payload, 16 * 1024).await?;
-    let peer = req
-        .connection_info()
-        .realip_remote_addr()
-        .unwrap_or("unknown")
-        .to_string();
+    // A client-supplied X-Forwarded-For would let anyone pick a fresh address per attempt.
+    let peer = if state.settings.auth.trust_forwarded_for {
+        req.connection_info()
+            .realip_remote_addr()
+            .map(str::to_string)
+    } else {
+        req.peer_addr().map(|a| a.ip().to_string())
+    }
+    .unwrap_or_else(|| "unknown".into());
     let keys = vec![
         format!("user:{}", body.username.to_lowercase()),
         format!("addr:{peer}"),

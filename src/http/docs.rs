@@ -78,10 +78,25 @@ pub async fn create(
             state.limits.max_title_bytes
         )));
     }
-    if body.folder_id.is_some() {
-        return Err(ApiError::BadRequest(
-            "folderId: folders are not available yet".into(),
-        ));
+    if let Some(folder) = &body.folder_id {
+        let (f, uid) = (folder.clone(), user.id.clone());
+        match state
+            .storage
+            .read(move |c| roles::folder_role(c, &uid, &f))
+            .await?
+        {
+            None => {
+                return Err(ApiError::BadRequest(format!(
+                    "folderId: no such folder {folder}"
+                )))
+            }
+            Some(r) if !r.can_write() => {
+                return Err(ApiError::Forbidden(
+                    "you cannot add documents to that folder".into(),
+                ))
+            }
+            Some(_) => {}
+        }
     }
     let id = new_id("doc_");
     let now = state.clock.now_ms();

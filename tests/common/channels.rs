@@ -277,7 +277,9 @@ pub struct Sse {
 }
 
 impl Sse {
-    /// Starts `GET /api/v1/docs/{doc}/events[?clientId=…]`; returns at once.
+    /// Starts `GET /api/v1/docs/{doc}/events[?clientId=…]`; returns at once. Like a
+    /// browser it sends `Accept-Encoding: gzip` (which proxies may act on); docsync itself
+    /// never compresses the stream.
     pub fn open(base: &str, token: &str, doc: &str, client_id: Option<&str>) -> Sse {
         let mut url = format!("{}/api/v1/docs/{doc}/events", http_base(base));
         if let Some(c) = client_id {
@@ -287,7 +289,8 @@ impl Sse {
         let req = async_client()
             .get(url)
             .bearer_auth(token)
-            .header("Accept", "text/event-stream");
+            .header("Accept", "text/event-stream")
+            .header("Accept-Encoding", "gzip");
         let task = rt().spawn(async move {
             let mut resp = match req.send().await {
                 Ok(r) => r,
@@ -445,6 +448,13 @@ impl Sse {
                 ),
             }
         }
+    }
+
+    /// Takes in everything that arrives for `d` (or until the stream ends), parsing nothing:
+    /// for checks that nothing came through.
+    pub fn read_for(&mut self, d: Duration) {
+        let deadline = tokio::time::Instant::now() + d;
+        while self.pump(deadline) {}
     }
 
     /// A response header, if the headers arrived.

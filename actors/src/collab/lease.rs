@@ -131,6 +131,25 @@ impl LeaseTable {
         self.leases.len() != before
     }
 
+    /// Drops every lease of a user (on all their clients): they lost write access.
+    pub fn release_user(&mut self, user_id: &str) -> bool {
+        let before = self.leases.len();
+        self.leases.retain(|_, l| l.holder.user_id != user_id);
+        self.leases.len() != before
+    }
+
+    /// Users holding at least one lease.
+    pub fn holders(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .leases
+            .values()
+            .map(|l| l.holder.user_id.clone())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
     /// Removes expired leases; true when something went away (others must be told).
     pub fn expire(&mut self, now: i64) -> bool {
         let before = self.leases.len();

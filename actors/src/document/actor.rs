@@ -591,7 +591,9 @@ impl Handler<Sync> for DocumentActor {
         let now = self.clock.now_ms();
         let ahead = msg.last_seq > self.durable_seq;
         self.see(&msg.caller, now);
-        let leases_enabled = self.mode(msg.caller.shared) == Mode::Full;
+        // Viewers never hold leases: a read-only user must not lock editors out.
+        let leases_enabled =
+            self.mode(msg.caller.shared) == Mode::Full && msg.caller.role.can_write();
         let hold = match (&msg.hold, leases_enabled) {
             (Some(list), true) => {
                 self.leases
@@ -970,7 +972,7 @@ impl Handler<WaitChanges> for DocumentActor {
 impl Handler<AccessChanged> for DocumentActor {
     type Result = ();
 
-    fn handle(&mut self, _msg: AccessChanged, _ctx: &mut Context<Self>) {
+    fn handle(&mut self, _msg: AccessChanged, ctx: &mut Context<Self>) {
         let event = DocEvent::AccessChanged {
             doc_id: self.doc_id.clone(),
         };
@@ -978,6 +980,48 @@ impl Handler<AccessChanged> for DocumentActor {
             .retain(|_, s| s.sink.send(event.clone()).is_ok());
         // `shared` may have flipped: everyone syncs and sees the new mode.
         self.presence_changed();
+        // Someone who lost write access must not keep blocking editors with leases, and
+        // someone who lost read access is no longer present.
+        let users: Vec<String> = self
+            .leases
+            .holders()
+            .into_iter()
+            .chain(self.sessions.users())
+            .collect();
+        if users.is_empty() {
+            return;
+        }
+        let doc = self.doc_id.clone();
+        let storage = self.storage.clone();
+        let check = async move {
+            storage
+                .read(move |c| {
+                    let mut out = Vec::new();
+                    for u in users {
+                        let role = crate::storage::roles::doc_role(c, &u, &doc)?;
+                        out.push((u, role));
+                    }
+                    Ok(out)
+                })
+                .await
+        };
+        ctx.spawn(
+            actix::fut::wrap_future::<_, Self>(check).map(|res, act, _ctx| {
+                let Ok(roles) = res else { return };
+                let mut changed = false;
+                for (user, role) in roles {
+                    if !role.is_some_and(|r| r.can_write()) {
+                        changed |= act.leases.release_user(&user);
+                    }
+                    if role.is_none() {
+                        changed |= act.sessions.remove_user(&user);
+                    }
+                }
+                if changed {
+                    act.presence_changed();
+                }
+            }),
+        );
     }
 }
 

@@ -63,6 +63,21 @@ impl Sessions {
         gone
     }
 
+    /// Ends every session of a user (they lost access).
+    pub fn remove_user(&mut self, user_id: &str) -> bool {
+        let before = self.by_client.len();
+        self.by_client.retain(|_, s| s.user_id != user_id);
+        self.by_client.len() != before
+    }
+
+    /// Users with at least one session.
+    pub fn users(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.by_client.values().map(|s| s.user_id.clone()).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
     pub fn len(&self) -> usize {
         self.by_client.len()
     }
