@@ -457,6 +457,11 @@ impl Sse {
         while self.pump(deadline) {}
     }
 
+    /// Whether the stream has ended (or failed).
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
     /// A response header, if the headers arrived.
     pub fn header(&self, name: &str) -> Option<String> {
         self.headers
