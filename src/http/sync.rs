@@ -33,12 +33,32 @@ pub async fn actor(state: &AppState, doc_id: &str) -> Result<DocHandle, ApiError
         .await?)
 }
 
-fn retryable(e: &Result<(), DocError>) -> bool {
-    matches!(e, Err(DocError::Restarting))
-}
-
 async fn backoff(attempt: usize) {
     actix_web::rt::time::sleep(Duration::from_millis(5 * (1 << attempt.min(5)) as u64)).await;
+}
+
+fn restarting() -> ApiError {
+    ApiError::Unavailable("document is restarting, retry shortly".into())
+}
+
+/// Sends one request to a document's actor. An actor that is going away (idle stop, reload
+/// after a failure) answers `Restarting` or has closed its mailbox: ask the registry again,
+/// which is invisible to the client. Returns the handle that answered, with the answer.
+pub async fn ask<M, T>(state: &AppState, doc_id: &str, msg: M) -> Result<(DocHandle, T), ApiError>
+where
+    M: actix::Message<Result = Result<T, DocError>> + Clone + Send + 'static,
+    T: Send + 'static,
+    docsync_actors::document::DocumentActor: actix::Handler<M>,
+{
+    for attempt in 0..ATTEMPTS {
+        let handle = actor(state, doc_id).await?;
+        match handle.request(msg.clone()).await {
+            Ok(Ok(v)) => return Ok((handle, v)),
+            Ok(Err(DocError::Restarting)) | Err(_) => backoff(attempt).await,
+            Ok(Err(e)) => return Err(e.into()),
+        }
+    }
+    Err(restarting())
 }
 
 #[derive(Deserialize)]
@@ -71,31 +91,14 @@ pub async fn snapshot(
         role,
         shared,
     };
-    for attempt in 0..ATTEMPTS {
-        let addr = actor(&state, &doc_id).await?;
-        match addr
-            .request(Snapshot {
-                caller: caller.clone(),
-            })
-            .await
-        {
-            Ok(Ok(reply)) => {
-                let body =
-                    serde_json::to_vec(&reply).map_err(|e| ApiError::Internal(e.to_string()))?;
-                // Time spent in the server (auth, actor, encoding): what the benchmark reports.
-                let ms = started.elapsed().as_secs_f64() * 1000.0;
-                return Ok(HttpResponse::Ok()
-                    .content_type("application/json")
-                    .insert_header(("Server-Timing", format!("app;dur={ms:.2}")))
-                    .body(body));
-            }
-            Ok(Err(DocError::Restarting)) | Err(_) => backoff(attempt).await,
-            Ok(Err(e)) => return Err(e.into()),
-        }
-    }
-    Err(ApiError::Unavailable(
-        "document is restarting, retry shortly".into(),
-    ))
+    let (_, reply) = ask(&state, &doc_id, Snapshot { caller }).await?;
+    let body = serde_json::to_vec(&reply).map_err(|e| ApiError::Internal(e.to_string()))?;
+    // Time spent in the server (auth, actor, encoding): what the benchmark reports.
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .insert_header(("Server-Timing", format!("app;dur={ms:.2}")))
+        .body(body))
 }
 
 #[derive(Deserialize)]
@@ -277,22 +280,9 @@ pub async fn leave(
         state.limits.max_id_bytes,
     )?;
     access(&state, &creds, &doc_id).await?;
-    for attempt in 0..ATTEMPTS {
-        let addr = actor(&state, &doc_id).await?;
-        let res = addr
-            .request(Leave {
-                client_id: body.client_id.clone(),
-            })
-            .await
-            .unwrap_or(Err(DocError::Restarting));
-        if retryable(&res) {
-            backoff(attempt).await;
-            continue;
-        }
-        res?;
-        return Ok(HttpResponse::NoContent().finish());
-    }
-    Err(ApiError::Unavailable(
-        "document is restarting, retry shortly".into(),
-    ))
+    let leave = Leave {
+        client_id: body.client_id,
+    };
+    ask(&state, &doc_id, leave).await?;
+    Ok(HttpResponse::NoContent().finish())
 }

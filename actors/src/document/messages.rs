@@ -107,7 +107,7 @@ pub enum Mode {
     Full,
 }
 
-#[derive(Message)]
+#[derive(Message, Clone)]
 #[rtype(result = "Result<SnapshotReply, DocError>")]
 pub struct Snapshot {
     pub caller: Caller,
@@ -145,7 +145,7 @@ pub struct SnapshotReply {
     pub leases: SnapshotOthers,
 }
 
-#[derive(Message)]
+#[derive(Message, Clone)]
 #[rtype(result = "Result<(), DocError>")]
 pub struct Leave {
     pub client_id: String,
@@ -181,7 +181,7 @@ pub enum Channel {
 }
 
 /// Registers a wake-up channel. The reply is the current `(headSeq, leaseSeq)`.
-#[derive(Message)]
+#[derive(Message, Clone)]
 #[rtype(result = "Result<(i64, u64), DocError>")]
 pub struct Subscribe {
     pub id: u64,
@@ -200,7 +200,7 @@ pub struct Unsubscribe {
 
 /// Long-polling: answered at once when `headSeq > since` or `leaseSeq != lease_seq`, otherwise
 /// the receiver fires on the next such change. The caller owns the timeout.
-#[derive(Message)]
+#[derive(Message, Clone)]
 #[rtype(result = "Result<Changes, DocError>")]
 pub struct WaitChanges {
     pub since: i64,

@@ -9,7 +9,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 
-use docsync_actors::document::{Changes, DocError, WaitChanges};
+use docsync_actors::document::{Changes, WaitChanges};
 
 use super::super::auth::Credentials;
 use super::super::docs::access;
@@ -41,41 +41,30 @@ pub async fn changes(
     let wait = Duration::from_secs(q.wait.unwrap_or(25).clamp(1, 25));
     let (user, _, _) = access(&state, &creds, &doc_id).await?;
     let mut shutdown = state.shutdown.clone();
-    for attempt in 0..5u32 {
-        let addr = super::super::sync::actor(&state, &doc_id).await?;
-        let msg = WaitChanges {
-            since: q.since,
-            lease_seq: q.lease_seq,
-            client_id: q.client_id.clone(),
-            user_id: user.id.clone(),
-        };
-        let (head, lease) = match addr.request(msg).await {
-            Ok(Ok(Changes::Now {
-                head_seq,
-                lease_seq,
-            })) => (head_seq, lease_seq),
-            Ok(Ok(Changes::Later {
-                head_seq,
-                lease_seq,
-                rx,
-            })) => {
-                tokio::select! {
-                    r = rx => r.unwrap_or((head_seq, lease_seq)),
-                    _ = actix_web::rt::time::sleep(wait) => (head_seq, lease_seq),
-                    _ = shutdown.wait_for(|s| *s) => (head_seq, lease_seq),
-                }
+    let msg = WaitChanges {
+        since: q.since,
+        lease_seq: q.lease_seq,
+        client_id: q.client_id,
+        user_id: user.id,
+    };
+    let (head, lease) = match super::super::sync::ask(&state, &doc_id, msg).await?.1 {
+        Changes::Now {
+            head_seq,
+            lease_seq,
+        } => (head_seq, lease_seq),
+        Changes::Later {
+            head_seq,
+            lease_seq,
+            rx,
+        } => {
+            tokio::select! {
+                r = rx => r.unwrap_or((head_seq, lease_seq)),
+                _ = actix_web::rt::time::sleep(wait) => (head_seq, lease_seq),
+                _ = shutdown.wait_for(|s| *s) => (head_seq, lease_seq),
             }
-            Ok(Err(DocError::Restarting)) | Err(_) => {
-                actix_web::rt::time::sleep(Duration::from_millis(10 << attempt)).await;
-                continue;
-            }
-            Ok(Err(e)) => return Err(e.into()),
-        };
-        return Ok(HttpResponse::Ok()
-            .insert_header(("Cache-Control", "no-store"))
-            .json(json!({"headSeq": head, "leaseSeq": lease})));
-    }
-    Err(ApiError::Unavailable(
-        "document is restarting, retry shortly".into(),
-    ))
+        }
+    };
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "no-store"))
+        .json(json!({"headSeq": head, "leaseSeq": lease})))
 }

@@ -9,9 +9,7 @@ pub mod ws;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use actix::Addr;
-use docsync_actors::document::{
-    Channel, DocError, DocEvent, DocumentActor, Subscribe, Unsubscribe,
-};
+use docsync_actors::document::{Channel, DocEvent, DocumentActor, Subscribe, Unsubscribe};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::error::ApiError;
@@ -33,26 +31,15 @@ pub async fn subscribe(
     sink: UnboundedSender<DocEvent>,
 ) -> Result<(Addr<DocumentActor>, u64, i64, u64), ApiError> {
     let id = next_subscriber_id();
-    for attempt in 0..5u32 {
-        let addr = super::sync::actor(state, doc_id).await?;
-        let msg = Subscribe {
-            id,
-            channel,
-            client_id: client_id.clone(),
-            user_id: user_id.to_string(),
-            sink: sink.clone(),
-        };
-        match addr.request(msg).await {
-            Ok(Ok((head, lease))) => return Ok((addr.addr, id, head, lease)),
-            Ok(Err(DocError::Restarting)) | Err(_) => {
-                actix_web::rt::time::sleep(std::time::Duration::from_millis(10 << attempt)).await
-            }
-            Ok(Err(e)) => return Err(e.into()),
-        }
-    }
-    Err(ApiError::Unavailable(
-        "document is restarting, retry shortly".into(),
-    ))
+    let msg = Subscribe {
+        id,
+        channel,
+        client_id,
+        user_id: user_id.to_string(),
+        sink,
+    };
+    let (handle, (head, lease)) = super::sync::ask(state, doc_id, msg).await?;
+    Ok((handle.addr, id, head, lease))
 }
 
 /// Unsubscribes when dropped (the stream or socket went away).
