@@ -18,9 +18,8 @@
 //!   the documents, opened 500 at a time (at most 64 connecting at once), each batch waited for
 //!   until the server's `docsync_subscribers` gauge counts it. WebSocket sessions JOIN one
 //!   document each and PING every 15 s; long-polls use `wait=25` and are re-issued when they
-//!   return. `bytes_per_subscriber` = RSS growth over the 10,000 / 10,000; `rss_closed_kib` is
-//!   the RSS 1 s after all were closed (dropped long-polls stay in the server until their
-//!   `wait` is over).
+//!   return. `bytes_per_subscriber` = RSS growth over the 10,000 / 10,000; `rss_closed_kib` and
+//!   `server_counted_after_close` are the RSS and the gauge 1 s after all were closed.
 //! - `hot_doc`: one document, 10 clients; each inserts its own block, then loops
 //!   `set_content` on it (holding its lease), one request in flight per client.
 //! - `many_docs`: 200 documents, one such client each, all at once.
@@ -52,11 +51,13 @@
 //! VmRSS after the scenario (null when the server is not ours). `snapshot_10k` has only 50
 //! samples (its p99 is its max); its `bytes` is the body size and `server_p50_ms` /
 //! `server_p99_ms` come from the replies' `Server-Timing: app;dur=…` (null without it).
-//! `wakeup`: `samples` = writes × subscribers that were measured; `before_ack` counts events
-//! that arrived before the writer had its reply (counted as 0 ms); `missed` counts writes a
-//! subscriber never heard of; `sync_*` is the writer's own sync latency. A scenario that
-//! cannot set itself up prints `{"scenario": …, "error": …}` and the bench exits with
-//! status 1.
+//! `wakeup`: `samples` = writes × subscribers that were measured; `p50_ms`/`p99_ms`/`max_ms`
+//! are signed: negative when the event arrived before the writer had its reply (the server
+//! wakes subscribers and answers the writer after the same commit), `before_ack` counts
+//! those; `from_send_*` is measured from the writer sending its sync instead (includes the
+//! commit); `missed` counts writes a subscriber never heard of; `sync_*` is the writer's own
+//! sync latency. A scenario that cannot set itself up prints `{"scenario": …, "error": …}`
+//! (with `channel`/`subscribers` where it has them) and the bench exits with status 1.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -370,7 +371,9 @@ fn raise_nofile_limit() -> u64 {
             }
         }
     }
-    lim.rlim_cur as u64
+    #[allow(clippy::unnecessary_cast)] // `rlim_t` is not `u64` on every target
+    let soft = lim.rlim_cur as u64;
+    soft
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1018,13 +1021,26 @@ fn percentiles(latencies_us: &mut [u64]) -> Line {
 
 /// `percentiles` under other keys (p50, p99, max in this order).
 fn percentiles_named(latencies_us: &mut [u64], keys: [&'static str; 3]) -> Line {
-    latencies_us.sort_unstable();
+    nearest_ranks(latencies_us, keys, |us| us as f64)
+}
+
+/// `percentiles_named` for signed microseconds (e.g. events that came before a reply).
+fn signed_percentiles(values_us: &mut [i64], keys: [&'static str; 3]) -> Line {
+    nearest_ranks(values_us, keys, |us| us as f64)
+}
+
+fn nearest_ranks<T: Ord + Copy>(
+    values: &mut [T],
+    keys: [&'static str; 3],
+    as_f64: impl Fn(T) -> f64,
+) -> Line {
+    values.sort_unstable();
     let rank = |p: f64| -> Value {
-        if latencies_us.is_empty() {
+        if values.is_empty() {
             return Value::Null;
         }
-        let idx = ((p / 100.0 * latencies_us.len() as f64).ceil() as usize).max(1) - 1;
-        json!(round3(latencies_us[idx] as f64 / 1000.0))
+        let idx = ((p / 100.0 * values.len() as f64).ceil() as usize).max(1) - 1;
+        json!(round3(as_f64(values[idx]) / 1000.0))
     };
     Line(vec![
         (keys[0], rank(50.0)),
@@ -1558,11 +1574,16 @@ async fn idle_subscribers(env: &Env, channel: Channel) -> Result<Line> {
     let open_s = started.elapsed().as_secs_f64();
     listeners.extend(opened?);
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let counted = subscriber_count(&api, channel).await? - already;
+    let counted = subscriber_count(&api, channel)
+        .await?
+        .saturating_sub(already);
     let after = rss_kib(pid);
     let errors = close_listeners(channel, stop_tx, listeners).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let closed = rss_kib(pid);
+    let left = subscriber_count(&api, channel)
+        .await?
+        .saturating_sub(already);
     Ok(Line::new(Scenario::IdleSubscribers(channel))
         .with("subscribers", IDLE_SUBSCRIBERS)
         .with("warmup_subscribers", IDLE_SUB_WARMUP)
@@ -1576,6 +1597,7 @@ async fn idle_subscribers(env: &Env, channel: Channel) -> Result<Line> {
             bytes_per(before, after, IDLE_SUBSCRIBERS),
         )
         .with("rss_closed_kib", closed)
+        .with("server_counted_after_close", left)
         .with("errors", errors)
         .with("server_rss_kib", after))
 }
@@ -1639,10 +1661,12 @@ async fn close_listeners(
 // wakeup
 // ---------------------------------------------------------------------------------------
 
-/// Wake-up latencies over all subscribers of one configuration.
+/// Wake-up latencies over all subscribers of one configuration: from the writer's reply to
+/// the event (signed: events often come first) and from the writer's request to the event.
 #[derive(Default)]
 struct WakeStats {
-    latencies_us: Vec<u64>,
+    after_ack_us: Vec<i64>,
+    after_send_us: Vec<u64>,
     before_ack: u64,
     missed: u64,
     not_waiting: u64,
@@ -1666,13 +1690,16 @@ impl WakeStats {
                 self.not_waiting += 1;
                 continue;
             }
-            match wake.at.checked_duration_since(ack.acked) {
-                Some(d) => self.latencies_us.push(micros(d)),
+            let after_ack = match wake.at.checked_duration_since(ack.acked) {
+                Some(d) => micros(d) as i64,
                 None => {
                     self.before_ack += 1;
-                    self.latencies_us.push(0);
+                    -(micros(ack.acked - wake.at) as i64)
                 }
-            }
+            };
+            self.after_ack_us.push(after_ack);
+            self.after_send_us
+                .push(micros(wake.at.saturating_duration_since(ack.sent)));
         }
     }
 }
@@ -1717,9 +1744,16 @@ async fn wakeup(api: &Api, channel: Channel, n: usize, pid: Option<u32>) -> Resu
     }
     Ok(Line::new(Scenario::Wakeup(channel, n))
         .with("writes", acks.len())
-        .with("samples", wake.latencies_us.len())
-        .append(percentiles(&mut wake.latencies_us))
+        .with("samples", wake.after_ack_us.len())
+        .append(signed_percentiles(
+            &mut wake.after_ack_us,
+            ["p50_ms", "p99_ms", "max_ms"],
+        ))
         .with("before_ack", wake.before_ack)
+        .append(percentiles_named(
+            &mut wake.after_send_us,
+            ["from_send_p50_ms", "from_send_p99_ms", "from_send_max_ms"],
+        ))
         .with("missed", wake.missed)
         .with("not_waiting", wake.not_waiting)
         .append(percentiles_named(
@@ -1766,6 +1800,10 @@ fn fill_old_log(db: &Path, owner: &str) -> Result<()> {
         }
     }
     tx.commit()?;
+    drop(conn);
+    // Written with `synchronous = OFF`: flush it now, or the server's first checkpoint pays
+    // for writing all of it out (a stall of hundreds of ms in the baseline).
+    std::fs::File::open(db)?.sync_all()?;
     Ok(())
 }
 
