@@ -174,6 +174,9 @@ async fn serve_http(
     arbiters: Vec<actix::ArbiterHandle>,
     metrics: Arc<Metrics>,
 ) -> anyhow::Result<()> {
+    // Take the port first: if it is busy, fail before any actor starts.
+    let listener = std::net::TcpListener::bind(settings.bind_addr())
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", settings.bind_addr()))?;
     let (clock, manual_clock): (SharedClock, Option<Arc<ManualClock>>) =
         match settings.testing.clock {
             ClockKind::System => (Arc::new(SystemClock), None),
@@ -243,7 +246,7 @@ async fn serve_http(
     ))
     .shutdown_timeout(settings.server.shutdown_timeout_secs)
     .disable_signals()
-    .bind(settings.bind_addr())?;
+    .listen(listener)?;
     for addr in server.addrs() {
         // Tests and scripts read this line to find the port (bind to port 0 in tests).
         println!("docsync listening on http://{addr}");
