@@ -7,7 +7,7 @@ use serde_json::json;
 
 use docsync_actors::storage::accounts;
 
-use super::auth::{Authed, Credentials, Secret, SESSION_COOKIE};
+use super::auth::{read_as, Credentials, Secret, SESSION_COOKIE};
 use super::body::read_json;
 use super::docs::caller;
 use super::error::ApiError;
@@ -138,16 +138,7 @@ pub async fn list_tokens(
     state: web::Data<AppState>,
     creds: Credentials,
 ) -> Result<HttpResponse, ApiError> {
-    let tokens = state
-        .storage
-        .read(move |c| {
-            let Some(user) = creds.user(c)? else {
-                return Ok(Authed::Unauthorized);
-            };
-            Ok(Authed::Ok(accounts::list_tokens(c, &user.id)?))
-        })
-        .await?
-        .into_result()?;
+    let tokens = read_as(&state, &creds, |c, user| accounts::list_tokens(c, &user.id)).await?;
     Ok(HttpResponse::Ok().json(json!({"tokens": tokens})))
 }
 

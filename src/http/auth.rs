@@ -12,6 +12,7 @@ use docsync_actors::storage::accounts::{self, User};
 use docsync_actors::storage::{unix_ms, StorageError};
 
 use super::error::ApiError;
+use super::AppState;
 
 pub const SESSION_COOKIE: &str = "docsync_session";
 
@@ -41,12 +42,6 @@ impl FromRequest for Credentials {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         ready(Ok(Credentials::of(req)))
     }
-}
-
-/// Outcome of resolving credentials inside a read closure.
-pub enum Authed<T> {
-    Ok(T),
-    Unauthorized,
 }
 
 impl Credentials {
@@ -100,11 +95,20 @@ impl Credentials {
     }
 }
 
-impl<T> Authed<T> {
-    pub fn into_result(self) -> Result<T, ApiError> {
-        match self {
-            Authed::Ok(v) => Ok(v),
-            Authed::Unauthorized => Err(ApiError::Unauthorized),
-        }
-    }
+/// Resolves the caller and runs `f` for them in the same read on the pool, so an
+/// authorised read costs one trip off the async threads. No valid credentials → 401.
+pub async fn read_as<T, F>(state: &AppState, creds: &Credentials, f: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Connection, &User) -> Result<T, StorageError> + Send + 'static,
+{
+    let creds = creds.clone();
+    state
+        .storage
+        .read(move |c| match creds.user(c)? {
+            Some(user) => f(c, &user).map(Some),
+            None => Ok(None),
+        })
+        .await?
+        .ok_or(ApiError::Unauthorized)
 }

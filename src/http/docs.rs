@@ -9,7 +9,7 @@ use docsync_actors::storage::accounts::{new_id, User};
 use docsync_actors::storage::documents;
 use docsync_actors::storage::roles::{self, Role};
 
-use super::auth::{Authed, Credentials};
+use super::auth::{read_as, Credentials};
 use super::body::read_json;
 use super::error::ApiError;
 use super::AppState;
@@ -20,37 +20,45 @@ pub async fn access(
     creds: &Credentials,
     doc_id: &str,
 ) -> Result<(User, Role, bool), ApiError> {
-    let creds = creds.clone();
     let doc = doc_id.to_string();
-    let out = state
-        .storage
-        .read(move |c| {
-            let Some(user) = creds.user(c)? else {
-                return Ok(Authed::Unauthorized);
-            };
-            let role = roles::doc_role(c, &user.id, &doc)?;
-            let shared = match role {
-                Some(_) => roles::is_shared(c, &doc)?,
-                None => false,
-            };
-            Ok(Authed::Ok((user, role, shared)))
-        })
-        .await?
-        .into_result()?;
-    match out {
-        (user, Some(role), shared) => Ok((user, role, shared)),
-        _ => Err(ApiError::NotFound),
-    }
+    let (user, role, shared) = read_as(state, creds, move |c, user| {
+        let role = roles::doc_role(c, &user.id, &doc)?;
+        let shared = match role {
+            Some(_) => roles::is_shared(c, &doc)?,
+            None => false,
+        };
+        Ok((user.clone(), role, shared))
+    })
+    .await?;
+    Ok((user, role.ok_or(ApiError::NotFound)?, shared))
 }
 
 /// Resolves the caller only.
 pub async fn caller(state: &AppState, creds: &Credentials) -> Result<User, ApiError> {
-    let creds = creds.clone();
-    state
+    read_as(state, creds, |_, user| Ok(user.clone())).await
+}
+
+/// Creating something inside a folder needs write access to it (owner or a write share).
+pub async fn require_folder_write(
+    state: &AppState,
+    user: &User,
+    folder: &str,
+    field: &str,
+) -> Result<(), ApiError> {
+    let (f, uid) = (folder.to_string(), user.id.clone());
+    match state
         .storage
-        .read(move |c| Ok(creds.user(c)?.map_or(Authed::Unauthorized, Authed::Ok)))
+        .read(move |c| roles::folder_role(c, &uid, &f))
         .await?
-        .into_result()
+    {
+        None => Err(ApiError::BadRequest(format!(
+            "{field}: no such folder {folder}"
+        ))),
+        Some(r) if !r.can_write() => {
+            Err(ApiError::Forbidden("you cannot add to that folder".into()))
+        }
+        Some(_) => Ok(()),
+    }
 }
 
 #[derive(Deserialize)]
@@ -79,24 +87,7 @@ pub async fn create(
         )));
     }
     if let Some(folder) = &body.folder_id {
-        let (f, uid) = (folder.clone(), user.id.clone());
-        match state
-            .storage
-            .read(move |c| roles::folder_role(c, &uid, &f))
-            .await?
-        {
-            None => {
-                return Err(ApiError::BadRequest(format!(
-                    "folderId: no such folder {folder}"
-                )))
-            }
-            Some(r) if !r.can_write() => {
-                return Err(ApiError::Forbidden(
-                    "you cannot add documents to that folder".into(),
-                ))
-            }
-            Some(_) => {}
-        }
+        require_folder_write(&state, &user, folder, "folderId").await?;
     }
     let id = new_id("doc_");
     let now = state.clock.now_ms();
@@ -112,17 +103,10 @@ pub async fn list(
     state: web::Data<AppState>,
     creds: Credentials,
 ) -> Result<HttpResponse, ApiError> {
-    let creds = creds.clone();
-    let docs = state
-        .storage
-        .read(move |c| {
-            let Some(user) = creds.user(c)? else {
-                return Ok(Authed::Unauthorized);
-            };
-            Ok(Authed::Ok(documents::list_readable(c, &user.id)?))
-        })
-        .await?
-        .into_result()?;
+    let docs = read_as(&state, &creds, |c, user| {
+        documents::list_readable(c, &user.id)
+    })
+    .await?;
     Ok(HttpResponse::Ok().json(json!({"documents": docs})))
 }
 

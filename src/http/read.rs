@@ -7,7 +7,7 @@ use serde_json::json;
 
 use docsync_actors::storage::{derived, documents, roles, search};
 
-use super::auth::{Authed, Credentials};
+use super::auth::{read_as, Credentials};
 use super::error::ApiError;
 use super::AppState;
 
@@ -19,24 +19,15 @@ pub async fn markdown(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let doc_id = path.into_inner();
-    let creds = creds.clone();
-    let md = state
-        .storage
-        .read(move |c| {
-            let Some(user) = creds.user(c)? else {
-                return Ok(Authed::Unauthorized);
-            };
-            if roles::doc_role(c, &user.id, &doc_id)?.is_none() {
-                return Ok(Authed::Ok(None));
-            }
-            let title = documents::meta_title(c, &doc_id)?.unwrap_or_default();
-            Ok(Authed::Ok(Some(derived::document_markdown(
-                c, &doc_id, &title,
-            )?)))
-        })
-        .await?
-        .into_result()?
-        .ok_or(ApiError::NotFound)?;
+    let md = read_as(&state, &creds, move |c, user| {
+        if roles::doc_role(c, &user.id, &doc_id)?.is_none() {
+            return Ok(None);
+        }
+        let title = documents::meta_title(c, &doc_id)?.unwrap_or_default();
+        derived::document_markdown(c, &doc_id, &title).map(Some)
+    })
+    .await?
+    .ok_or(ApiError::NotFound)?;
     Ok(HttpResponse::Ok()
         .content_type("text/markdown; charset=utf-8")
         .body(md))
@@ -57,17 +48,10 @@ pub async fn search(
     if q.len() > 500 {
         return Err(ApiError::BadRequest("q: at most 500 bytes".into()));
     }
-    let creds = creds.clone();
-    let hits = state
-        .storage
-        .read(move |c| {
-            let Some(user) = creds.user(c)? else {
-                return Ok(Authed::Unauthorized);
-            };
-            Ok(Authed::Ok(search::search(c, &user.id, &q, MAX_HITS)?))
-        })
-        .await?
-        .into_result()?;
+    let hits = read_as(&state, &creds, move |c, user| {
+        search::search(c, &user.id, &q, MAX_HITS)
+    })
+    .await?;
     Ok(HttpResponse::Ok().json(json!({"results": hits})))
 }
 
@@ -75,17 +59,7 @@ pub async fn tags(
     state: web::Data<AppState>,
     creds: Credentials,
 ) -> Result<HttpResponse, ApiError> {
-    let creds = creds.clone();
-    let tags = state
-        .storage
-        .read(move |c| {
-            let Some(user) = creds.user(c)? else {
-                return Ok(Authed::Unauthorized);
-            };
-            Ok(Authed::Ok(search::tags(c, &user.id)?))
-        })
-        .await?
-        .into_result()?;
+    let tags = read_as(&state, &creds, |c, user| search::tags(c, &user.id)).await?;
     Ok(HttpResponse::Ok().json(json!({"tags": tags})))
 }
 
@@ -98,20 +72,10 @@ pub async fn tag(
     if tag.is_empty() || tag.len() > 100 {
         return Err(ApiError::BadRequest("tag: 1 to 100 bytes".into()));
     }
-    let creds = creds.clone();
-    let shown = tag.clone();
-    let blocks = state
-        .storage
-        .read(move |c| {
-            let Some(user) = creds.user(c)? else {
-                return Ok(Authed::Unauthorized);
-            };
-            Ok(Authed::Ok(search::blocks_with_tag(
-                c, &user.id, &tag, MAX_HITS,
-            )?))
-        })
-        .await?
-        .into_result()?;
-    Ok(HttpResponse::Ok()
-        .json(json!({"tag": shown.trim_start_matches('#').to_lowercase(), "blocks": blocks})))
+    let shown = tag.trim_start_matches('#').to_lowercase();
+    let blocks = read_as(&state, &creds, move |c, user| {
+        search::blocks_with_tag(c, &user.id, &tag, MAX_HITS)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(json!({"tag": shown, "blocks": blocks})))
 }

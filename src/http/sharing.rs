@@ -12,9 +12,9 @@ use docsync_actors::storage::roles::{self, Role};
 use docsync_actors::storage::sharing::{self, Share};
 use docsync_actors::storage::StorageError;
 
-use super::auth::{Authed, Credentials};
+use super::auth::{read_as, Credentials};
 use super::body::{read_json, read_json_array};
-use super::docs::{access, caller};
+use super::docs::{access, caller, require_folder_write};
 use super::error::ApiError;
 use super::AppState;
 
@@ -125,24 +125,7 @@ pub async fn patch_doc(
         ));
     }
     if let Some(Some(folder)) = &body.folder_id {
-        let (f, uid) = (folder.clone(), user.id.clone());
-        let frole = state
-            .storage
-            .read(move |c| roles::folder_role(c, &uid, &f))
-            .await?;
-        match frole {
-            None => {
-                return Err(ApiError::BadRequest(format!(
-                    "folderId: no such folder {folder}"
-                )))
-            }
-            Some(r) if !r.can_write() => {
-                return Err(ApiError::Forbidden(
-                    "you cannot add documents to that folder".into(),
-                ))
-            }
-            Some(_) => {}
-        }
+        require_folder_write(&state, &user, folder, "folderId").await?;
     }
     if let Some(folder) = body.folder_id {
         let (d, now) = (doc.clone(), state.clock.now_ms());
@@ -179,22 +162,7 @@ pub async fn create_folder(
     check_name("name", &body.name)?;
     let user = caller(&state, &creds).await?;
     if let Some(parent) = &body.parent_id {
-        let (p, uid) = (parent.clone(), user.id.clone());
-        match state
-            .storage
-            .read(move |c| roles::folder_role(c, &uid, &p))
-            .await?
-        {
-            None => {
-                return Err(ApiError::BadRequest(format!(
-                    "parentId: no such folder {parent}"
-                )))
-            }
-            Some(r) if !r.can_write() => {
-                return Err(ApiError::Forbidden("you cannot add to that folder".into()))
-            }
-            Some(_) => {}
-        }
+        require_folder_write(&state, &user, parent, "parentId").await?;
     }
     let now = state.clock.now_ms();
     let folder = state
@@ -208,17 +176,11 @@ pub async fn create_folder(
 
 /// The folder if the caller owns it; 404 if they cannot see it, 403 if they can but do not own it.
 async fn owned_folder(state: &AppState, creds: &Credentials, folder: &str) -> Result<(), ApiError> {
-    let (creds, f) = (creds.clone(), folder.to_string());
-    let out = state
-        .storage
-        .read(move |c| {
-            let Some(user) = creds.user(c)? else {
-                return Ok(Authed::Unauthorized);
-            };
-            Ok(Authed::Ok(roles::folder_role(c, &user.id, &f)?))
-        })
-        .await?
-        .into_result()?;
+    let f = folder.to_string();
+    let out = read_as(state, creds, move |c, user| {
+        roles::folder_role(c, &user.id, &f)
+    })
+    .await?;
     match out {
         None => Err(ApiError::NotFound),
         Some(Role::Owner) => Ok(()),
@@ -299,16 +261,7 @@ pub async fn list_teams(
     state: web::Data<AppState>,
     creds: Credentials,
 ) -> Result<HttpResponse, ApiError> {
-    let teams = state
-        .storage
-        .read(move |c| {
-            let Some(user) = creds.user(c)? else {
-                return Ok(Authed::Unauthorized);
-            };
-            Ok(Authed::Ok(sharing::my_teams(c, &user.id)?))
-        })
-        .await?
-        .into_result()?;
+    let teams = read_as(&state, &creds, |c, user| sharing::my_teams(c, &user.id)).await?;
     Ok(HttpResponse::Ok().json(json!({"teams": teams})))
 }
 

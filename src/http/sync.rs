@@ -16,7 +16,7 @@ use docsync_actors::registry::{DocHandle, Open};
 use docsync_actors::storage::log::{self, Precheck};
 use docsync_actors::storage::roles::{self};
 
-use super::auth::{Authed, Credentials};
+use super::auth::{read_as, Credentials};
 use super::body::read_json;
 use super::docs::access;
 use super::error::ApiError;
@@ -134,31 +134,20 @@ async fn prepare(
         .map(str::to_string)
         .collect();
     let started = Instant::now();
-    let (user, role, shared, pre) = state
-        .storage
-        .read(move |c| {
-            let Some(user) = creds.user(c)? else {
-                return Ok(Authed::Unauthorized);
-            };
-            let role = roles::doc_role(c, &user.id, &doc)?;
-            let Some(role) = role else {
-                return Ok(Authed::Ok((user, None, false, Precheck::default())));
-            };
-            let shared = roles::is_shared(c, &doc)?;
-            let pre = if op_ids.is_empty() || !role.can_write() {
-                Precheck::default()
-            } else {
-                log::precheck(
-                    c,
-                    &doc,
-                    op_ids.iter().map(String::as_str),
-                    block_ids.iter().map(String::as_str),
-                )?
-            };
-            Ok(Authed::Ok((user, Some(role), shared, pre)))
-        })
-        .await?
-        .into_result()?;
+    let (user, role, shared, pre) = read_as(state, &creds, move |c, user| {
+        let Some(role) = roles::doc_role(c, &user.id, &doc)? else {
+            return Ok((user.clone(), None, false, Precheck::default()));
+        };
+        let shared = roles::is_shared(c, &doc)?;
+        let pre = if op_ids.is_empty() || !role.can_write() {
+            Precheck::default()
+        } else {
+            let ops = op_ids.iter().map(String::as_str);
+            log::precheck(c, &doc, ops, block_ids.iter().map(String::as_str))?
+        };
+        Ok((user.clone(), Some(role), shared, pre))
+    })
+    .await?;
     let role = role.ok_or(ApiError::NotFound)?;
     if !ops.is_empty() && !role.can_write() {
         return Err(ApiError::Forbidden(
