@@ -303,3 +303,34 @@ fn health_and_unknown_routes() {
     assert_eq!(s, 404);
     assert_eq!(v["error"]["code"], "not_found");
 }
+
+#[test]
+fn icon_changes_reach_open_editors() {
+    let srv = TestServer::start();
+    let alice = srv.add_user("alice");
+    let doc = srv.create_doc(&alice, "Iconic");
+    let r = srv.sync_ok(&alice, &doc, "cl_a", 0, vec![]);
+    assert_eq!(r["icon"], Value::Null);
+    let lease_seq = r["leaseSeq"].as_i64().unwrap();
+    let (s, v) = srv.patch(
+        &alice,
+        &format!("/api/v1/docs/{doc}"),
+        &json!({"icon": "📝"}),
+    );
+    assert_eq!(s, 204, "{v}");
+    // The icon is outside the op log: editors are woken and see it in their next sync.
+    let r = srv.sync_ok(&alice, &doc, "cl_a", 0, vec![]);
+    assert_eq!(r["icon"], "📝");
+    assert!(
+        r["leaseSeq"].as_i64().unwrap() > lease_seq,
+        "open editors are woken"
+    );
+    assert_eq!(srv.snapshot(&alice, &doc)["icon"], "📝");
+    let (s, _) = srv.patch(
+        &alice,
+        &format!("/api/v1/docs/{doc}"),
+        &json!({"icon": null}),
+    );
+    assert_eq!(s, 204);
+    assert_eq!(srv.snapshot(&alice, &doc)["icon"], Value::Null);
+}

@@ -366,6 +366,7 @@ impl DocumentActor {
             sessions: self.sessions.len(),
             mode: self.mode(caller.shared),
             resync,
+            icon: self.state.as_ref().and_then(|s| s.icon.clone()),
         }
     }
 

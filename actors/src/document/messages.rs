@@ -98,6 +98,8 @@ pub struct SyncReply {
     pub sessions: usize,
     pub mode: Mode,
     pub resync: bool,
+    /// The icon is not part of the op log; open editors learn a change here.
+    pub icon: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
