@@ -10,7 +10,7 @@ use actix_web::{middleware, web, App, HttpServer};
 
 use docsync_actors::clock::{ManualClock, SharedClock, SystemClock};
 use docsync_actors::collab::validate::Limits;
-use docsync_actors::compaction::{CompactionSupervisor, CompactionTotals};
+use docsync_actors::compaction::CompactionSupervisor;
 use docsync_actors::document::ActorConfig;
 use docsync_actors::metrics::Metrics;
 use docsync_actors::registry::Registry;
@@ -110,7 +110,6 @@ pub fn compact_offline(settings: Settings) -> anyhow::Result<()> {
             settings.compaction.retention(),
             Duration::from_secs(86_400),
             false,
-            Arc::new(CompactionTotals::default()),
             metrics.clone(),
         )
         .start();
@@ -196,7 +195,6 @@ async fn serve_http(
         actor_config(&settings, metrics.clone()),
     )
     .start();
-    let compaction_totals = Arc::new(CompactionTotals::default());
     let compaction = CompactionSupervisor::new(
         storage.clone(),
         registry.clone(),
@@ -204,7 +202,6 @@ async fn serve_http(
         settings.compaction.retention(),
         Duration::from_secs_f64(settings.compaction.interval_hours * 3600.0),
         settings.compaction.run_at_start,
-        compaction_totals.clone(),
         metrics.clone(),
     )
     .start();
@@ -220,7 +217,6 @@ async fn serve_http(
         )),
         shutdown: shutdown_rx,
         compaction,
-        compaction_totals,
         manual_clock,
         metrics,
     };

@@ -3,7 +3,6 @@
 //! message (starting the actor if needed), so compaction takes its place in the document's
 //! op order. Documents are done one after another so a pass never floods the writer.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,17 +15,6 @@ use crate::metrics::Metrics;
 use crate::registry::{Open, Registry};
 use crate::storage::compaction::{self, Retention};
 use crate::storage::{roles, Storage};
-
-/// Totals since start, read by the metrics endpoint.
-#[derive(Debug, Default)]
-pub struct CompactionTotals {
-    pub passes: AtomicU64,
-    pub documents: AtomicU64,
-    pub log_rows: AtomicU64,
-    pub tombstones: AtomicU64,
-    pub results: AtomicU64,
-    pub last_pass_micros: AtomicU64,
-}
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -51,13 +39,10 @@ pub struct CompactionSupervisor {
     retention: Retention,
     interval: Duration,
     run_at_start: bool,
-    totals: Arc<CompactionTotals>,
     metrics: Arc<Metrics>,
 }
 
 impl CompactionSupervisor {
-    // Each argument is a distinct dependency or setting; a builder would only add ceremony.
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         storage: Storage,
         registry: Addr<Registry>,
@@ -65,7 +50,6 @@ impl CompactionSupervisor {
         retention: Retention,
         interval: Duration,
         run_at_start: bool,
-        totals: Arc<CompactionTotals>,
         metrics: Arc<Metrics>,
     ) -> Self {
         CompactionSupervisor {
@@ -75,7 +59,6 @@ impl CompactionSupervisor {
             retention,
             interval,
             run_at_start,
-            totals,
             metrics,
         }
     }
@@ -85,7 +68,6 @@ impl CompactionSupervisor {
         let registry = self.registry.clone();
         let clock = self.clock.clone();
         let retention = self.retention;
-        let totals = self.totals.clone();
         let metrics = self.metrics.clone();
         async move {
             let started = Instant::now();
@@ -144,20 +126,6 @@ impl CompactionSupervisor {
                 }
             }
             summary.duration_ms = started.elapsed().as_millis() as u64;
-            totals.passes.fetch_add(1, Ordering::Relaxed);
-            totals
-                .documents
-                .fetch_add(summary.documents, Ordering::Relaxed);
-            totals
-                .log_rows
-                .fetch_add(summary.log_rows, Ordering::Relaxed);
-            totals
-                .tombstones
-                .fetch_add(summary.tombstones, Ordering::Relaxed);
-            totals.results.fetch_add(summary.results, Ordering::Relaxed);
-            totals
-                .last_pass_micros
-                .store(started.elapsed().as_micros() as u64, Ordering::Relaxed);
             metrics.compaction_passes.inc();
             metrics.compaction_documents.inc_by(summary.documents);
             metrics.compaction_log_rows.inc_by(summary.log_rows);

@@ -39,7 +39,6 @@ pub struct AppState {
     /// Becomes true when the server starts shutting down: streams and sockets end.
     pub shutdown: tokio::sync::watch::Receiver<bool>,
     pub compaction: Addr<docsync_actors::compaction::CompactionSupervisor>,
-    pub compaction_totals: Arc<docsync_actors::compaction::CompactionTotals>,
     /// Set only with `testing.clock = "manual"`.
     pub manual_clock: Option<Arc<docsync_actors::clock::ManualClock>>,
     pub metrics: Arc<docsync_actors::metrics::Metrics>,

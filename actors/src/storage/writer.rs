@@ -6,7 +6,6 @@
 //! Everything that must see a document's latest writes (loading an actor's state) goes
 //! through this queue too, which keeps each document's order without any lock.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread;
@@ -51,20 +50,9 @@ impl<T: Send, F: FnOnce(&Connection) -> Result<T> + Send> Job for CallJob<T, F> 
     }
 }
 
-/// Counters the benchmark and metrics read.
-#[derive(Debug, Default)]
-pub struct WriterStats {
-    pub commits: AtomicU64,
-    pub jobs: AtomicU64,
-    pub failed_jobs: AtomicU64,
-    pub commit_micros_total: AtomicU64,
-    pub queued: AtomicU64,
-}
-
 #[derive(Clone)]
 pub struct Writer {
     tx: mpsc::Sender<Box<dyn Job>>,
-    stats: Arc<WriterStats>,
 }
 
 impl Writer {
@@ -75,17 +63,11 @@ impl Writer {
         metrics: Option<Arc<crate::metrics::Metrics>>,
     ) -> (Writer, thread::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
-        let stats = Arc::new(WriterStats::default());
-        let st = stats.clone();
         let handle = thread::Builder::new()
             .name("docsync-writer".into())
-            .spawn(move || run_loop(conn, rx, max_batch.max(1), st, metrics))
+            .spawn(move || run_loop(conn, rx, max_batch.max(1), metrics))
             .expect("spawn writer thread");
-        (Writer { tx, stats }, handle)
-    }
-
-    pub fn stats(&self) -> &WriterStats {
-        &self.stats
+        (Writer { tx }, handle)
     }
 
     /// Queues `f` to run inside the next transaction; resolves once that transaction committed.
@@ -100,7 +82,6 @@ impl Writer {
             out: None,
             reply,
         });
-        self.stats.queued.fetch_add(1, Ordering::Relaxed);
         let sent = self.tx.send(job).is_ok();
         async move {
             if !sent {
@@ -124,7 +105,6 @@ fn run_loop(
     conn: Connection,
     rx: mpsc::Receiver<Box<dyn Job>>,
     max_batch: usize,
-    stats: Arc<WriterStats>,
     metrics: Option<Arc<crate::metrics::Metrics>>,
 ) {
     while let Ok(first) = rx.recv() {
@@ -135,20 +115,12 @@ fn run_loop(
                 Err(_) => break,
             }
         }
-        stats
-            .queued
-            .fetch_sub(batch.len() as u64, Ordering::Relaxed);
         let started = Instant::now();
-        let committed = run_batch(&conn, &mut batch, &stats);
-        stats
-            .commit_micros_total
-            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
-        stats.commits.fetch_add(1, Ordering::Relaxed);
+        let committed = run_batch(&conn, &mut batch);
         if let Some(m) = &metrics {
             m.commit_seconds.observe(started.elapsed().as_secs_f64());
             m.commit_jobs.observe(batch.len() as f64);
         }
-        stats.jobs.fetch_add(batch.len() as u64, Ordering::Relaxed);
         for job in batch {
             job.finish(committed.clone());
         }
@@ -157,11 +129,7 @@ fn run_loop(
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
 }
 
-fn run_batch(
-    conn: &Connection,
-    batch: &mut [Box<dyn Job>],
-    stats: &WriterStats,
-) -> std::result::Result<(), String> {
+fn run_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> std::result::Result<(), String> {
     conn.execute_batch("BEGIN IMMEDIATE")
         .map_err(|e| e.to_string())?;
     for job in batch.iter_mut() {
@@ -173,7 +141,6 @@ fn run_batch(
         let end = if ok {
             "RELEASE job"
         } else {
-            stats.failed_jobs.fetch_add(1, Ordering::Relaxed);
             "ROLLBACK TO job; RELEASE job"
         };
         if let Err(e) = conn.execute_batch(end) {
