@@ -78,6 +78,7 @@ pub struct StorageSettings {
     pub synchronous: Synchronous,
     pub read_pool_size: u32,
     pub group_commit_max: usize,
+    pub cache_kib: u32,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -186,6 +187,13 @@ impl Settings {
         }
         if self.storage.read_pool_size == 0 {
             return Err(bad("storage.read_pool_size", 0, "must be at least 1"));
+        }
+        if self.storage.cache_kib < 64 {
+            return Err(bad(
+                "storage.cache_kib",
+                self.storage.cache_kib,
+                "must be at least 64",
+            ));
         }
         if self.storage.group_commit_max == 0 {
             return Err(bad("storage.group_commit_max", 0, "must be at least 1"));

@@ -39,6 +39,7 @@ pub fn storage_config(s: &Settings, metrics: Option<Arc<Metrics>>) -> StorageCon
         synchronous: s.storage.synchronous,
         read_pool_size: s.storage.read_pool_size,
         group_commit_max: s.storage.group_commit_max,
+        cache_kib: s.storage.cache_kib,
         metrics,
     }
 }

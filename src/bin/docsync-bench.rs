@@ -137,6 +137,10 @@ struct Args {
     /// `storage.synchronous` of the servers we start.
     #[arg(long, value_enum, default_value_t = SyncMode::Full)]
     synchronous: SyncMode,
+    /// `storage.cache_kib` (SQLite page cache per connection) of the servers we start;
+    /// a small value isolates the actors' own memory in `idle_actors`.
+    #[arg(long)]
+    cache_kib: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -293,6 +297,7 @@ async fn run(args: Args) -> Result<bool> {
         None => Some(Launcher {
             bin: server_binary(args.server_bin.as_deref())?,
             sync: args.synchronous,
+            cache_kib: args.cache_kib,
         }),
     };
     // Dropping `server` kills it and removes its temporary directory.
@@ -404,6 +409,7 @@ fn server_binary(explicit: Option<&Path>) -> Result<PathBuf> {
 struct Launcher {
     bin: PathBuf,
     sync: SyncMode,
+    cache_kib: Option<u32>,
 }
 
 impl Launcher {
@@ -459,6 +465,9 @@ impl ServerDir {
             .env("DOCSYNC_LOGGING__LEVEL", "warn")
             .stdin(Stdio::null())
             .stderr(Stdio::inherit());
+        if let Some(kib) = self.launcher.cache_kib {
+            cmd.env("DOCSYNC_STORAGE__CACHE_KIB", kib.to_string());
+        }
         cmd
     }
 

@@ -38,6 +38,8 @@ pub struct StorageConfig {
     pub synchronous: Synchronous,
     pub read_pool_size: u32,
     pub group_commit_max: usize,
+    /// SQLite page cache per connection, in KiB.
+    pub cache_kib: u32,
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
@@ -51,14 +53,14 @@ pub struct Storage {
     path: Arc<PathBuf>,
 }
 
-fn pragmas(conn: &Connection, sync: Synchronous) -> rusqlite::Result<()> {
+fn pragmas(conn: &Connection, sync: Synchronous, cache_kib: u32) -> rusqlite::Result<()> {
     let sync = match sync {
         Synchronous::Full => "FULL",
         Synchronous::Normal => "NORMAL",
     };
     conn.execute_batch(&format!(
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON; \
-         PRAGMA busy_timeout = 10000; PRAGMA cache_size = -16000;"
+         PRAGMA busy_timeout = 10000; PRAGMA cache_size = -{cache_kib};"
     ))
 }
 
@@ -74,11 +76,11 @@ impl Storage {
             }
         }
         let mut conn = Connection::open(&cfg.path)?;
-        pragmas(&conn, cfg.synchronous)?;
+        pragmas(&conn, cfg.synchronous, cfg.cache_kib)?;
         migrate::apply(&mut conn)?;
-        let sync = cfg.synchronous;
+        let (sync, cache_kib) = (cfg.synchronous, cfg.cache_kib);
         let manager = SqliteConnectionManager::file(&cfg.path).with_init(move |c| {
-            pragmas(c, sync)?;
+            pragmas(c, sync, cache_kib)?;
             c.execute_batch("PRAGMA query_only = ON;")
         });
         let reads = r2d2::Pool::builder()
