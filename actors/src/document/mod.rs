@@ -3,8 +3,11 @@
 //! writer thread so its event loop never waits on the disk.
 
 mod actor;
+mod channels;
+mod compact;
 pub mod messages;
 pub mod sessions;
+mod sync;
 
 pub use actor::{ActorConfig, DocumentActor};
 pub use messages::*;
