@@ -1,0 +1,358 @@
+// The device copy of each document (PROTOCOL §7 "Persistence"): the confirmed state (meta
+// record + blocks in hash buckets) and the queue of own unconfirmed ops per (docId, clientId).
+// Every write is one IndexedDB transaction whose promise resolves only on `complete`, and
+// rejects (never swallowed) on error or abort, e.g. QuotaExceededError.
+
+/** @typedef {import('./types.js').Block} Block */
+/** @typedef {import('./types.js').Op} Op */
+/** @typedef {import('./types.js').Role} Role */
+/** @typedef {import('./types.js').Mode} Mode */
+
+/**
+ * The confirmed document without its blocks. `buckets`: how many block records it has.
+ * @typedef {{docId: string, title: string, titleVersion: number, icon: string|null,
+ *   lastSeq: number, role: Role|null, mode: Mode, shared: boolean, sessions: number,
+ *   savedAt: number, buckets: number}} DocMeta
+ */
+
+/**
+ * One own op not yet confirmed. `n` orders the queue of one (docId, clientId); `ackedSeq` is
+ * set once the server answered with that seq: the op stays (still shown on top of the
+ * confirmed state) until the confirmed state has caught up to it, and is never resent.
+ * @typedef {{docId: string, clientId: string, n: number, op: Op, ackedSeq: number|null}} QueueRecord
+ */
+
+/** @typedef {{clientId: string, n: number}} QueueKey */
+
+const DB_VERSION = 1;
+// Buckets hold ~BUCKET_TARGET blocks, so a sync that changes a few blocks rewrites a few
+// small records, while opening a 10,000-block document reads ~40 records in one getAll.
+const BUCKET_TARGET = 256;
+const MAX_BUCKETS = 256;
+
+/** @param {number} blockCount */
+export function bucketCountFor(blockCount) {
+  return Math.min(MAX_BUCKETS, Math.max(1, Math.ceil(blockCount / BUCKET_TARGET)));
+}
+
+/**
+ * FNV-1a over the id's UTF-16 units: stable across sessions, so a block always lives in
+ * the same bucket for a given bucket count.
+ * @param {string} id
+ * @param {number} buckets
+ */
+export function bucketOf(id, buckets) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % buckets;
+}
+
+/**
+ * @template T
+ * @param {IDBRequest<T>} req
+ * @returns {Promise<T>}
+ */
+function done(req) {
+  return new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error ?? new Error('IndexedDB request failed'));
+  });
+}
+
+/**
+ * Resolves when the transaction has committed (data is on disk as far as the browser
+ * promises), rejects on error or abort.
+ * @param {IDBTransaction} tx
+ * @returns {Promise<void>}
+ */
+function committed(tx) {
+  return new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onerror = () => reject(tx.error ?? new Error('IndexedDB transaction failed'));
+    tx.onabort = () => reject(tx.error ?? new Error('IndexedDB transaction aborted'));
+  });
+}
+
+export class DocStore {
+  /**
+   * @param {IDBDatabase} db
+   * @param {typeof IDBKeyRange} keyRange
+   */
+  constructor(db, keyRange) {
+    this.db = db;
+    this.keyRange = keyRange;
+  }
+
+  /** @param {string} docId */
+  blockRange(docId) {
+    return this.keyRange.bound([docId, 0], [docId, Infinity]);
+  }
+
+  /** @param {string} docId @param {string} clientId */
+  queueRange(docId, clientId) {
+    return this.keyRange.bound([docId, clientId, 0], [docId, clientId, Infinity]);
+  }
+
+  /**
+   * The stored confirmed state, or null if this device never saw the document.
+   * @param {string} docId
+   * @returns {Promise<{meta: DocMeta, blocks: Block[]}|null>}
+   */
+  async loadDoc(docId) {
+    const tx = this.db.transaction(['docs', 'blocks'], 'readonly');
+    const metaP = done(tx.objectStore('docs').get(docId));
+    const bucketsP = done(tx.objectStore('blocks').getAll(this.blockRange(docId)));
+    const [meta, buckets] = await Promise.all([metaP, bucketsP]);
+    if (!meta) return null;
+    /** @type {Block[]} */
+    const blocks = [];
+    for (const b of /** @type {Block[][]} */ (buckets)) for (const x of b) blocks.push(x);
+    return { meta: /** @type {DocMeta} */ (meta), blocks };
+  }
+
+  /**
+   * Replaces the whole confirmed state (after a snapshot), re-bucketing for its size, and
+   * applies queue changes in the same transaction.
+   * @param {Omit<DocMeta, 'buckets'>} meta
+   * @param {Block[]} blocks
+   * @param {{put?: QueueRecord[], del?: QueueKey[]}} [queue]
+   */
+  async saveSnapshot(meta, blocks, queue = {}) {
+    const tx = this.db.transaction(['docs', 'blocks', 'queue'], 'readwrite');
+    const result = committed(tx);
+    const buckets = bucketCountFor(blocks.length);
+    const store = tx.objectStore('blocks');
+    store.delete(this.blockRange(meta.docId));
+    /** @type {Block[][]} */
+    const parts = Array.from({ length: buckets }, () => []);
+    for (const b of blocks) parts[bucketOf(b.id, buckets)].push(stripDepth(b));
+    parts.forEach((part, i) => store.put(part, [meta.docId, i]));
+    tx.objectStore('docs').put({ ...meta, buckets });
+    this.queueWrites(tx, meta.docId, queue);
+    return result;
+  }
+
+  /**
+   * Advances the confirmed state: upserts `changed`, removes `purged`, writes `meta`, and
+   * applies queue changes, all in one transaction (a crash leaves either all or none).
+   * @param {Omit<DocMeta, 'buckets'>} meta
+   * @param {Block[]} changed
+   * @param {string[]} purged
+   * @param {{put?: QueueRecord[], del?: QueueKey[]}} [queue]
+   */
+  async saveConfirmed(meta, changed, purged, queue = {}) {
+    const tx = this.db.transaction(['docs', 'blocks', 'queue'], 'readwrite');
+    const result = committed(tx);
+    const docs = tx.objectStore('docs');
+    const old = /** @type {DocMeta|undefined} */ (await done(docs.get(meta.docId)));
+    const buckets = old?.buckets ?? 1;
+    docs.put({ ...meta, buckets });
+    /** @type {Map<number, {upsert: Block[], remove: Set<string>}>} */
+    const touched = new Map();
+    const touch = (/** @type {string} */ id) => {
+      const i = bucketOf(id, buckets);
+      let t = touched.get(i);
+      if (!t) touched.set(i, (t = { upsert: [], remove: new Set() }));
+      return t;
+    };
+    for (const b of changed) touch(b.id).upsert.push(stripDepth(b));
+    for (const id of purged) touch(id).remove.add(id);
+    const store = tx.objectStore('blocks');
+    // Read-modify-write of each touched bucket inside this transaction: no other write
+    // can interleave, so concurrent tabs never lose each other's bucket updates.
+    await Promise.all(
+      [...touched].map(async ([i, t]) => {
+        const key = [meta.docId, i];
+        const cur = /** @type {Block[]|undefined} */ (await done(store.get(key))) ?? [];
+        const byId = new Map(cur.map((b) => [b.id, b]));
+        for (const id of t.remove) byId.delete(id);
+        for (const b of t.upsert) byId.set(b.id, b);
+        store.put([...byId.values()], key);
+      }),
+    );
+    this.queueWrites(tx, meta.docId, queue);
+    return result;
+  }
+
+  /**
+   * @param {IDBTransaction} tx
+   * @param {string} docId
+   * @param {{put?: QueueRecord[], del?: QueueKey[]}} queue
+   */
+  queueWrites(tx, docId, queue) {
+    const q = tx.objectStore('queue');
+    for (const k of queue.del ?? []) q.delete([docId, k.clientId, k.n]);
+    for (const r of queue.put ?? []) q.put(r);
+  }
+
+  /**
+   * This client's queue of the document, in order.
+   * @param {string} docId
+   * @param {string} clientId
+   * @returns {Promise<QueueRecord[]>}
+   */
+  async loadQueue(docId, clientId) {
+    const tx = this.db.transaction('queue', 'readonly');
+    return /** @type {Promise<QueueRecord[]>} */ (
+      done(tx.objectStore('queue').getAll(this.queueRange(docId, clientId)))
+    );
+  }
+
+  /**
+   * Adds or replaces queue records (a merged set_content replaces its record).
+   * @param {QueueRecord[]} records
+   */
+  async putQueued(records) {
+    const tx = this.db.transaction('queue', 'readwrite');
+    const result = committed(tx);
+    const q = tx.objectStore('queue');
+    for (const r of records) q.put(r);
+    return result;
+  }
+
+  /**
+   * @param {string} docId
+   * @param {QueueKey[]} keys
+   */
+  async deleteQueued(docId, keys) {
+    const tx = this.db.transaction('queue', 'readwrite');
+    const result = committed(tx);
+    this.queueWrites(tx, docId, { del: keys });
+    return result;
+  }
+
+  /**
+   * Client IDs that have queued ops for this document (own one included).
+   * @param {string} docId
+   * @returns {Promise<string[]>}
+   */
+  async queueOwners(docId) {
+    const tx = this.db.transaction('queue', 'readonly');
+    const range = this.keyRange.bound([docId], [docId, []]);
+    const keys = /** @type {[string, string, number][]} */ (
+      await done(tx.objectStore('queue').getAllKeys(range))
+    );
+    return [...new Set(keys.map((k) => k[1]))];
+  }
+
+  /**
+   * Moves another client's queue of this document to the end of `toClientId`'s queue, in
+   * one transaction, keeping every op (and its opId) as it is. Returns the moved records.
+   * The caller must hold that client's Web Lock, so no one else moves or sends it.
+   * @param {string} docId
+   * @param {string} fromClientId
+   * @param {string} toClientId
+   * @returns {Promise<QueueRecord[]>}
+   */
+  async adoptQueue(docId, fromClientId, toClientId) {
+    const tx = this.db.transaction('queue', 'readwrite');
+    const result = committed(tx);
+    const q = tx.objectStore('queue');
+    const mine = /** @type {IDBValidKey[]} */ (
+      await done(q.getAllKeys(this.queueRange(docId, toClientId)))
+    );
+    let next = mine.length ? /** @type {number} */ (/** @type {any[]} */ (mine[mine.length - 1])[2]) + 1 : 1;
+    const theirs = /** @type {QueueRecord[]} */ (
+      await done(q.getAll(this.queueRange(docId, fromClientId)))
+    );
+    q.delete(this.queueRange(docId, fromClientId));
+    const moved = theirs.map((r) => ({ ...r, clientId: toClientId, n: next++ }));
+    for (const r of moved) q.put(r);
+    await result;
+    return moved;
+  }
+
+  /**
+   * Removes everything stored about a document (e.g. after it was deleted).
+   * @param {string} docId
+   */
+  async forgetDoc(docId) {
+    const tx = this.db.transaction(['docs', 'blocks', 'queue'], 'readwrite');
+    const result = committed(tx);
+    tx.objectStore('docs').delete(docId);
+    tx.objectStore('blocks').delete(this.blockRange(docId));
+    tx.objectStore('queue').delete(this.keyRange.bound([docId], [docId, []]));
+    return result;
+  }
+
+  close() {
+    this.db.close();
+  }
+}
+
+/**
+ * Snapshot blocks carry `depth`; it is derived, so it is not stored.
+ * @param {Block} b
+ * @returns {Block}
+ */
+function stripDepth(b) {
+  if (b.depth === undefined) return b;
+  const { depth: _depth, ...rest } = b;
+  return rest;
+}
+
+/**
+ * Opens (creating or upgrading) the docsync database. One per tab, shared by its engines.
+ * @param {{indexedDB?: IDBFactory, IDBKeyRange?: typeof IDBKeyRange, name?: string}} [opts]
+ * @returns {Promise<DocStore>}
+ */
+export async function openStore(opts = {}) {
+  const factory = opts.indexedDB ?? globalThis.indexedDB;
+  const keyRange = opts.IDBKeyRange ?? globalThis.IDBKeyRange;
+  if (!factory || !keyRange) throw new Error('IndexedDB is not available');
+  const req = factory.open(opts.name ?? 'docsync', DB_VERSION);
+  req.onupgradeneeded = () => {
+    const db = req.result;
+    if (!db.objectStoreNames.contains('docs')) db.createObjectStore('docs', { keyPath: 'docId' });
+    // Out-of-line keys [docId, bucket]; values are Block[].
+    if (!db.objectStoreNames.contains('blocks')) db.createObjectStore('blocks');
+    if (!db.objectStoreNames.contains('queue')) {
+      db.createObjectStore('queue', { keyPath: ['docId', 'clientId', 'n'] });
+    }
+  };
+  const db = await done(req);
+  // Another tab upgrading the schema: step aside instead of blocking it forever.
+  db.onversionchange = () => db.close();
+  return new DocStore(db, keyRange);
+}
+
+/**
+ * An in-memory stand-in for `navigator.locks` (Node tests, the simulation): exclusive locks
+ * with `ifAvailable`, held until the callback's promise settles. Shared by the "tabs" of one
+ * test, like navigator.locks is shared by the tabs of one origin.
+ * @returns {LockManagerLike}
+ */
+export function createMemoryLocks() {
+  /** @type {Map<string, (() => void)[]>} waiters per held lock name */
+  const held = new Map();
+  return {
+    async request(name, optsOrCb, maybeCb) {
+      const opts = typeof optsOrCb === 'function' ? {} : optsOrCb;
+      const cb = /** @type {(lock: {name: string}|null) => any} */ (
+        typeof optsOrCb === 'function' ? optsOrCb : maybeCb
+      );
+      if (held.has(name)) {
+        if (opts.ifAvailable) return cb(null);
+        await new Promise((resolve) => /** @type {(() => void)[]} */ (held.get(name)).push(() => resolve(undefined)));
+      }
+      if (!held.has(name)) held.set(name, []);
+      try {
+        return await cb({ name });
+      } finally {
+        const waiters = /** @type {(() => void)[]} */ (held.get(name));
+        const next = waiters.shift();
+        if (next) next();
+        else held.delete(name);
+      }
+    },
+  };
+}
+
+/**
+ * The part of the Web Locks API the engine uses.
+ * @typedef {{request: (name: string, optsOrCb: {ifAvailable?: boolean} | ((lock: {name: string}|null) => any),
+ *   cb?: (lock: {name: string}|null) => any) => Promise<any>}} LockManagerLike
+ */

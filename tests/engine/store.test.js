@@ -1,0 +1,172 @@
+// The IndexedDB device copy: confirmed state in buckets, per-(doc, client) queues, adoption
+// of orphaned queues, errors surfaced, and the in-memory Web Locks stand-in.
+import { describe, it, expect, beforeEach } from 'vitest';
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
+import { openStore, bucketOf, bucketCountFor, createMemoryLocks } from '../../static/engine/store.js';
+
+/** @param {string} id @param {Partial<import('../../static/engine/types.js').Block>} [over] */
+function block(id, over = {}) {
+  return {
+    id, parentId: null, orderKey: 'a0', content: `text of ${id}`, type: /** @type {const} */ ('bullet'),
+    checked: false, collapsed: false, language: null, conflictOf: null, conflictAuthor: null,
+    conflictResolved: false, version: 1, deleted: false, deletedAt: null, updatedAt: 1, updatedBy: 'usr_1',
+    ...over,
+  };
+}
+
+/** @param {string} docId @param {number} lastSeq */
+function meta(docId, lastSeq) {
+  return {
+    docId, title: 'T', titleVersion: 1, icon: null, lastSeq, role: /** @type {const} */ ('editor'),
+    mode: /** @type {const} */ ('full'), shared: true, sessions: 1, savedAt: 0,
+  };
+}
+
+/** @type {IDBFactory} */
+let idb;
+beforeEach(() => {
+  idb = new IDBFactory();
+});
+const open = () => openStore({ indexedDB: idb, IDBKeyRange });
+
+describe('confirmed state', () => {
+  it('returns null for a document never stored', async () => {
+    const s = await open();
+    expect(await s.loadDoc('doc_x')).toBeNull();
+  });
+
+  it('round-trips a snapshot, strips depth, and survives reopening the database', async () => {
+    const s = await open();
+    await s.saveSnapshot(meta('doc_a', 7), [{ ...block('blk_1'), depth: 0 }, block('blk_2')]);
+    s.close();
+    const again = await open();
+    const got = await again.loadDoc('doc_a');
+    expect(got?.meta.lastSeq).toBe(7);
+    expect(got?.meta.buckets).toBe(1);
+    expect(got?.blocks.map((b) => b.id).sort()).toEqual(['blk_1', 'blk_2']);
+    expect(got?.blocks.every((b) => b.depth === undefined)).toBe(true);
+  });
+
+  it('keeps documents apart and replaces the old blocks on a new snapshot', async () => {
+    const s = await open();
+    await s.saveSnapshot(meta('doc_a', 1), [block('blk_1'), block('blk_2')]);
+    await s.saveSnapshot(meta('doc_b', 1), [block('blk_9')]);
+    await s.saveSnapshot(meta('doc_a', 5), [block('blk_3')]);
+    expect((await s.loadDoc('doc_a'))?.blocks.map((b) => b.id)).toEqual(['blk_3']);
+    expect((await s.loadDoc('doc_b'))?.blocks.map((b) => b.id)).toEqual(['blk_9']);
+  });
+
+  it('applies upserts and purges to only the touched buckets', async () => {
+    const s = await open();
+    const blocks = Array.from({ length: 1000 }, (_, i) => block(`blk_${i}`));
+    await s.saveSnapshot(meta('doc_a', 1), blocks);
+    await s.saveConfirmed(meta('doc_a', 2), [block('blk_5', { content: 'changed' }), block('blk_new')], ['blk_7']);
+    const got = await s.loadDoc('doc_a');
+    expect(got?.meta.lastSeq).toBe(2);
+    expect(got?.meta.buckets).toBe(bucketCountFor(1000));
+    const byId = new Map(got?.blocks.map((b) => [b.id, b]));
+    expect(byId.size).toBe(1000);
+    expect(byId.get('blk_5')?.content).toBe('changed');
+    expect(byId.has('blk_new')).toBe(true);
+    expect(byId.has('blk_7')).toBe(false);
+  });
+
+  it('bucketOf is stable and spreads ids', () => {
+    expect(bucketOf('blk_abc', 8)).toBe(bucketOf('blk_abc', 8));
+    const used = new Set(Array.from({ length: 200 }, (_, i) => bucketOf(`blk_${i}`, 8)));
+    expect(used.size).toBe(8);
+  });
+
+  it('loads a 10,000-block document quickly', async () => {
+    const s = await open();
+    const blocks = Array.from({ length: 10000 }, (_, i) =>
+      block(`blk_${String(i).padStart(6, '0')}_${'x'.repeat(20)}`, { content: 'some words '.repeat(6) }),
+    );
+    await s.saveSnapshot(meta('doc_big', 1), blocks);
+    const t0 = performance.now();
+    const got = await s.loadDoc('doc_big');
+    const ms = performance.now() - t0;
+    expect(got?.blocks.length).toBe(10000);
+    // fake-indexeddb structured-clones in JS; a browser is faster. Generous bound for CI.
+    expect(ms).toBeLessThan(2000);
+    console.log(`store: loaded 10,000 blocks in ${ms.toFixed(0)} ms (${got?.meta.buckets} buckets, fake-indexeddb)`);
+  });
+});
+
+describe('queue', () => {
+  /** @param {string} clientId @param {number} n */
+  const rec = (clientId, n, docId = 'doc_a') => ({
+    docId, clientId, n, ackedSeq: null,
+    op: { opId: `op_${clientId}_${n}`, kind: /** @type {const} */ ('set_content'), blockId: 'blk_1', content: `v${n}`, baseVersion: 1 },
+  });
+
+  it('keeps queues per (doc, client), in order, replaceable and deletable', async () => {
+    const s = await open();
+    await s.putQueued([rec('cl_a', 2), rec('cl_a', 1), rec('cl_b', 1), rec('cl_a', 1, 'doc_b')]);
+    expect((await s.loadQueue('doc_a', 'cl_a')).map((r) => r.n)).toEqual([1, 2]);
+    await s.putQueued([{ ...rec('cl_a', 1), op: { ...rec('cl_a', 1).op, content: 'merged' } }]);
+    expect((await s.loadQueue('doc_a', 'cl_a'))[0].op.content).toBe('merged');
+    await s.deleteQueued('doc_a', [{ clientId: 'cl_a', n: 1 }]);
+    expect((await s.loadQueue('doc_a', 'cl_a')).map((r) => r.n)).toEqual([2]);
+    expect((await s.queueOwners('doc_a')).sort()).toEqual(['cl_a', 'cl_b']);
+  });
+
+  it('commits confirmed state and queue changes in one transaction', async () => {
+    const s = await open();
+    await s.saveSnapshot(meta('doc_a', 1), [block('blk_1')]);
+    await s.putQueued([rec('cl_a', 1), rec('cl_a', 2)]);
+    await s.saveConfirmed(meta('doc_a', 3), [block('blk_1', { content: 'v1' })], [], {
+      del: [{ clientId: 'cl_a', n: 1 }],
+      put: [{ ...rec('cl_a', 2), ackedSeq: 4 }],
+    });
+    const q = await s.loadQueue('doc_a', 'cl_a');
+    expect(q.map((r) => [r.n, r.ackedSeq])).toEqual([[2, 4]]);
+  });
+
+  it('adopts an orphaned queue to the end of its own, keeping opIds', async () => {
+    const s = await open();
+    await s.putQueued([rec('cl_mine', 1), rec('cl_old', 1), rec('cl_old', 2)]);
+    const moved = await s.adoptQueue('doc_a', 'cl_old', 'cl_mine');
+    expect(moved.map((r) => r.op.opId)).toEqual(['op_cl_old_1', 'op_cl_old_2']);
+    const q = await s.loadQueue('doc_a', 'cl_mine');
+    expect(q.map((r) => [r.n, r.op.opId])).toEqual([[1, 'op_cl_mine_1'], [2, 'op_cl_old_1'], [3, 'op_cl_old_2']]);
+    expect(await s.loadQueue('doc_a', 'cl_old')).toEqual([]);
+    expect(await s.adoptQueue('doc_a', 'cl_old', 'cl_mine')).toEqual([]);
+  });
+
+  it('surfaces a failed write as a rejected promise', async () => {
+    const s = await open();
+    // A record without its key path fields cannot be stored: the transaction fails.
+    const bad = /** @type {any} */ ({ op: {} });
+    await expect(s.putQueued([bad])).rejects.toBeTruthy();
+  });
+
+  it('forgets a document entirely', async () => {
+    const s = await open();
+    await s.saveSnapshot(meta('doc_a', 1), [block('blk_1')]);
+    await s.putQueued([rec('cl_a', 1)]);
+    await s.forgetDoc('doc_a');
+    expect(await s.loadDoc('doc_a')).toBeNull();
+    expect(await s.queueOwners('doc_a')).toEqual([]);
+  });
+});
+
+describe('memory locks', () => {
+  it('gives a held lock to nobody with ifAvailable and queues a plain request', async () => {
+    const locks = createMemoryLocks();
+    /** @type {() => void} */
+    let release = () => {};
+    const holding = locks.request('L', () => new Promise((r) => (release = () => r(undefined))));
+    await Promise.resolve();
+    expect(await locks.request('L', { ifAvailable: true }, (l) => l)).toBeNull();
+    const order = [];
+    const waiter = locks.request('L', async (l) => order.push(l?.name));
+    await Promise.resolve();
+    expect(order).toEqual([]);
+    release();
+    await holding;
+    await waiter;
+    expect(order).toEqual(['L']);
+    expect(await locks.request('L', { ifAvailable: true }, (l) => l?.name)).toBe('L');
+  });
+});
