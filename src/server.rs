@@ -233,6 +233,8 @@ async fn serve_http(
     let server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
+            .app_data(http::error::query_config())
+            .app_data(http::error::path_config())
             .wrap(middleware::from_fn(http::origin::guard))
             .wrap(middleware::from_fn(crate::telemetry::request_log))
             .configure(http::routes)

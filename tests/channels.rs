@@ -286,10 +286,26 @@ fn long_poll_times_out_at_wait_and_answers_at_once_when_behind() {
         );
     }
 
-    // Bad parameters are a 400, never a hang.
-    for q in ["", "since=x", "since=1&wait=-1", "since=1&clientId=nope"] {
+    // Bad parameters are a 400 with the JSON error shape of PROTOCOL §3, never a hang.
+    for q in [
+        "",
+        "since=x",
+        "since=1&wait=-1",
+        "since=1&wait=-5",
+        "since=1e400",
+        "since=1&leaseSeq=1e400",
+        "since=1&clientId=nope",
+    ] {
         let (s, v) = srv.get(&alice, &format!("/api/v1/docs/{doc}/changes?{q}"));
         assert_eq!(s, 400, "?{q}: {v}");
+        assert_eq!(v["error"]["code"], "bad_request", "?{q}: {v}");
+        assert!(v["error"]["message"].is_string(), "?{q}: {v}");
+    }
+    // The same for every other query string.
+    for path in ["/api/v1/users?nom=x".to_string()] {
+        let (s, v) = srv.get(&alice, &path);
+        assert_eq!(s, 400, "{path}: {v}");
+        assert_eq!(v["error"]["code"], "bad_request", "{path}: {v}");
     }
 }
 

@@ -13,6 +13,7 @@ use super::docs::caller;
 use super::error::ApiError;
 use super::AppState;
 use crate::auth::password;
+use crate::auth::throttle::LoginKeys;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,10 +47,7 @@ pub async fn login(
         req.peer_addr().map(|a| a.ip().to_string())
     }
     .unwrap_or_else(|| "unknown".into());
-    let keys = vec![
-        format!("user:{}", body.username.to_lowercase()),
-        format!("addr:{peer}"),
-    ];
+    let keys = LoginKeys::new(&body.username, &peer);
     if let Some(wait) = state.throttle.blocked(&keys) {
         return Ok(HttpResponse::TooManyRequests()
             .insert_header(("Retry-After", wait.to_string()))
@@ -61,8 +59,9 @@ pub async fn login(
         .read(move |c| accounts::login_record(c, &name))
         .await?;
     let pw = body.password;
+    // Exactly one argon2 run on every path, so timing does not tell which names exist.
     let ok_user = web::block(move || match record {
-        Some((user, Some(phc))) if password::verify(&pw, &phc) => Some(user),
+        Some((user, Some(phc))) => password::verify(&pw, &phc).then_some(user),
         _ => {
             password::verify_dummy(&pw);
             None
