@@ -1,0 +1,582 @@
+// Pure structure edits of the outline: each takes the whole flat list (document order, every
+// live row including collapsed ones' children, `depth` giving the tree) and returns the next
+// flat list for `engine.commitRows(next, {step})`, plus where the caret goes afterwards.
+// DOM-free and engine-free, so the editor and the unit tests run the same code.
+//
+// Rows that do not change are passed through as the same objects (the engine's Row objects
+// are valid FlatRows), so a diff can skip them by reference. Changed rows are fresh objects
+// holding only FlatRow fields.
+
+/** @typedef {import('../../engine/types.js').FlatRow} FlatRow */
+/** @typedef {import('../../engine/types.js').BlockType} BlockType */
+/** @typedef {'typing'|'insert'|'delete'|'indent'|'outdent'|'move'|'check'|'paste'|'props'|'merge'|'split'} Step */
+/** @typedef {{id: string, offset: number}} Caret */
+/**
+ * @typedef {{ok: true, rows: FlatRow[], step: Step, focus: Caret|null}
+ *   | {ok: false, reason: 'locked', blockId: string, heldBy: string, message: string}} OpResult
+ */
+/** Returns the name of whoever else holds the bullet, or null when it is free. */
+/** @typedef {(id: string) => string|null} LockedBy */
+
+/** @type {LockedBy} */
+const nobody = () => null;
+
+/**
+ * A fresh FlatRow from a row (which may be an engine Row with extra fields) plus changes.
+ * @param {FlatRow} row
+ * @param {Partial<FlatRow>} [patch]
+ * @returns {FlatRow}
+ */
+export function withProps(row, patch = {}) {
+  return {
+    id: row.id,
+    depth: row.depth,
+    content: row.content,
+    type: row.type ?? 'bullet',
+    checked: row.checked ?? false,
+    collapsed: row.collapsed ?? false,
+    language: row.language ?? null,
+    conflictResolved: row.conflictResolved ?? false,
+    ...patch,
+  };
+}
+
+/** @param {FlatRow[]} rows @param {string} id */
+export function indexOfId(rows, id) {
+  for (let i = 0; i < rows.length; i++) if (rows[i].id === id) return i;
+  return -1;
+}
+
+/** Index just past the last descendant of rows[i]. @param {FlatRow[]} rows @param {number} i */
+export function subtreeEnd(rows, i) {
+  const d = rows[i].depth;
+  let j = i + 1;
+  while (j < rows.length && rows[j].depth > d) j++;
+  return j;
+}
+
+/** @param {FlatRow[]} rows @param {number} i */
+export function hasChildren(rows, i) {
+  return i + 1 < rows.length && rows[i + 1].depth > rows[i].depth;
+}
+
+/**
+ * The rows a reader sees: children of collapsed rows left out.
+ * @template {FlatRow} R
+ * @param {R[]} rows
+ * @returns {R[]}
+ */
+export function visibleRows(rows) {
+  /** @type {R[]} */
+  const out = [];
+  let hideBelow = Infinity;
+  for (const r of rows) {
+    if (r.depth > hideBelow) continue;
+    hideBelow = Infinity;
+    out.push(r);
+    if (r.collapsed) hideBelow = r.depth;
+  }
+  return out;
+}
+
+/** Index of the visible row above rows[i] (-1 when none). @param {FlatRow[]} rows @param {number} i */
+export function prevVisibleIndex(rows, i) {
+  let j = i - 1;
+  if (j < 0) return -1;
+  // Climb to the outermost collapsed ancestor of rows[j] (if any): that one is what shows.
+  let best = j;
+  let depth = rows[j].depth;
+  for (let k = j - 1; k >= 0 && depth > 0; k--) {
+    if (rows[k].depth < depth) {
+      depth = rows[k].depth;
+      if (rows[k].collapsed) best = k;
+    }
+  }
+  return best;
+}
+
+/** Index of the visible row below rows[i] (-1 when none). @param {FlatRow[]} rows @param {number} i */
+export function nextVisibleIndex(rows, i) {
+  const j = rows[i].collapsed ? subtreeEnd(rows, i) : i + 1;
+  return j < rows.length ? j : -1;
+}
+
+/** Ids of the ancestors of rows[i], nearest first. @param {FlatRow[]} rows @param {number} i */
+export function ancestorIndices(rows, i) {
+  /** @type {number[]} */
+  const out = [];
+  let depth = rows[i].depth;
+  for (let k = i - 1; k >= 0 && depth > 0; k--) {
+    if (rows[k].depth < depth) {
+      out.push(k);
+      depth = rows[k].depth;
+    }
+  }
+  return out;
+}
+
+/**
+ * @param {string} id @param {string} heldBy @param {string} what
+ * @returns {OpResult}
+ */
+function refuse(id, heldBy, what) {
+  return {
+    ok: false,
+    reason: 'locked',
+    blockId: id,
+    heldBy,
+    message: `Can't ${what}: ${heldBy} is editing that bullet right now.`,
+  };
+}
+
+/**
+ * Copies rows[from..to) shifting depths by `by`.
+ * @param {FlatRow[]} rows @param {number} from @param {number} to @param {number} by
+ */
+function shifted(rows, from, to, by) {
+  const out = rows.slice(from, to);
+  if (by !== 0) for (let k = 0; k < out.length; k++) out[k] = withProps(out[k], { depth: out[k].depth + by });
+  return out;
+}
+
+/** @param {FlatRow[]} rows @param {string} id @param {string} content */
+export function setContent(rows, id, content) {
+  const i = indexOfId(rows, id);
+  if (i < 0 || rows[i].content === content) return null;
+  const next = rows.slice();
+  next[i] = withProps(rows[i], { content });
+  return next;
+}
+
+/** @param {FlatRow[]} rows @param {string} id @param {Partial<FlatRow>} patch */
+export function setProps(rows, id, patch) {
+  const i = indexOfId(rows, id);
+  if (i < 0) return null;
+  const next = rows.slice();
+  next[i] = withProps(rows[i], patch);
+  return next;
+}
+
+/**
+ * Enter at `offset`: the text after the caret moves to a new bullet below (the first child
+ * when the bullet has expanded children, like Workflowy). At offset 0 of a non-empty bullet a
+ * new empty bullet goes above and the caret stays. In a bullet someone else holds, Enter only
+ * adds an empty bullet below it (after its children).
+ * @param {FlatRow[]} rows @param {string} id @param {number} offset
+ * @param {{newId: () => string, lockedBy?: LockedBy}} opts
+ * @returns {OpResult|null}
+ */
+export function splitRow(rows, id, offset, { newId, lockedBy = nobody }) {
+  const i = indexOfId(rows, id);
+  if (i < 0) return null;
+  const x = rows[i];
+  const next = rows.slice();
+  if (lockedBy(id) != null) {
+    const n = withProps({ id: newId(), depth: x.depth, content: '' });
+    next.splice(subtreeEnd(rows, i), 0, n);
+    return { ok: true, rows: next, step: 'insert', focus: { id: n.id, offset: 0 } };
+  }
+  const c = x.content;
+  const k = Math.max(0, Math.min(offset, c.length));
+  if (k === 0 && c !== '') {
+    next.splice(i, 0, withProps({ id: newId(), depth: x.depth, content: '' }));
+    return { ok: true, rows: next, step: 'insert', focus: { id, offset: 0 } };
+  }
+  const type = x.type === 'todo' ? 'todo' : 'bullet';
+  const asChild = hasChildren(rows, i) && !x.collapsed;
+  const n = withProps({ id: newId(), depth: x.depth + (asChild ? 1 : 0), content: c.slice(k), type });
+  const tail = k < c.length;
+  if (tail) next[i] = withProps(x, { content: c.slice(0, k) });
+  next.splice(asChild ? i + 1 : subtreeEnd(rows, i), 0, n);
+  return { ok: true, rows: next, step: tail ? 'split' : 'insert', focus: { id: n.id, offset: 0 } };
+}
+
+/**
+ * Backspace at the start of a bullet. In order: a typed bullet (todo, heading, quote, code)
+ * first turns back into a plain bullet; an empty childless bullet is removed; an empty
+ * childless bullet above is removed instead (this one keeps its identity); otherwise the text
+ * joins the visible bullet above and the children follow it.
+ * @param {FlatRow[]} rows @param {string} id
+ * @param {{lockedBy?: LockedBy, resetType?: boolean}} [opts] resetType false: skip the first rule
+ * @returns {OpResult|null}
+ */
+export function mergeBackward(rows, id, { lockedBy = nobody, resetType = true } = {}) {
+  const i = indexOfId(rows, id);
+  if (i < 0) return null;
+  const x = rows[i];
+  const holder = lockedBy(id);
+  if (holder != null) return refuse(id, holder, 'merge');
+  if (resetType && x.type && x.type !== 'bullet') {
+    const next = rows.slice();
+    next[i] = withProps(x, { type: 'bullet', checked: false, language: null });
+    return { ok: true, rows: next, step: 'props', focus: { id, offset: 0 } };
+  }
+  const p = prevVisibleIndex(rows, i);
+  if (p < 0) return null;
+  const prev = rows[p];
+  const kids = hasChildren(rows, i);
+  if (x.content === '' && !kids) {
+    const next = rows.slice();
+    next.splice(i, 1);
+    const ph = lockedBy(prev.id);
+    // the caret goes to the bullet above even if someone holds it (read-only there)
+    return { ok: true, rows: next, step: 'delete', focus: { id: prev.id, offset: ph == null ? prev.content.length : 0 } };
+  }
+  const ph = lockedBy(prev.id);
+  if (ph != null) return refuse(prev.id, ph, 'merge');
+  if (prev.content === '' && !hasChildren(rows, p)) {
+    const next = rows.slice();
+    next.splice(p, 1);
+    // X may now sit deeper than allowed (it was the first child of nothing): keep depth valid
+    const before = p > 0 ? next[p - 1].depth : -1;
+    if (x.depth > before + 1) {
+      const end = subtreeEnd(next, p);
+      next.splice(p, end - p, ...shifted(next, p, end, before + 1 - x.depth));
+    }
+    return { ok: true, rows: next, step: 'delete', focus: { id, offset: 0 } };
+  }
+  const end = subtreeEnd(rows, i);
+  const by = prev.depth < x.depth ? -1 : 0; // prev is the parent: children move up one level
+  const next = [
+    ...rows.slice(0, p),
+    withProps(prev, { content: prev.content + x.content }),
+    ...rows.slice(p + 1, i),
+    ...shifted(rows, i + 1, end, by),
+    ...rows.slice(end),
+  ];
+  return { ok: true, rows: next, step: 'merge', focus: { id: prev.id, offset: prev.content.length } };
+}
+
+/**
+ * Delete at the end of a bullet: the visible bullet below joins this one.
+ * @param {FlatRow[]} rows @param {string} id @param {{lockedBy?: LockedBy}} [opts]
+ * @returns {OpResult|null}
+ */
+export function mergeForward(rows, id, { lockedBy = nobody } = {}) {
+  const i = indexOfId(rows, id);
+  if (i < 0) return null;
+  const holder = lockedBy(id);
+  if (holder != null) return refuse(id, holder, 'merge');
+  const n = nextVisibleIndex(rows, i);
+  if (n < 0) return null;
+  // the same rules as Backspace at the start of the bullet below (without the type reset)
+  return mergeBackward(rows, rows[n].id, { lockedBy, resetType: false });
+}
+
+/**
+ * Tab: the bullet (with its children) becomes the last child of its previous sibling, which
+ * is expanded if it was collapsed.
+ * @param {FlatRow[]} rows @param {string} id @param {{lockedBy?: LockedBy}} [opts]
+ * @returns {OpResult|null}
+ */
+export function indent(rows, id, { lockedBy = nobody } = {}) {
+  const i = indexOfId(rows, id);
+  if (i < 0) return null;
+  const x = rows[i];
+  let s = -1;
+  for (let j = i - 1; j >= 0; j--) {
+    if (rows[j].depth < x.depth) break;
+    if (rows[j].depth === x.depth) {
+      s = j;
+      break;
+    }
+  }
+  if (s < 0) return null;
+  const holder = lockedBy(id);
+  if (holder != null) return refuse(id, holder, 'indent');
+  const end = subtreeEnd(rows, i);
+  const next = [...rows.slice(0, i), ...shifted(rows, i, end, 1), ...rows.slice(end)];
+  if (rows[s].collapsed && lockedBy(rows[s].id) == null) next[s] = withProps(rows[s], { collapsed: false });
+  return { ok: true, rows: next, step: 'indent', focus: null };
+}
+
+/**
+ * Shift+Tab: the bullet (with its children) becomes the next sibling of its parent; the
+ * siblings below it stay where they are (Workflowy's rule).
+ * @param {FlatRow[]} rows @param {string} id @param {{lockedBy?: LockedBy}} [opts]
+ * @returns {OpResult|null}
+ */
+export function outdent(rows, id, { lockedBy = nobody } = {}) {
+  const i = indexOfId(rows, id);
+  if (i < 0 || rows[i].depth === 0) return null;
+  const holder = lockedBy(id);
+  if (holder != null) return refuse(id, holder, 'outdent');
+  const [p] = ancestorIndices(rows, i);
+  const pend = subtreeEnd(rows, p);
+  const end = subtreeEnd(rows, i);
+  const next = [...rows.slice(0, i), ...rows.slice(end, pend), ...shifted(rows, i, end, -1), ...rows.slice(pend)];
+  return { ok: true, rows: next, step: 'outdent', focus: null };
+}
+
+/**
+ * Alt+Shift+↑: swap with the previous sibling (children travel along). The first child moves
+ * on to become the last child of its parent's previous sibling.
+ * @param {FlatRow[]} rows @param {string} id @param {{lockedBy?: LockedBy}} [opts]
+ * @returns {OpResult|null}
+ */
+export function moveUp(rows, id, { lockedBy = nobody } = {}) {
+  const i = indexOfId(rows, id);
+  if (i < 0) return null;
+  const x = rows[i];
+  let target = -1;
+  /** @type {number} */
+  let expand = -1;
+  for (let j = i - 1; j >= 0; j--) {
+    if (rows[j].depth < x.depth) {
+      // rows[j] is the parent: look for the parent's previous sibling
+      const pd = rows[j].depth;
+      for (let k = j - 1; k >= 0; k--) {
+        if (rows[k].depth < pd) break;
+        if (rows[k].depth === pd) {
+          target = j;
+          expand = k;
+          break;
+        }
+      }
+      break;
+    }
+    if (rows[j].depth === x.depth) {
+      target = j;
+      break;
+    }
+  }
+  if (target < 0) return null;
+  const holder = lockedBy(id);
+  if (holder != null) return refuse(id, holder, 'move');
+  if (expand >= 0 && rows[expand].collapsed && lockedBy(rows[expand].id) != null) return null;
+  const end = subtreeEnd(rows, i);
+  const next = [...rows.slice(0, target), ...rows.slice(i, end), ...rows.slice(target, i), ...rows.slice(end)];
+  if (expand >= 0 && rows[expand].collapsed) next[expand] = withProps(rows[expand], { collapsed: false });
+  return { ok: true, rows: next, step: 'move', focus: null };
+}
+
+/**
+ * Alt+Shift+↓: swap with the next sibling (children travel along). The last child moves on
+ * to become the first child of its parent's next sibling.
+ * @param {FlatRow[]} rows @param {string} id @param {{lockedBy?: LockedBy}} [opts]
+ * @returns {OpResult|null}
+ */
+export function moveDown(rows, id, { lockedBy = nobody } = {}) {
+  const i = indexOfId(rows, id);
+  if (i < 0) return null;
+  const x = rows[i];
+  const end = subtreeEnd(rows, i);
+  if (end >= rows.length) return null;
+  const n = rows[end];
+  if (n.depth < x.depth - 1) return null;
+  const holder = lockedBy(id);
+  if (holder != null) return refuse(id, holder, 'move');
+  if (n.depth === x.depth) {
+    const nend = subtreeEnd(rows, end);
+    const next = [...rows.slice(0, i), ...rows.slice(end, nend), ...rows.slice(i, end), ...rows.slice(nend)];
+    return { ok: true, rows: next, step: 'move', focus: null };
+  }
+  // n is the parent's next sibling: become its first child
+  if (n.collapsed && lockedBy(n.id) != null) return null;
+  const head = n.collapsed ? withProps(n, { collapsed: false }) : n;
+  const next = [...rows.slice(0, i), head, ...rows.slice(i, end), ...rows.slice(end + 1)];
+  return { ok: true, rows: next, step: 'move', focus: null };
+}
+
+/**
+ * Ctrl+Enter cycles: any type → todo → todo done → plain bullet.
+ * @param {FlatRow[]} rows @param {string} id @param {{lockedBy?: LockedBy}} [opts]
+ * @returns {OpResult|null}
+ */
+export function toggleTodo(rows, id, { lockedBy = nobody } = {}) {
+  const i = indexOfId(rows, id);
+  if (i < 0) return null;
+  const holder = lockedBy(id);
+  if (holder != null) return refuse(id, holder, 'change');
+  const x = rows[i];
+  /** @type {Partial<FlatRow>} */
+  let patch;
+  /** @type {Step} */
+  let step = 'props';
+  if (x.type !== 'todo') patch = { type: 'todo', checked: false, language: null };
+  else if (!x.checked) {
+    patch = { checked: true };
+    step = 'check';
+  } else patch = { type: 'bullet', checked: false };
+  const next = rows.slice();
+  next[i] = withProps(x, patch);
+  return { ok: true, rows: next, step, focus: null };
+}
+
+/**
+ * Collapse or expand a bullet that has children.
+ * @param {FlatRow[]} rows @param {string} id @param {boolean} collapsed
+ * @param {{lockedBy?: LockedBy}} [opts]
+ * @returns {OpResult|null}
+ */
+export function setCollapsed(rows, id, collapsed, { lockedBy = nobody } = {}) {
+  const i = indexOfId(rows, id);
+  if (i < 0 || !hasChildren(rows, i) || !!rows[i].collapsed === collapsed) return null;
+  const holder = lockedBy(id);
+  if (holder != null) return refuse(id, holder, collapsed ? 'collapse' : 'expand');
+  const next = rows.slice();
+  next[i] = withProps(rows[i], { collapsed });
+  return { ok: true, rows: next, step: 'props', focus: null };
+}
+
+/**
+ * Drag and drop: move a bullet with its children before, after (as the next sibling, after
+ * the target's children) or into (as the first child) a target bullet.
+ * @param {FlatRow[]} rows @param {string} id @param {string} targetId
+ * @param {'before'|'after'|'into'} where
+ * @param {{lockedBy?: LockedBy}} [opts]
+ * @returns {OpResult|null}
+ */
+export function dropRow(rows, id, targetId, where, { lockedBy = nobody } = {}) {
+  const i = indexOfId(rows, id);
+  if (i < 0 || id === targetId) return null;
+  const end = subtreeEnd(rows, i);
+  const t0 = indexOfId(rows, targetId);
+  if (t0 < 0 || (t0 > i && t0 < end)) return null; // into its own subtree
+  const holder = lockedBy(id);
+  if (holder != null) return refuse(id, holder, 'move');
+  const moving = rows.slice(i, end);
+  const rest = [...rows.slice(0, i), ...rows.slice(end)];
+  const t = indexOfId(rest, targetId);
+  const target = rest[t];
+  let at;
+  let depth;
+  let expand = false;
+  if (where === 'before') {
+    at = t;
+    depth = target.depth;
+  } else if (where === 'after') {
+    at = subtreeEnd(rest, t);
+    depth = target.depth;
+  } else {
+    at = t + 1;
+    depth = target.depth + 1;
+    expand = !!target.collapsed && lockedBy(target.id) == null;
+    // a collapsed target someone holds stays collapsed: the bullet goes in as its first child
+  }
+  const by = depth - rows[i].depth;
+  const moved = by === 0 ? moving : moving.map((r) => withProps(r, { depth: r.depth + by }));
+  const next = [...rest.slice(0, at), ...moved, ...rest.slice(at)];
+  if (expand) next[t] = withProps(target, { collapsed: false });
+  if (next.every((r, k) => r === rows[k])) return null; // dropped where it already was
+  return { ok: true, rows: next, step: 'move', focus: null };
+}
+
+// ---- markdown shortcuts and paste ---------------------------------------------------------
+
+/** @type {[RegExp, Partial<FlatRow>][]} */
+const SHORTCUTS = [
+  [/^\[ ?\] /, { type: 'todo', checked: false }],
+  [/^\[[xX]\] /, { type: 'todo', checked: true }],
+  [/^### /, { type: 'h3' }],
+  [/^## /, { type: 'h2' }],
+  [/^# /, { type: 'h1' }],
+  [/^> /, { type: 'quote' }],
+  [/^```/, { type: 'code' }],
+];
+
+/**
+ * A markdown shortcut typed at the start of a line: `[] `/`[ ] ` todo, `# `…`### ` headings,
+ * `> ` quote, ```` ``` ```` code. Returns the props and how many characters to strip.
+ * @param {string} content
+ * @param {BlockType|undefined} type the row's current type (code blocks take no shortcuts)
+ * @returns {{patch: Partial<FlatRow>, strip: number}|null}
+ */
+export function detectShortcut(content, type) {
+  if (type === 'code') return null;
+  for (const [re, patch] of SHORTCUTS) {
+    const m = re.exec(content);
+    if (m && patch.type !== type) return { patch: { checked: false, ...patch }, strip: m[0].length };
+  }
+  return null;
+}
+
+/** @typedef {{depth: number, content: string, type: BlockType, checked: boolean}} PastedLine */
+
+/**
+ * Splits pasted text into bullets: one per non-blank line, indentation (tabs, or a unit of
+ * 2–4 spaces found from the text) kept as relative depth, list markers (`- `, `* `, `+ `,
+ * `1. `) removed, `[ ]`/`[x]`, `#`…`###` and `>` turned into types. Depths start at 0 and
+ * never jump by more than one level.
+ * @param {string} text
+ * @returns {PastedLine[]}
+ */
+export function parsePaste(text) {
+  const lines = text.replace(/\r\n?/g, '\n').split('\n').filter((l) => l.trim() !== '');
+  let unit = Infinity;
+  for (const l of lines) {
+    const ws = /^[ \t]*/.exec(l)?.[0] ?? '';
+    if (ws.length > 0 && !ws.includes('\t')) unit = Math.min(unit, ws.length);
+  }
+  unit = unit === Infinity ? 2 : Math.min(4, Math.max(2, unit));
+  /** @type {PastedLine[]} */
+  const out = [];
+  let base = -1;
+  for (const l of lines) {
+    const ws = /^[ \t]*/.exec(l)?.[0] ?? '';
+    let spaces = 0;
+    let tabs = 0;
+    for (const ch of ws) {
+      if (ch === '\t') tabs++;
+      else spaces++;
+    }
+    const raw = tabs + Math.floor(spaces / unit);
+    let rest = l.slice(ws.length).replace(/\s+$/, '');
+    rest = rest.replace(/^(?:[-*+•]|\d+[.)])\s+/, '');
+    /** @type {BlockType} */
+    let type = 'bullet';
+    let checked = false;
+    const sc = detectShortcut(rest, 'bullet');
+    if (sc && sc.patch.type !== 'code') {
+      type = sc.patch.type ?? 'bullet';
+      checked = !!sc.patch.checked;
+      rest = rest.slice(sc.strip);
+    }
+    if (base < 0) base = raw;
+    const prev = out.length ? out[out.length - 1].depth : -1;
+    const depth = Math.max(0, Math.min(raw - base, prev + 1));
+    out.push({ depth, content: rest, type, checked });
+  }
+  return out;
+}
+
+/**
+ * Multi-line paste at the caret (selection `from`..`to` replaced): the first line joins the
+ * text before the caret, the others become new bullets after this one's children, indented
+ * relative to it, and the text after the caret ends up after the last pasted line.
+ * Returns null for a single line (the field inserts that itself).
+ * @param {FlatRow[]} rows @param {string} id @param {number} from @param {number} to
+ * @param {string} text
+ * @param {{newId: () => string, lockedBy?: LockedBy}} opts
+ * @returns {OpResult|null}
+ */
+export function pasteText(rows, id, from, to, text, { newId, lockedBy = nobody }) {
+  const lines = parsePaste(text);
+  if (lines.length < 2) return null;
+  const i = indexOfId(rows, id);
+  if (i < 0) return null;
+  const holder = lockedBy(id);
+  if (holder != null) return refuse(id, holder, 'paste');
+  const x = rows[i];
+  const head = x.content.slice(0, from);
+  const tail = x.content.slice(to);
+  const [first, ...more] = lines;
+  /** @type {Partial<FlatRow>} */
+  const patch = { content: head + first.content };
+  if (head === '' && tail === '' && first.type !== 'bullet') {
+    patch.type = first.type;
+    patch.checked = first.checked;
+  }
+  const added = more.map((l) =>
+    withProps({ id: newId(), depth: x.depth + l.depth, content: l.content, type: l.type, checked: l.checked }),
+  );
+  const last = added[added.length - 1];
+  const caret = last.content.length;
+  last.content += tail;
+  if (tail !== '' && more.length === 0) patch.content += tail;
+  const next = rows.slice();
+  next[i] = withProps(x, patch);
+  if (x.collapsed && added.some((r) => r.depth > x.depth)) next[i].collapsed = false;
+  next.splice(subtreeEnd(rows, i), 0, ...added);
+  return { ok: true, rows: next, step: 'paste', focus: { id: last.id, offset: caret } };
+}
