@@ -1,0 +1,210 @@
+// Engine benchmark (Node; IndexedDB is fake-indexeddb, an in-memory implementation, so the
+// load figure measures the engine's own work plus fake-indexeddb's, not a browser's disk):
+//
+//   node tests/engine/bench.mjs            (BENCH_RUNS=400 for more samples)
+//
+// 1. diff of a 10,000-bullet list after one keystroke, through engine.commitRows (p50/p95);
+// 2. applying 500 log entries: one /sync reply carrying 500 ops, from the reply to the new
+//    state (through the engine), and the model alone (DocModel.applyEntry ×500 + rows());
+// 3. loading a 10,000-bullet document from IndexedDB to the first state (engine.open()).
+// Targets: < 5 ms, < 5 ms, < 150 ms.
+
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
+import { DocModel } from '../../static/engine/model.js';
+import { nKeysBetween } from '../../static/engine/order-key.js';
+import { openStore, createMemoryLocks } from '../../static/engine/store.js';
+
+const N = 10_000;
+const RUNS = Number(process.env.BENCH_RUNS ?? 200);
+const DOC = 'doc_bench';
+const NOW = Date.UTC(2026, 0, 1);
+
+function pct(xs, p) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+}
+
+/** A 10,000-bullet document: 2,000 top-level bullets with 4 children each; some text. */
+function makeBlocks() {
+  const blocks = [];
+  const top = nKeysBetween(null, null, N / 5);
+  const kidKeys = nKeysBetween(null, null, 4);
+  let n = 0;
+  const block = (id, parentId, orderKey) => ({
+    id, parentId, orderKey, content: `bullet ${n++} with some #tag text and **bold** words`, type: 'bullet',
+    checked: false, collapsed: false, language: null, conflictOf: null, conflictAuthor: null,
+    conflictResolved: false, version: 1, deleted: false, deletedAt: null, updatedAt: NOW, updatedBy: 'usr_bench',
+  });
+  for (let i = 0; i < N / 5; i++) {
+    const id = `blk_t${String(i).padStart(5, '0')}`;
+    blocks.push(block(id, null, top[i]));
+    for (let k = 0; k < 4; k++) blocks.push(block(`blk_c${String(i).padStart(5, '0')}_${k}`, id, kidKeys[k]));
+  }
+  return blocks;
+}
+
+/** 500 log entries after seq 1000: set_content effects on blocks spread over the document. */
+function makeEntries(blocks, from) {
+  const out = [];
+  for (let i = 0; i < 500; i++) {
+    const b = blocks[(i * 7919) % blocks.length];
+    out.push({
+      seq: from + i + 1, opId: `op_bench_${i}`, kind: 'set_content', clientId: 'cl_other', userId: 'usr_other', at: NOW + i,
+      effects: [{ e: 'block', block: { ...b, content: `${b.content} edit ${i}`, version: b.version + 1 + i, updatedAt: NOW + i, updatedBy: 'usr_other' } }],
+    });
+  }
+  return out;
+}
+
+const results = [];
+const row = (what, figure, target, note = '') => results.push({ what, figure, target, note });
+
+// ---- the model alone (always available) ----
+const blocks = makeBlocks();
+const snapshot = { docId: DOC, title: 'Bench', titleVersion: 1, icon: null, headSeq: 1000, blocks };
+{
+  const times = [];
+  for (let r = 0; r < 40; r++) {
+    const m = DocModel.fromSnapshot(snapshot);
+    m.rows();
+    const entries = makeEntries(blocks, 1000);
+    const t0 = performance.now();
+    for (const e of entries) m.applyEntry(e);
+    const rows = m.rows();
+    // The first 10 runs warm the JIT up and are not counted.
+    if (r >= 10) times.push(performance.now() - t0);
+    if (rows.length !== N) throw new Error('model rows');
+  }
+  row('apply 500 log entries (model: applyEntry ×500 + rows())', `p50 ${pct(times, 50).toFixed(2)} ms, p95 ${pct(times, 95).toFixed(2)} ms`, '< 5 ms');
+}
+
+// ---- through the engine ----
+let DocSyncEngine = null;
+try {
+  ({ DocSyncEngine } = await import('../../static/engine/engine.js'));
+} catch (e) {
+  row('engine', 'static/engine/engine.js not importable', '', String(e.message).slice(0, 80));
+}
+
+if (DocSyncEngine) {
+  const idb = new IDBFactory();
+  const seed = await openStore({ indexedDB: idb, IDBKeyRange });
+  await seed.saveSnapshot(
+    { docId: DOC, title: 'Bench', titleVersion: 1, icon: null, lastSeq: 1000, role: 'owner', mode: 'private', shared: false, sessions: 1, savedAt: NOW },
+    blocks,
+  );
+  seed.close();
+  const offline = async () => {
+    throw new TypeError('fetch failed (bench: offline)');
+  };
+  const makeEngine = async (fetchFn, clientId) => {
+    const store = await openStore({ indexedDB: idb, IDBKeyRange });
+    const engine = new DocSyncEngine({
+      docId: DOC, clientId, user: { userId: 'usr_bench', name: 'bench' }, store, baseUrl: 'http://127.0.0.1:9',
+      fetch: fetchFn, WebSocket: null, EventSource: null, locks: createMemoryLocks(), headers: {},
+    });
+    return { engine, store };
+  };
+  const stateOf = (engine, last) => engine.state ?? last;
+
+  // 3. load from IndexedDB to the first state with all rows.
+  {
+    const times = [];
+    for (let r = 0; r < 10; r++) {
+      const { engine, store } = await makeEngine(offline, `cl_load${r}`);
+      let first = null;
+      const t0 = performance.now();
+      const got = new Promise((resolve) => {
+        const off = engine.subscribe((st) => {
+          if (!first && st.loaded && st.rows.length === N) {
+            first = performance.now() - t0;
+            off?.();
+            resolve();
+          }
+        });
+      });
+      const opened = engine.open();
+      await Promise.race([got, opened.then(() => got)]);
+      times.push(first);
+      await engine.close().catch(() => {});
+      store.close();
+    }
+    row('load 10,000 bullets from IndexedDB to first state (fake-indexeddb)', `p50 ${pct(times, 50).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms`, '< 150 ms');
+  }
+
+  // 1. one keystroke in a 10,000-bullet list through commitRows.
+  {
+    const { engine, store } = await makeEngine(offline, 'cl_keys');
+    let st = null;
+    engine.subscribe((s) => (st = s));
+    await engine.open();
+    st = stateOf(engine, st);
+    if (st.rows.length !== N) throw new Error(`engine rows ${st.rows.length}`);
+    const times = [];
+    for (let r = 0; r < RUNS; r++) {
+      st = stateOf(engine, st);
+      const rows = st.rows.map((x) => ({ id: x.id, depth: x.depth, content: x.content, type: x.type, checked: x.checked, collapsed: x.collapsed, language: x.language, conflictResolved: x.conflictResolved }));
+      const i = (r * 2477) % rows.length;
+      rows[i] = { ...rows[i], content: rows[i].content + 'x' };
+      const t0 = performance.now();
+      const res = engine.commitRows(rows, { step: 'typing' });
+      times.push(performance.now() - t0);
+      if (res && res.ok === false) throw new Error(`commitRows refused: ${res.message}`);
+      if (r % 20 === 19) await new Promise((x) => setImmediate(x));
+    }
+    row('one keystroke in 10,000 bullets (commitRows: diff + local apply)', `p50 ${pct(times, 50).toFixed(2)} ms, p95 ${pct(times, 95).toFixed(2)} ms`, '< 5 ms', `${RUNS} keystrokes`);
+    await engine.close().catch(() => {});
+    store.close();
+  }
+
+  // 2. one /sync reply with 500 ops, from the reply to the engine's new state.
+  {
+    const times = [];
+    for (let r = 0; r < 5; r++) {
+      let head = 1000;
+      let tReply = 0;
+      let entries = null;
+      const fetchFn = async (url, init) => {
+        const path = new URL(url).pathname;
+        if (path.endsWith('/snapshot')) return new Response('{}', { status: 503 });
+        if (path.endsWith('/sync')) {
+          const body = JSON.parse(init.body);
+          const ops = entries && body.lastSeq === 1000 ? entries : [];
+          if (ops.length) head = 1500;
+          const reply = {
+            results: (body.ops ?? []).map((o) => ({ opId: o.opId, status: 'applied', seq: null })),
+            ops, hasMore: false, headSeq: head, leaseSeq: 1, leases: { granted: [], denied: [], others: [] },
+            role: 'owner', shared: false, sessions: 1, mode: 'private', resync: false, icon: null,
+          };
+          const text = JSON.stringify(reply);
+          tReply = performance.now();
+          return new Response(text, { status: 200, headers: { 'content-type': 'application/json' } });
+        }
+        if (path.endsWith('/changes')) return new Promise(() => {});
+        return new Response('{}', { status: 200 });
+      };
+      const { engine, store } = await makeEngine(fetchFn, `cl_apply${r}`);
+      let applied = null;
+      const done = new Promise((resolve) => {
+        engine.subscribe((s) => {
+          if (applied === null && s.lastSeq === 1500) {
+            applied = performance.now() - tReply;
+            resolve();
+          }
+        });
+      });
+      await engine.open();
+      entries = makeEntries(blocks, 1000);
+      engine.setOnline(true);
+      await Promise.race([done, new Promise((x) => setTimeout(x, 5000))]);
+      times.push(applied ?? NaN);
+      await engine.close().catch(() => {});
+      store.close();
+    }
+    row('apply a /sync reply with 500 ops (engine: reply → new state)', `p50 ${pct(times, 50).toFixed(2)} ms, max ${Math.max(...times).toFixed(2)} ms`, '< 5 ms', 'includes JSON parse');
+  }
+}
+
+console.log(`docsync engine benchmark (Node ${process.version}; IndexedDB = fake-indexeddb, in memory)`);
+console.table(results);
+process.exit(0);

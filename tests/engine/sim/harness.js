@@ -1,0 +1,420 @@
+// Drives several DocSyncEngines against the real server through the lossy network, one
+// seeded run at a time. See docs/browser.md, "Proof: engine against the real server".
+
+import { vi } from 'vitest';
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
+import { DocSyncEngine } from '../../../static/engine/engine.js';
+import { openStore, createMemoryLocks } from '../../../static/engine/store.js';
+import { Rng } from './rng.js';
+import { TestServer } from './server.js';
+import { Network, idle } from './network.js';
+import { randomEdit, flat } from './edits.js';
+import { checkConvergence, checkTree, checkExactlyOnce, checkNoTextLost } from './checks.js';
+
+const DAY = 86_400_000;
+export const COMPACT_EVERY = 25;
+
+/** Fake only the timer functions and Date: fake-indexeddb (setImmediate) and node:http stay real. */
+const FAKE = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'];
+
+/**
+ * Broken variants for the counter-check:
+ * - 'forgetQueue': a reloaded tab's store loses the queue it should adopt (the records of the
+ *   old clientId are deleted, not moved);
+ * - 'latestBase': every outgoing set_content/set_title has its baseVersion rewritten (in the
+ *   network shim) to the server's current version: last writer wins.
+ * @typedef {'none'|'forgetQueue'|'latestBase'} Variant
+ */
+
+/** crypto.randomUUID from the seed, so block/op/client IDs repeat with the seed. */
+function seedUuids(rng) {
+  const orig = globalThis.crypto.randomUUID;
+  const fake = () => {
+    const h = rng.uuid();
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  };
+  Object.defineProperty(globalThis.crypto, 'randomUUID', { value: fake, configurable: true, writable: true });
+  return () => Object.defineProperty(globalThis.crypto, 'randomUUID', { value: orig, configurable: true, writable: true });
+}
+
+/**
+ * A store wrapper that records every op the engine puts into its queue (the checker's list
+ * of "ops an engine ever queued"); for the 'forgetQueue' variant it also loses adopted queues.
+ */
+function recordingStore(store, engineName, queued, variant) {
+  const note = (recs) => {
+    for (const r of recs ?? []) if (r?.op?.opId) queued.set(r.op.opId, { op: r.op, engine: engineName });
+  };
+  return new Proxy(store, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (typeof v !== 'function') return v;
+      if (prop === 'putQueued') return (records) => (note(records), v.call(target, records));
+      if (prop === 'saveSnapshot' || prop === 'saveConfirmed') {
+        return (...args) => {
+          const q = args[prop === 'saveSnapshot' ? 2 : 3];
+          note(q?.put);
+          return v.apply(target, args);
+        };
+      }
+      if (prop === 'adoptQueue' && variant === 'forgetQueue') {
+        // Broken on purpose: the old tab's queue is dropped instead of moved.
+        return async (docId, from, to) => {
+          const moved = await v.call(target, docId, from, to);
+          await target.deleteQueued(docId, moved.map((r) => ({ clientId: r.clientId, n: r.n })));
+          return [];
+        };
+      }
+      return v.bind(target);
+    },
+  });
+}
+
+export class SimRun {
+  /** @param {{seed: number, steps: number, variant?: Variant, tabs?: number, reloadRate?: number}} o */
+  constructor(o) {
+    this.seed = o.seed;
+    this.steps = o.steps;
+    this.variant = o.variant ?? 'none';
+    this.rng = new Rng(o.seed);
+    this.actRng = this.rng.fork('actions');
+    this.tabCount = o.tabs ?? 3;
+    this.reloadRate = o.reloadRate ?? 0.015;
+    /** opId → {op, engine} */
+    this.queued = new Map();
+    /** `${tab}|${target}` → {engine, target, text, step} */
+    this.typed = new Map();
+    this.purgedText = [];
+    this.tokenCounter = 0;
+    this.step = 0;
+    this.figures = {
+      edits: 0, refused: 0, noop: 0, undos: 0, undoSkipped: 0, titles: 0, focus: 0, reloads: 0, adopted: 0,
+      offline: 0, compactions: 0, purged: 0, conflictCopies: 0, resyncs: 0, snapshots: 0, ops: 0, retries: 0,
+    };
+    this.failures = [];
+  }
+
+  log(msg) {
+    if (process.env.SIM_VERBOSE) console.log(`[seed ${this.seed} step ${this.step}] ${msg}`);
+  }
+
+  async setup() {
+    this.restoreUuid = seedUuids(this.rng.fork('ids'));
+    const page = this.seed % 2 === 0 ? '16' : '500';
+    this.server = await TestServer.start({
+      DOCSYNC_TESTING__CLOCK: 'manual',
+      DOCSYNC_COMPACTION__RUN_AT_START: 'false',
+      DOCSYNC_ACTORS__LOG_PAGE: page,
+    });
+    const s = this.server;
+    this.admin = await s.addUser('root', { admin: true });
+    const alice = await s.addUser('alice');
+    const bob = await s.addUser('bob');
+    this.users = [alice, bob];
+    const created = await s.ok(alice.token, 'POST', '/api/v1/docs', { title: `Sim ${this.seed}` }, 201);
+    this.docId = created.docId;
+    await s.ok(alice.token, 'PUT', `/api/v1/docs/${this.docId}/shares`, [{ kind: 'user', id: bob.userId, access: 'write' }]);
+    this.net = new Network({
+      rng: this.rng.fork('net'),
+      base: s.base,
+      docId: this.docId,
+      rewrite: this.variant === 'latestBase' ? (link, path, body) => this.latestBase(body) : null,
+    });
+    vi.useFakeTimers({ toFake: FAKE, now: Date.UTC(2026, 0, 1) });
+    // Devices: alice on two devices, bob on one (each its own IndexedDB and Web Locks).
+    this.devices = [];
+    for (let d = 0; d < this.tabCount; d++) {
+      this.devices.push({ slot: d, user: this.users[d === this.tabCount - 1 ? 1 : 0], idb: new IDBFactory(), locks: createMemoryLocks(), gen: 0 });
+    }
+    this.tabs = [];
+    for (const dev of this.devices) this.tabs.push(await this.openTab(dev));
+    await this.settle(1000);
+  }
+
+  /** Rewrites baseVersions to the server's current ones (the 'latestBase' broken variant). */
+  async latestBase(body) {
+    if (!body.ops?.some((o) => o.kind === 'set_content' || o.kind === 'set_title')) return body;
+    const snap = await this.server.snapshot(this.users[0].token, this.docId);
+    const ver = new Map(snap.blocks.map((b) => [b.id, b.version]));
+    return {
+      ...body,
+      ops: body.ops.map((o) => {
+        if (o.kind === 'set_content' && ver.has(o.blockId)) return { ...o, baseVersion: ver.get(o.blockId) };
+        if (o.kind === 'set_title') return { ...o, baseVersion: snap.titleVersion };
+        return o;
+      }),
+    };
+  }
+
+  async openTab(dev) {
+    const name = `${'abcdefgh'[dev.slot]}${dev.gen}`;
+    const link = this.net.link(name);
+    const raw = await openStore({ indexedDB: dev.idb, IDBKeyRange });
+    const store = recordingStore(raw, name, this.queued, this.variant);
+    const clientId = `cl_${crypto.randomUUID()}`;
+    const engine = new DocSyncEngine({
+      docId: this.docId,
+      clientId,
+      user: { userId: dev.user.userId, name: dev.user.displayName },
+      store,
+      baseUrl: this.server.base,
+      fetch: link.fetch,
+      WebSocket: null,
+      EventSource: null,
+      locks: dev.locks,
+      headers: { Authorization: `Bearer ${dev.user.token}` },
+    });
+    const tab = { name, dev, link, engine, store: raw, clientId, state: null, off: null };
+    tab.off = engine.subscribe((st) => (tab.state = st));
+    const opened = engine.open();
+    await this.settle(0);
+    await opened;
+    tab.state = engine.state ?? tab.state;
+    return tab;
+  }
+
+  current(tab) {
+    return tab.engine.state ?? tab.state;
+  }
+
+  token(tab) {
+    this.tokenCounter++;
+    return `${tab.name[0]}${tab.dev.gen}x${this.tokenCounter}`;
+  }
+
+  /**
+   * Lets the engines run for `ms` of fake time: timers fire in small chunks, and after each
+   * chunk every real request is awaited and the engines get idle turns to digest replies.
+   */
+  async settle(ms) {
+    let left = ms;
+    for (;;) {
+      await this.net.drain();
+      this.net.wake();
+      await this.net.drain();
+      if (left <= 0) return;
+      const d = Math.min(left, 100);
+      await vi.advanceTimersByTimeAsync(d);
+      left -= d;
+    }
+  }
+
+  /** Remembers what `tab` typed: rows/title whose text changed through its own action. */
+  noteTyping(tab, before, after, kind) {
+    const was = new Map(before.rows.map((r) => [r.id, r.content]));
+    const now = new Map(after.rows.map((r) => [r.id, r.content]));
+    for (const [id, text] of now) {
+      if (was.get(id) !== text) this.typed.set(`${tab.name}|${id}`, { engine: tab.name, target: id, text, step: this.step, kind });
+    }
+    // Rows its own action removed (delete, merge, undo of an insert): what it typed there
+    // was deliberately removed (it stays in the tombstone, but the engine may coalesce).
+    for (const id of was.keys()) if (!now.has(id)) this.typed.delete(`${tab.name}|${id}`);
+    if (before.title !== after.title) this.typed.set(`${tab.name}|title`, { engine: tab.name, target: 'title', text: after.title, step: this.step, kind });
+  }
+
+  async act(tab) {
+    const e = tab.engine;
+    const before = this.current(tab);
+    if (!before?.loaded) return;
+    const roll = this.actRng.f();
+    let kind;
+    if (roll < 0.08) {
+      kind = 'undo';
+      const r = e.undo();
+      this.figures.undos++;
+      if (r?.skipped?.length) this.figures.undoSkipped += r.skipped.length;
+    } else if (roll < 0.12) {
+      kind = 'title';
+      e.setTitle(before.title ? `${before.title} ${this.token(tab)}` : this.token(tab));
+      this.figures.titles++;
+    } else if (roll < 0.16) {
+      kind = 'focus';
+      const row = this.actRng.pick(before.rows);
+      e.focus(row ? row.id : null);
+      this.figures.focus++;
+      return;
+    } else {
+      const ed = randomEdit(this.actRng, before.rows, { token: () => this.token(tab), newId: () => e.newBlockId() });
+      if (!ed) {
+        this.figures.noop++;
+        return;
+      }
+      kind = ed.kind;
+      const r = e.commitRows(ed.rows, { step: ed.step });
+      this.figures.edits++;
+      if (r && r.ok === false) {
+        this.figures.refused++;
+        return;
+      }
+    }
+    await Promise.resolve();
+    this.noteTyping(tab, before, this.current(tab), kind);
+  }
+
+  /** Close a tab without flushing (its link dies first) and open a new engine on its IndexedDB. */
+  async reload(i) {
+    const old = this.tabs[i];
+    const q = await old.store.loadQueue(this.docId, old.clientId);
+    old.link.kill();
+    old.off?.();
+    try {
+      await old.engine.close();
+    } catch {
+      // leave over a dead link fails; the tab is gone either way
+    }
+    await this.settle(0);
+    old.store.close();
+    old.dev.gen++;
+    const tab = await this.openTab(old.dev);
+    this.tabs[i] = tab;
+    this.figures.reloads++;
+    this.figures.adopted += q.filter((r) => r.ackedSeq === null || r.ackedSeq === undefined).length;
+    this.reloadQueues ??= [];
+    this.reloadQueues.push({ step: this.step, from: old.clientId, to: tab.clientId, opIds: q.map((r) => r.op.opId), tab: tab.name });
+    this.log(`reload ${old.name} → ${tab.name} (${q.length} queued)`);
+  }
+
+  async compact() {
+    const s = this.server;
+    const before = await s.snapshot(this.users[0].token, this.docId);
+    await s.advanceClock(8 * DAY);
+    const sum = await s.compact(this.admin.token);
+    if (sum.failed) this.failures.push(`compaction failed: ${JSON.stringify(sum)}`);
+    const after = await s.snapshot(this.users[0].token, this.docId);
+    const still = new Set(after.blocks.map((b) => b.id));
+    for (const b of before.blocks) {
+      if (!still.has(b.id)) {
+        this.purgedText.push(b.content);
+        this.figures.purged++;
+      }
+    }
+    this.figures.compactions++;
+  }
+
+  async run() {
+    await this.setup();
+    try {
+      const offlineUntil = new Array(this.tabs.length).fill(-1);
+      for (this.step = 0; this.step < this.steps; this.step++) {
+        if (this.step > 0 && this.step % COMPACT_EVERY === 0) await this.compact();
+        for (let i = 0; i < this.tabs.length; i++) {
+          if (offlineUntil[i] === this.step) {
+            this.tabs[i].link.setDown(false);
+            this.tabs[i].engine.setOnline(true);
+          }
+        }
+        const i = this.actRng.below(this.tabs.length);
+        const tab = this.tabs[i];
+        const roll = this.actRng.f();
+        if (roll < this.reloadRate) {
+          // Often right after an edit: the op is in IndexedDB (real idle turns, no fake time,
+          // so the 300 ms batch timer has not fired) but not sent when the tab goes away.
+          if (this.actRng.chance(0.6)) {
+            await this.act(tab);
+            await idle(48);
+          }
+          await this.reload(i);
+        } else if (roll < this.reloadRate + 0.025 && offlineUntil[i] < this.step) {
+          offlineUntil[i] = this.step + this.actRng.range(5, 60);
+          tab.link.setDown(true);
+          if (this.actRng.chance(0.5)) tab.engine.setOnline(false);
+          this.figures.offline++;
+        } else {
+          await this.act(tab);
+          if (this.actRng.chance(0.3)) await this.act(this.tabs[this.actRng.below(this.tabs.length)]);
+        }
+        const ms = this.actRng.range(150, 1500);
+        await s_advance(this.server, ms);
+        await this.settle(ms);
+      }
+      await this.heal();
+      await this.check();
+    } finally {
+      await this.teardown();
+    }
+    return this;
+  }
+
+  /** Network healed, everyone online: run until every engine has sent everything and caught up. */
+  async heal() {
+    for (const t of this.tabs) {
+      t.link.setDown(false);
+      t.link.healed = true;
+      t.engine.setOnline(true);
+    }
+    const token = this.users[0].token;
+    for (let round = 0; round < 400; round++) {
+      await s_advance(this.server, 1000);
+      await this.settle(1000);
+      const snap = await this.server.snapshot(token, this.docId);
+      const done = this.tabs.every((t) => {
+        const st = this.current(t);
+        return st && st.pending === 0 && st.lastSeq === snap.headSeq;
+      });
+      if (done) return;
+    }
+    this.failures.push('heal: the engines did not catch up within 400 s of fake time');
+  }
+
+  async check() {
+    const s = this.server;
+    const snap = await s.snapshot(this.users[0].token, this.docId);
+    this.snap = snap;
+    const opRows = await s.sql(`SELECT op_id, seq, kind FROM doc_ops WHERE doc_id = '${this.docId}' ORDER BY seq`);
+    const resultRows = await s.sql(`SELECT op_id, result FROM doc_op_results WHERE doc_id = '${this.docId}'`);
+    const f = this.failures;
+    for (const t of this.tabs) f.push(...checkConvergence(t.name, this.current(t), snap));
+    f.push(...checkTree(snap));
+    f.push(...checkExactlyOnce({ opRows, resultRows, snap, queued: this.queued, net: this.net }));
+    f.push(...checkNoTextLost({ typed: this.typed, snap, purgedText: this.purgedText }));
+    if (this.net.serverErrors.length) f.push(`server 5xx: ${this.net.serverErrors.slice(0, 3).join(' | ')}`);
+    // Reloaded tabs: the adopted queue went out, each op applied exactly once.
+    const stored = new Set(resultRows.map((r) => r.op_id));
+    for (const r of this.reloadQueues ?? []) {
+      const lost = r.opIds.filter((id) => !stored.has(id));
+      if (lost.length) f.push(`reload at step ${r.step} (${r.from} → ${r.tab}): ${lost.length} of ${r.opIds.length} queued ops never applied`);
+    }
+    const fig = this.figures;
+    fig.ops = this.queued.size;
+    fig.retries = [...this.net.sentOps.values()].reduce((a, r) => a + r.sends - 1, 0);
+    fig.conflictCopies = snap.blocks.filter((b) => b.conflictOf).length;
+    fig.resyncs = this.net.stats.resyncReplies;
+    fig.snapshots = this.net.stats.snapshots;
+    fig.headSeq = snap.headSeq;
+    fig.logFloor = snap.logFloor;
+    fig.blocks = snap.blocks.length;
+    fig.typedTexts = this.typed.size;
+  }
+
+  async teardown() {
+    for (const t of this.tabs ?? []) {
+      t.link.kill();
+      try {
+        t.off?.();
+        await t.engine.close();
+      } catch {
+        // closing over a dead link
+      }
+    }
+    try {
+      await vi.advanceTimersByTimeAsync(0);
+    } catch {
+      // timers already real
+    }
+    await idle(10);
+    vi.useRealTimers();
+    for (const t of this.tabs ?? []) {
+      try {
+        t.store.close();
+      } catch {
+        // already closed
+      }
+    }
+    this.restoreUuid?.();
+    await this.server?.stop();
+  }
+}
+
+function s_advance(server, ms) {
+  return server.advanceClock(ms);
+}

@@ -1,0 +1,315 @@
+// The lossy network between the engines and the real server: a `fetch` per engine ("link")
+// that, by the seed's RNG, drops requests, drops replies after the server processed them,
+// duplicates requests (both copies really reach the server, concurrently), delays replies
+// (in fake time), and goes offline for a while. Underneath is node:http to the real binary.
+//
+// Wake-ups: engines in Node have no WebSocket/EventSource and fall back to long-polling
+// `/changes`. A real long-poll holds a socket up to 25 s of *real* time, so the shim parks
+// `/changes` requests instead and answers them itself, as the server would (PROTOCOL §3:
+// "answers as soon as headSeq > N or the lease state differs from M, at the latest after
+// `wait` seconds"), from the newest headSeq/leaseSeq it has seen in any reply of the real
+// server; `wait` runs on the (fake) engine clock. Wake-ups carry no data, so everything the
+// checks look at still comes from the real server over /snapshot and /sync.
+//
+// Everything that crosses the wire is recorded for the checker: every op sent (by opId,
+// with its body), every result the server returned for it (delivered or lost), every log
+// entry any reply carried.
+
+import { nodeFetch } from './server.js';
+
+/** Cumulative thresholds of one roll per request (outside offline periods). */
+export const FATES = { dropRequest: 0.08, dropReply: 0.16, duplicate: 0.22, delay: 0.34 };
+
+export class Network {
+  /**
+   * @param {{rng: import('./rng.js').Rng, base: string, docId: string,
+   *   realFetch?: typeof fetch, lossy?: boolean,
+   *   rewrite?: (link: Link, path: string, body: any) => Promise<any>}} opts
+   */
+  constructor(opts) {
+    this.rng = opts.rng;
+    this.base = opts.base;
+    this.docId = opts.docId;
+    this.realFetch = opts.realFetch ?? nodeFetch;
+    this.lossy = opts.lossy ?? true;
+    this.rewrite = opts.rewrite ?? null;
+    /** @type {Set<Promise<unknown>>} real requests on the wire */
+    this.inflight = new Set();
+    /** @type {Promise<unknown>} the end of the request chain */
+    this._tail = Promise.resolve();
+    /** @type {Map<string, Link>} */
+    this.links = new Map();
+    this.knownHead = 0;
+    this.knownLeaseSeq = 0;
+    this.stats = {
+      requests: 0, syncs: 0, snapshots: 0, polls: 0, leaves: 0, other: 0,
+      droppedRequests: 0, droppedReplies: 0, duplicated: 0, delayed: 0, offlineRefused: 0,
+      pollsAnswered: 0, pollsFailed: 0, resyncReplies: 0, http4xx: 0, http5xx: 0,
+    };
+    /** opId → {op, clientIds:Set, sends:number} */
+    this.sentOps = new Map();
+    /** opId → results seen on the wire (each with how the reply fared) */
+    this.results = new Map();
+    /** seq → log entry (JSON text, every copy must be equal) */
+    this.entries = new Map();
+    this.entryMismatch = [];
+    this.serverErrors = [];
+  }
+
+  /** A new link (one engine's fetch). */
+  link(name) {
+    const l = new Link(this, name);
+    this.links.set(name, l);
+    return l;
+  }
+
+  /**
+   * Real request through the wire, tracked so the harness can wait for it. Requests go out
+   * one at a time (`count` copies at once for a duplicate) in the order the engines made
+   * them, and the next one waits until the engines had time to digest the previous reply:
+   * that keeps the server's op order the same on every run of a seed.
+   */
+  _real(url, init, count = 1) {
+    const run = async () => {
+      const one = () =>
+        this.realFetch(url, init).then(async (res) => ({ status: res.status, headers: res.headers, text: await res.text() }));
+      const out = await Promise.all(Array.from({ length: count }, one));
+      return out;
+    };
+    const p = this._tail.then(run, run);
+    // The lock is released only after the caller has had its reply and a few idle turns.
+    const released = p.then(() => idle(IDLE_TURNS), () => idle(IDLE_TURNS));
+    this._tail = released;
+    this.inflight.add(released);
+    const done = () => this.inflight.delete(released);
+    released.then(done, done);
+    return p;
+  }
+
+  /** Resolves once no real request is queued or on the wire, and the engines are idle. */
+  async drain() {
+    for (let i = 0; i < 1000; i++) {
+      await idle(IDLE_TURNS);
+      if (this.inflight.size === 0) return;
+      await Promise.allSettled([...this.inflight]);
+    }
+    throw new Error('network never drained');
+  }
+
+  /** Answers parked long-polls whose condition holds (called by the harness every step). */
+  wake() {
+    for (const l of this.links.values()) l._wakePolls(false);
+  }
+
+  _observe(path, reqBody, res, how) {
+    if (res.status >= 500) this.serverErrors.push(`${path}: ${res.status} ${res.text.slice(0, 300)}`);
+    if (res.status >= 400) (res.status >= 500 ? this.stats.http5xx++ : this.stats.http4xx++);
+    if (res.status !== 200) return;
+    let body;
+    try {
+      body = JSON.parse(res.text);
+    } catch {
+      return;
+    }
+    if (typeof body.headSeq === 'number') this.knownHead = Math.max(this.knownHead, body.headSeq);
+    if (typeof body.leaseSeq === 'number' && path.endsWith('/sync')) this.knownLeaseSeq = body.leaseSeq;
+    if (!path.endsWith('/sync')) return;
+    if (body.resync) this.stats.resyncReplies++;
+    for (const r of body.results ?? []) {
+      if (!this.results.has(r.opId)) this.results.set(r.opId, []);
+      this.results.get(r.opId).push({ how, result: r, clientId: reqBody?.clientId });
+    }
+    for (const e of body.ops ?? []) {
+      const t = JSON.stringify(e);
+      const had = this.entries.get(e.seq);
+      if (had === undefined) this.entries.set(e.seq, t);
+      else if (had !== t) this.entryMismatch.push({ seq: e.seq, a: had, b: t });
+    }
+  }
+}
+
+export class Link {
+  constructor(net, name) {
+    this.net = net;
+    this.name = name;
+    this.rng = net.rng.fork(`link:${name}`);
+    /** down: the harness took this link offline (for a number of steps) */
+    this.down = false;
+    /** dead: every request fails (an engine that was "reloaded" away) */
+    this.dead = false;
+    /** lossless: the network is healed (final phase) */
+    this.healed = false;
+    this.parked = new Set();
+    this.fetch = (input, init) => this._fetch(input, init);
+  }
+
+  offline() {
+    return this.dead || this.down;
+  }
+
+  setDown(down) {
+    this.down = down;
+    if (down) for (const p of [...this.parked]) p.fail('offline');
+  }
+
+  kill() {
+    this.dead = true;
+    for (const p of [...this.parked]) p.fail('link closed');
+  }
+
+  _fate() {
+    const r = this.rng.f();
+    if (!this.net.lossy || this.healed) return 'deliver';
+    if (r < FATES.dropRequest) return 'dropRequest';
+    if (r < FATES.dropReply) return 'dropReply';
+    if (r < FATES.duplicate) return 'duplicate';
+    if (r < FATES.delay) return 'delay';
+    return 'deliver';
+  }
+
+  async _fetch(input, init = {}) {
+    const net = this.net;
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const u = new URL(url, net.base);
+    const path = u.pathname;
+    net.stats.requests++;
+    const signal = init.signal;
+    if (signal?.aborted) throw abortError();
+    // Yield once so that a refusal is asynchronous, like a real fetch.
+    await Promise.resolve();
+    if (this.offline()) {
+      net.stats.offlineRefused++;
+      throw new TypeError(`fetch failed (${this.name} offline)`);
+    }
+    if (path.endsWith('/changes')) return this._poll(u, signal);
+    let body = init.body;
+    let parsed;
+    if (typeof body === 'string' && body.length) {
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    if (path.endsWith('/sync')) {
+      net.stats.syncs++;
+      if (parsed && net.rewrite) {
+        parsed = await net.rewrite(this, path, parsed);
+        body = JSON.stringify(parsed);
+      }
+      for (const op of parsed?.ops ?? []) {
+        const rec = net.sentOps.get(op.opId);
+        if (rec) {
+          rec.sends++;
+          rec.clientIds.add(parsed.clientId);
+          rec.bodies.add(JSON.stringify(op));
+        } else net.sentOps.set(op.opId, { op, sends: 1, clientIds: new Set([parsed.clientId]), bodies: new Set([JSON.stringify(op)]) });
+      }
+    } else if (path.endsWith('/snapshot')) net.stats.snapshots++;
+    else if (path.endsWith('/leave')) net.stats.leaves++;
+    else net.stats.other++;
+
+    const fate = path.endsWith('/leave') ? 'deliver' : this._fate();
+    const realInit = { method: init.method ?? 'GET', headers: init.headers, body };
+    if (fate === 'dropRequest') {
+      net.stats.droppedRequests++;
+      throw new TypeError(`fetch failed (request dropped on ${this.name})`);
+    }
+    let res;
+    if (fate === 'duplicate') {
+      net.stats.duplicated++;
+      const [a, b] = await net._real(url, realInit, 2);
+      net._observe(path, parsed, a, 'duplicate-first');
+      res = b;
+    } else {
+      [res] = await net._real(url, realInit);
+    }
+    if (fate === 'dropReply') {
+      net._observe(path, parsed, res, 'dropped');
+      net.stats.droppedReplies++;
+      throw new TypeError(`fetch failed (reply dropped on ${this.name})`);
+    }
+    if (fate === 'delay') {
+      net.stats.delayed++;
+      const ms = this.rng.range(50, 2500);
+      await new Promise((r) => setTimeout(r, ms));
+      if (this.offline()) {
+        // The reply was on its way when the link went down: lost.
+        net._observe(path, parsed, res, 'dropped');
+        net.stats.droppedReplies++;
+        throw new TypeError(`fetch failed (reply lost, ${this.name} went offline)`);
+      }
+    }
+    net._observe(path, parsed, res, 'delivered');
+    if (signal?.aborted) throw abortError();
+    const nullBody = res.status === 204 || res.status === 304;
+    return new Response(nullBody ? null : res.text, { status: res.status, headers: res.headers });
+  }
+
+  /** A parked long-poll: answered by wake() or after `wait` seconds of fake time. */
+  _poll(u, signal) {
+    const net = this.net;
+    net.stats.polls++;
+    const since = Number(u.searchParams.get('since') ?? 0);
+    const leaseSeq = Number(u.searchParams.get('leaseSeq') ?? -1);
+    const wait = Math.min(25, Math.max(1, Number(u.searchParams.get('wait') ?? 25)));
+    return new Promise((resolve, reject) => {
+      const p = {
+        since,
+        leaseSeq,
+        settled: false,
+        answer: () => {
+          if (p.settled) return;
+          p.settled = true;
+          cleanup();
+          net.stats.pollsAnswered++;
+          const body = JSON.stringify({ headSeq: net.knownHead, leaseSeq: net.knownLeaseSeq });
+          resolve(new Response(body, { status: 200, headers: { 'content-type': 'application/json' } }));
+        },
+        fail: (why) => {
+          if (p.settled) return;
+          p.settled = true;
+          cleanup();
+          net.stats.pollsFailed++;
+          reject(why === 'abort' ? abortError() : new TypeError(`fetch failed (${why})`));
+        },
+      };
+      const timer = setTimeout(() => p.answer(), wait * 1000);
+      const onAbort = () => p.fail('abort');
+      signal?.addEventListener?.('abort', onAbort);
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.parked.delete(p);
+        signal?.removeEventListener?.('abort', onAbort);
+      };
+      this.parked.add(p);
+      // A lossy long-poll sometimes breaks.
+      if (net.lossy && !this.healed && this.rng.chance(0.05)) {
+        setTimeout(() => p.fail('long-poll connection reset'), this.rng.range(100, 5000));
+      }
+      // Already due: answer on the next (fake) timer turn, never synchronously, so an engine
+      // that re-polls at once cannot spin without time moving.
+      setTimeout(() => this._wakePolls(), 0);
+    });
+  }
+
+  _wakePolls() {
+    const net = this.net;
+    for (const p of [...this.parked]) {
+      if (net.knownHead > p.since || (p.leaseSeq >= 0 && net.knownLeaseSeq !== p.leaseSeq)) p.answer();
+    }
+  }
+}
+
+const IDLE_TURNS = 24;
+
+/** Lets `turns` rounds of real setImmediate callbacks run (fake-indexeddb works on them). */
+export async function idle(turns) {
+  for (let i = 0; i < turns; i++) await new Promise((r) => setImmediate(r));
+}
+
+function abortError() {
+  const e = new Error('The operation was aborted');
+  e.name = 'AbortError';
+  return e;
+}
