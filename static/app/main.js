@@ -1,0 +1,244 @@
+// The app shell: header, routing, session, service worker. Pages render into <main id=app>
+// and return {destroy()}; the editor page (/app/editor/page.js) is loaded on demand.
+
+import { createApi, ApiError, describeError } from './api.js';
+import { startRouter, navigate, loginUrlFor } from './router.js';
+import { loadMe, currentUser, clearUser, getClientId } from './session.js';
+import { h, replaceChildren } from './ui/dom.js';
+import { icon, logo } from './ui/icons.js';
+import { toast } from './ui/toast.js';
+import { renderLogin } from './pages/login.js';
+import { renderHome } from './pages/home.js';
+import { openShareDialog, configureSharing } from './pages/share-dialog.js';
+
+/** @typedef {import('./router.js').Route} Route */
+/** @typedef {{destroy?: () => void}} PageHandle */
+
+/** The editor engineer's module; a variable so a missing file is a runtime fallback, not a type error. */
+const EDITOR_MODULE = '/app/editor/page.js';
+
+const root = /** @type {HTMLElement} */ (document.getElementById('app'));
+const header = /** @type {HTMLElement} */ (document.getElementById('app-header'));
+
+export const api = createApi({
+  onUnauthorized: () => {
+    if (location.pathname === '/login') return;
+    clearUser();
+    navigate(loginUrlFor(location.pathname + location.search + location.hash), { replace: true });
+  },
+});
+
+/** @type {PageHandle|null} */
+let page = null;
+let renderToken = 0;
+let firstRender = true;
+/** The server was not reachable on the last /me (offline shell). */
+let offline = false;
+
+// ---- header -------------------------------------------------------------------------------
+
+const offlinePill = h('span', { class: 'pill pill-offline', id: 'offline-indicator', hidden: true }, icon('offline', { size: 14 }), 'Offline');
+
+function renderHeader() {
+  const me = currentUser();
+  const brand = h('a', { href: me ? '/' : '/login', class: 'brand', 'aria-label': 'docsync home' }, logo(), h('span', { class: 'brand-name' }, 'docsync'));
+  /** @type {(Node|null)[]} */
+  let right = [];
+  if (me) {
+    const logout = h('button', { type: 'button', id: 'logout', class: 'btn btn-ghost btn-small' }, icon('logout', { size: 16 }), h('span', { class: 'hide-narrow' }, 'Log out'));
+    logout.setAttribute('aria-label', `Log out ${me.displayName || me.name}`);
+    logout.addEventListener('click', onLogout);
+    right = [
+      offlinePill,
+      h('span', { class: 'whoami', id: 'whoami', title: `Signed in as ${me.name}` },
+        h('span', { class: 'avatar', 'aria-hidden': 'true' }, initials(me.displayName || me.name)),
+        h('span', { class: 'whoami-name hide-narrow' }, me.displayName || me.name)),
+      logout,
+    ];
+  }
+  replaceChildren(header, h('div', { class: 'header-inner' }, brand, h('nav', { class: 'header-right', 'aria-label': 'Account' }, ...right)));
+  updateOffline();
+}
+
+/** @param {string} name */
+function initials(name) {
+  const parts = name.trim().split(/\s+/).filter(Boolean);
+  const s = parts.length > 1 ? parts[0][0] + parts[parts.length - 1][0] : name.slice(0, 1);
+  return s.toUpperCase();
+}
+
+function updateOffline() {
+  offlinePill.hidden = !(offline || !navigator.onLine);
+}
+
+async function onLogout() {
+  try {
+    await api.post('/auth/logout', {}, { quiet401: true });
+  } catch (e) {
+    if (e instanceof ApiError && e.offline) {
+      toast('You are offline — log out when you are back online.', { kind: 'error' });
+      return;
+    }
+  }
+  clearUser();
+  renderHeader();
+  navigate('/login', { replace: false });
+}
+
+// ---- routing ------------------------------------------------------------------------------
+
+/** @param {Route} route */
+async function onRoute(route) {
+  const token = ++renderToken;
+  if (page?.destroy) {
+    try {
+      page.destroy();
+    } catch (e) {
+      console.error('page destroy failed', e);
+    }
+  }
+  page = null;
+
+  if (route.name === 'login') {
+    if (currentUser() && !offline) {
+      navigate(route.next, { replace: true });
+      return;
+    }
+    renderHeader();
+    show(token, renderLogin(root, {
+      api, next: route.next,
+      onLoggedIn: () => {
+        renderHeader();
+        navigate(route.next, { replace: true });
+      },
+    }), 'Sign in');
+    return;
+  }
+
+  if (!currentUser() || offline) {
+    try {
+      const { me, offline: off } = await loadMe(api);
+      offline = off;
+      if (token !== renderToken) return;
+      if (!me) {
+        navigate(loginUrlFor(location.pathname + location.search + location.hash), { replace: true });
+        return;
+      }
+    } catch (e) {
+      if (token !== renderToken) return;
+      renderHeader();
+      showError(describeError(e));
+      return;
+    }
+  }
+  const me = /** @type {import('./session.js').Me} */ (currentUser());
+  renderHeader();
+
+  if (route.name === 'home') {
+    show(token, renderHome(root, { api, me, offline, openShareDialog }), 'Documents');
+  } else if (route.name === 'doc') {
+    replaceChildren(root, h('div', { class: 'page-loading', 'aria-busy': 'true' }, 'Opening document…'));
+    /** @type {any} */
+    let mod = null;
+    try {
+      mod = await import(EDITOR_MODULE);
+    } catch (e) {
+      console.warn('editor page not available', e);
+    }
+    if (token !== renderToken) return;
+    if (mod && typeof mod.mountEditor === 'function') {
+      root.replaceChildren();
+      try {
+        let handle = mod.mountEditor(root, {
+          docId: route.docId, blockId: route.blockId, me, clientId: getClientId(), api, openShareDialog, offline,
+        });
+        if (handle && typeof handle.then === 'function') handle = await handle;
+        show(token, handle, null);
+      } catch (e) {
+        console.error('mountEditor failed', e);
+        if (token === renderToken) showError(`The editor could not open this document: ${describeError(e)}`);
+      }
+    } else {
+      show(token, editorPlaceholder(route.docId), 'Document');
+    }
+  } else {
+    show(token, notFound(), 'Not found');
+  }
+}
+
+/**
+ * @param {number} token
+ * @param {PageHandle|null|undefined} handle
+ * @param {string|null} title document.title prefix (null: the page sets its own)
+ */
+function show(token, handle, title) {
+  if (token !== renderToken) {
+    handle?.destroy?.();
+    return;
+  }
+  page = handle ?? null;
+  if (title) document.title = `${title} · docsync`;
+  if (!firstRender) {
+    // Move focus to the new page's heading so screen readers announce the change.
+    const target = root.querySelector('h1') ?? root;
+    if (target instanceof HTMLElement) {
+      if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
+      target.focus({ preventScroll: true });
+    }
+    window.scrollTo(0, 0);
+  }
+  firstRender = false;
+}
+
+/** @param {string} docId @returns {PageHandle} */
+function editorPlaceholder(docId) {
+  replaceChildren(root, h('section', { class: 'page page-narrow placeholder', id: 'editor-placeholder', dataset: { docId } },
+    h('h1', { class: 'page-title' }, 'Editor coming soon'),
+    h('p', { class: 'muted' }, 'The outline editor (/app/editor/page.js) is not installed in this build yet.'),
+    h('p', null, h('a', { href: '/', class: 'btn' }, '← Back to documents'))));
+  return {};
+}
+
+/** @returns {PageHandle} */
+function notFound() {
+  replaceChildren(root, h('section', { class: 'page page-narrow placeholder' },
+    h('h1', { class: 'page-title' }, 'Page not found'),
+    h('p', { class: 'muted' }, 'There is nothing at this address.'),
+    h('p', null, h('a', { href: '/', class: 'btn' }, '← Back to documents'))));
+  return {};
+}
+
+/** @param {string} message */
+function showError(message) {
+  replaceChildren(root, h('section', { class: 'page page-narrow placeholder' },
+    h('h1', { class: 'page-title' }, 'Cannot load docsync'),
+    h('p', { class: 'form-error', role: 'alert' }, message),
+    h('p', null, h('button', { type: 'button', class: 'btn btn-primary', onclick: () => location.reload() }, 'Try again'))));
+}
+
+// ---- connectivity and service worker ------------------------------------------------------
+
+window.addEventListener('online', () => {
+  updateOffline();
+  if (offline) {
+    offline = false;
+    // Re-check the session and re-render the page with live data.
+    navigate(location.pathname + location.search + location.hash, { replace: true });
+  }
+});
+window.addEventListener('offline', updateOffline);
+
+if ('serviceWorker' in navigator && window.isSecureContext) {
+  window.addEventListener('load', () => {
+    navigator.serviceWorker.register('/sw.js', { scope: '/' }).catch((e) => console.warn('service worker not registered', e));
+  });
+}
+
+configureSharing(api);
+renderHeader();
+startRouter((route) => {
+  onRoute(route).catch((e) => {
+    console.error(e);
+    showError(describeError(e));
+  });
+});

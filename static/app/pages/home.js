@@ -1,0 +1,540 @@
+// Home: my documents and those shared with me, grouped by folder; create, rename, move,
+// delete, share; full-text search and tags. Offline it lists documents opened on this device.
+
+import { ApiError, describeError, seg } from '../api.js';
+import { getClientId, uuid } from '../session.js';
+import { navigate } from '../router.js';
+import { recentDocs, forgetDoc, rememberDoc } from '../recent.js';
+import { h, replaceChildren } from '../ui/dom.js';
+import { icon } from '../ui/icons.js';
+import { menuButton } from '../ui/menu.js';
+import { confirmDialog, formDialog } from '../ui/dialog.js';
+import { toast } from '../ui/toast.js';
+import { openFolderShareDialog } from './share-dialog.js';
+import { rememberFolder, knownFolders } from './local-names.js';
+import { buildTree, flattenFolders, roleLabel, viaLabel, relativeTime, displayTitle, snippet, docHref } from './home-model.js';
+
+/** @typedef {import('./home-model.js').DocSummary} DocSummary */
+/** @typedef {import('./home-model.js').FolderInfo} FolderInfo */
+/** @typedef {import('./home-model.js').FolderNode} FolderNode */
+/** @typedef {{docId: string, docTitle: string, blockId: string, content: string}} BlockHit */
+
+const COLLAPSED_KEY = 'docsync.collapsedFolders';
+
+/**
+ * @param {HTMLElement} root
+ * @param {{api: import('../api.js').Api, me: import('../session.js').Me, offline: boolean,
+ *   openShareDialog: (docId: string, opts?: {title?: string}) => void}} ctx
+ */
+export function renderHome(root, ctx) {
+  const { api, me } = ctx;
+  let destroyed = false;
+  /** @type {DocSummary[]} */
+  let docs = [];
+  /** @type {FolderInfo[]} */
+  let folders = [];
+  /** @type {ReturnType<typeof buildTree>|null} */
+  let tree = null;
+  /** @type {string|null} */
+  let selectedFolder = null;
+  const collapsed = loadCollapsed();
+  /** @type {{kind: 'search', q: string}|{kind: 'tag', tag: string}|null} */
+  let view = null;
+  let searchTimer = 0;
+  let searchSeq = 0;
+
+  // ---- skeleton ----
+  const search = h('input', {
+    id: 'search', type: 'search', class: 'input search-input', placeholder: 'Search all bullets…',
+    'aria-label': 'Search all documents', autocomplete: 'off', spellcheck: 'false', enterkeyhint: 'search',
+  });
+  const searchForm = h('form', { role: 'search', class: 'search', onsubmit: (/** @type {Event} */ ev) => { ev.preventDefault(); runSearch(true); } },
+    icon('search', { size: 16, class: 'search-icon' }), search);
+  const newDoc = h('button', { type: 'button', id: 'new-doc', class: 'btn btn-primary' }, icon('plus', { size: 16 }), h('span', null, 'New document'));
+  const newFolder = h('button', { type: 'button', id: 'new-folder', class: 'btn' }, icon('folder', { size: 16 }), h('span', null, 'New folder'));
+  const target = h('p', { class: 'create-target', id: 'create-target', 'aria-live': 'polite' });
+  const main = h('div', { class: 'home-main', id: 'home-main' });
+  const tagsBox = h('div', { class: 'tags-box', id: 'tags' });
+  const aside = h('aside', { class: 'home-aside', 'aria-label': 'Tags' },
+    h('h2', { class: 'section-title' }, icon('hash', { size: 16 }), 'Tags'), tagsBox);
+
+  replaceChildren(root, h('section', { class: 'page home' },
+    h('div', { class: 'home-head' },
+      h('h1', { class: 'page-title' }, 'Documents'),
+      h('div', { class: 'toolbar' }, searchForm, h('div', { class: 'toolbar-buttons' }, newFolder, newDoc))),
+    target,
+    h('div', { class: 'home-grid' }, main, aside)));
+
+  newDoc.addEventListener('click', () => createDoc());
+  newFolder.addEventListener('click', () => createFolder(selectedFolder));
+  search.addEventListener('input', () => {
+    clearTimeout(searchTimer);
+    searchTimer = window.setTimeout(() => runSearch(false), 250);
+  });
+  search.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape' && search.value) {
+      ev.preventDefault();
+      search.value = '';
+      closeView();
+    }
+  });
+
+  if (ctx.offline) renderOffline();
+  else load();
+
+  // ---- loading ----
+  async function load() {
+    if (!docs.length) replaceChildren(main, h('p', { class: 'muted loading', 'aria-busy': 'true' }, 'Loading documents…'));
+    try {
+      const [list, fl] = await Promise.all([api.get('/docs'), loadFolders()]);
+      if (destroyed) return;
+      docs = list.documents ?? [];
+      folders = fl;
+      for (const d of docs) rememberTitle(d);
+      renderList();
+    } catch (e) {
+      if (destroyed) return;
+      if (e instanceof ApiError && e.offline) renderOffline();
+      else replaceChildren(main, errorBox(describeError(e), load));
+    }
+    loadTags();
+  }
+
+  /** Folders: GET /folders when the server has it; otherwise the ones created on this device. */
+  async function loadFolders() {
+    try {
+      const r = await api.get('/folders');
+      const list = Array.isArray(r) ? r : r?.folders;
+      if (Array.isArray(list)) return /** @type {FolderInfo[]} */ (list);
+    } catch (e) {
+      if (!(e instanceof ApiError) || (e.status !== 404 && e.status !== 405)) throw e;
+    }
+    return knownFolders();
+  }
+
+  /** @param {DocSummary} d */
+  function rememberTitle(d) {
+    // Keep titles of recently opened documents fresh for the offline list.
+    if (recentDocs().some((r) => r.docId === d.docId)) rememberDoc({ docId: d.docId, title: d.title, icon: d.icon }, { now: recentDocs().find((r) => r.docId === d.docId)?.openedAt });
+  }
+
+  async function loadTags() {
+    try {
+      const r = await api.get('/tags');
+      if (destroyed) return;
+      renderTags(r.tags ?? []);
+    } catch (e) {
+      if (destroyed) return;
+      replaceChildren(tagsBox, h('p', { class: 'muted small' }, e instanceof ApiError && e.offline ? 'Tags need a connection.' : describeError(e)));
+    }
+  }
+
+  // ---- the document tree ----
+  function renderList() {
+    if (view) return;
+    tree = buildTree(docs, folders);
+    updateTarget();
+    if (!docs.length && !tree.roots.length) {
+      replaceChildren(main, emptyState(icon('doc', { size: 28 }), 'No documents yet',
+        'Create your first outline with “New document”, or ask a teammate to share one with you.',
+        h('button', { type: 'button', class: 'btn btn-primary', onclick: () => createDoc() }, icon('plus', { size: 16 }), 'New document')));
+      return;
+    }
+    const mine = tree.loose.filter((d) => d.role === 'owner');
+    const shared = tree.loose.filter((d) => d.role !== 'owner');
+    /** @type {Node[]} */
+    const parts = [];
+    if (tree.roots.length || mine.length) {
+      parts.push(h('section', { class: 'doc-section', 'aria-labelledby': 'sec-mine' },
+        h('h2', { class: 'section-title', id: 'sec-mine' }, 'My documents'),
+        h('ul', { class: 'doc-tree', role: 'list' },
+          tree.roots.map((n) => folderItem(n)),
+          mine.map((d) => docItem(d))),
+        !mine.length && !tree.roots.length ? h('p', { class: 'muted small' }, 'Nothing here yet.') : null));
+    }
+    if (shared.length) {
+      parts.push(h('section', { class: 'doc-section', 'aria-labelledby': 'sec-shared' },
+        h('h2', { class: 'section-title', id: 'sec-shared' }, 'Shared with me'),
+        h('ul', { class: 'doc-tree', role: 'list' }, shared.map((d) => docItem(d)))));
+    }
+    replaceChildren(main, ...parts);
+  }
+
+  /** @param {FolderNode} node @returns {HTMLLIElement} */
+  function folderItem(node) {
+    const f = node.folder;
+    const isCollapsed = collapsed.has(f.folderId);
+    const isSelected = selectedFolder === f.folderId;
+    const groupId = `folder-group-${f.folderId}`;
+    const toggle = h('button', {
+      type: 'button', class: 'icon-btn folder-toggle', 'aria-expanded': String(!isCollapsed), 'aria-controls': groupId,
+      'aria-label': `${isCollapsed ? 'Expand' : 'Collapse'} folder ${f.name}`,
+    }, icon('chevron', { size: 14 }));
+    toggle.addEventListener('click', () => {
+      if (collapsed.has(f.folderId)) collapsed.delete(f.folderId);
+      else collapsed.add(f.folderId);
+      saveCollapsed(collapsed);
+      renderList();
+      /** @type {HTMLElement|null} */ (main.querySelector(`[data-folder-id="${CSS.escape(f.folderId)}"] .folder-toggle`))?.focus();
+    });
+    const select = h('button', {
+      type: 'button', class: 'folder-name', 'aria-pressed': String(isSelected),
+      title: isSelected ? 'Selected: new documents and folders go here' : 'Select this folder for new documents',
+    }, icon('folder', { size: 16 }), h('span', { class: 'folder-label' }, f.name), h('span', { class: 'count', 'aria-label': `${node.total} documents` }, String(node.total)));
+    select.addEventListener('click', () => {
+      selectedFolder = selectedFolder === f.folderId ? null : f.folderId;
+      renderList();
+      /** @type {HTMLElement|null} */ (main.querySelector(`[data-folder-id="${CSS.escape(f.folderId)}"] .folder-name`))?.focus();
+    });
+    const menu = menuButton({
+      label: `Actions for folder ${f.name}`,
+      items: [
+        { label: 'New document here', icon: 'plus', onSelect: () => createDoc(f.folderId) },
+        { label: 'New folder inside', icon: 'folder', onSelect: () => createFolder(f.folderId) },
+        ...(f.ownerId == null || f.ownerId === me.id
+          ? [{ label: 'Share folder…', icon: /** @type {const} */ ('share'), onSelect: () => openFolderShareDialog(f.folderId, f.name) }]
+          : []),
+      ],
+    });
+    const empty = !node.children.length && !node.docs.length;
+    return h('li', { class: `folder${isSelected ? ' is-selected' : ''}`, dataset: { folderId: f.folderId } },
+      h('div', { class: 'folder-row' }, toggle, select, menu),
+      h('ul', { id: groupId, class: 'doc-tree nested', role: 'list', hidden: isCollapsed },
+        node.children.map((c) => folderItem(c)),
+        node.docs.map((d) => docItem(d)),
+        empty ? h('li', { class: 'muted small empty-folder' }, 'Empty folder — use its menu to add a document.') : null));
+  }
+
+  /** @param {DocSummary} d @returns {HTMLLIElement} */
+  function docItem(d) {
+    const title = displayTitle(d.title);
+    const link = h('a', { href: docHref(d.docId), class: 'doc-link', dataset: { docId: d.docId } },
+      h('span', { class: 'doc-icon', 'aria-hidden': 'true' }, d.icon ? d.icon : icon('doc', { size: 18 })),
+      h('span', { class: 'doc-text' },
+        h('span', { class: `doc-title${d.title.trim() ? '' : ' is-untitled'}` }, title),
+        h('span', { class: 'doc-meta' },
+          h('span', { class: `badge badge-${d.role}` }, roleLabel(d.role)),
+          d.via !== 'owner' ? h('span', { class: 'via' }, viaLabel(d.via)) : null,
+          d.updatedAt ? h('span', { class: 'updated' }, h('time', { datetime: new Date(d.updatedAt).toISOString() }, relativeTime(d.updatedAt))) : null)));
+    /** @type {import('../ui/menu.js').MenuItem[]} */
+    const items = [];
+    if (d.role !== 'viewer') items.push({ label: 'Rename…', icon: 'pencil', className: 'act-rename', onSelect: () => renameDoc(d) });
+    if (d.role === 'owner') {
+      items.push({ label: 'Share…', icon: 'share', className: 'act-share', onSelect: () => ctx.openShareDialog(d.docId, { title: displayTitle(d.title) }) });
+      items.push({ label: 'Move to folder…', icon: 'move', className: 'act-move', onSelect: () => moveDoc(d) });
+      items.push({ label: 'Delete…', icon: 'trash', danger: true, className: 'act-delete', onSelect: () => deleteDoc(d) });
+    }
+    return h('li', { class: 'doc' }, h('div', { class: 'doc-row' }, link, items.length ? menuButton({ label: `Actions for ${title}`, items }) : null));
+  }
+
+  function updateTarget() {
+    const f = selectedFolder ? tree?.byId.get(selectedFolder)?.folder : null;
+    if (!f) {
+      selectedFolder = null;
+      replaceChildren(target);
+      target.hidden = true;
+      return;
+    }
+    target.hidden = false;
+    replaceChildren(target, 'New documents and folders go into ', h('strong', null, f.name), ' ',
+      h('button', { type: 'button', class: 'link-btn', onclick: () => { selectedFolder = null; renderList(); newDoc.focus(); } }, 'Clear'));
+  }
+
+  // ---- actions ----
+  /** @param {string|null} [folderId] */
+  async function createDoc(folderId) {
+    const folder = typeof folderId === 'string' ? folderId : selectedFolder;
+    newDoc.disabled = true;
+    try {
+      const r = await api.post('/docs', folder ? { title: '', folderId: folder } : { title: '' });
+      rememberDoc({ docId: r.docId, title: '' });
+      navigate(docHref(r.docId));
+    } catch (e) {
+      toast(`Could not create the document: ${describeError(e)}`, { kind: 'error' });
+    } finally {
+      newDoc.disabled = false;
+    }
+  }
+
+  /** @param {string|null} parentId */
+  async function createFolder(parentId) {
+    const options = [{ value: '', label: 'Top level' }, ...flattenFolders(tree?.roots ?? [])
+      .filter((f) => { const info = tree?.byId.get(f.folderId)?.folder; return !info?.ownerId || info.ownerId === me.id; })
+      .map((f) => ({ value: f.folderId, label: f.path }))];
+    const created = await formDialog({
+      title: 'New folder',
+      fields: [
+        { name: 'name', label: 'Name', placeholder: 'e.g. Projects', maxLength: 200, required: true },
+        { name: 'parentId', label: 'Inside', value: parentId ?? '', options },
+      ],
+      submitLabel: 'Create folder',
+      onSubmit: async (v) => {
+        const body = v.parentId ? { name: v.name.trim(), parentId: v.parentId } : { name: v.name.trim() };
+        return /** @type {FolderInfo} */ (await api.post('/folders', body));
+      },
+    });
+    if (!created) return;
+    rememberFolder(created);
+    if (!folders.some((f) => f.folderId === created.folderId)) folders = [...folders, created];
+    if (created.parentId) collapsed.delete(created.parentId);
+    selectedFolder = created.folderId;
+    renderList();
+    toast(`Folder “${created.name}” created.`);
+  }
+
+  /** @param {DocSummary} d */
+  async function renameDoc(d) {
+    const title = await formDialog({
+      title: 'Rename document',
+      fields: [{ name: 'title', label: 'Title', value: d.title, maxLength: 500 }],
+      submitLabel: 'Rename',
+      onSubmit: async (v) => {
+        await setTitle(api, d.docId, v.title.trim());
+        return v.title.trim();
+      },
+    });
+    if (title === null) return;
+    d.title = title;
+    rememberTitle(d);
+    renderList();
+    toast('Document renamed.');
+  }
+
+  /** @param {DocSummary} d */
+  async function moveDoc(d) {
+    const options = [{ value: '', label: 'No folder (top level)' }, ...flattenFolders(tree?.roots ?? []).map((f) => ({ value: f.folderId, label: f.path }))];
+    const moved = await formDialog({
+      title: `Move “${displayTitle(d.title)}”`,
+      fields: [{ name: 'folderId', label: 'Folder', value: d.folderId ?? '', options }],
+      submitLabel: 'Move',
+      onSubmit: async (v) => {
+        await api.patch(`/docs/${seg(d.docId)}`, { folderId: v.folderId || null });
+        return { folderId: v.folderId || null };
+      },
+    });
+    if (!moved) return;
+    const name = moved.folderId ? tree?.byId.get(moved.folderId)?.folder.name : null;
+    if (moved.folderId) collapsed.delete(moved.folderId);
+    await load();
+    toast(name ? `Moved to “${name}”.` : 'Moved out of its folder.');
+  }
+
+  /** @param {DocSummary} d */
+  async function deleteDoc(d) {
+    const ok = await confirmDialog({
+      title: 'Delete document?',
+      message: `“${displayTitle(d.title)}” will be deleted for everyone it is shared with. This cannot be undone.`,
+      confirmLabel: 'Delete document',
+      danger: true,
+    });
+    if (!ok) return;
+    try {
+      await api.del(`/docs/${seg(d.docId)}`);
+      forgetDoc(d.docId);
+      docs = docs.filter((x) => x.docId !== d.docId);
+      renderList();
+      toast('Document deleted.');
+    } catch (e) {
+      toast(`Could not delete: ${describeError(e)}`, { kind: 'error' });
+    }
+  }
+
+  // ---- search and tags ----
+  /** @param {boolean} immediate */
+  async function runSearch(immediate) {
+    clearTimeout(searchTimer);
+    const q = search.value.trim();
+    if (!q) {
+      closeView();
+      return;
+    }
+    if (!immediate && view?.kind === 'search' && view.q === q) return;
+    view = { kind: 'search', q };
+    const seq = ++searchSeq;
+    showResults(`Results for “${q}”`, null, q);
+    try {
+      const r = await api.get(`/search?q=${seg(q)}`);
+      if (destroyed || seq !== searchSeq) return;
+      showResults(`Results for “${q}”`, r.results ?? [], q);
+    } catch (e) {
+      if (destroyed || seq !== searchSeq) return;
+      replaceChildren(main, resultsHeader(`Results for “${q}”`), errorBox(describeError(e), () => runSearch(true)));
+    }
+  }
+
+  /** @param {string} tag */
+  async function openTag(tag) {
+    view = { kind: 'tag', tag };
+    search.value = '';
+    const seq = ++searchSeq;
+    showResults(`#${tag}`, null, '');
+    highlightTag(tag);
+    try {
+      const r = await api.get(`/tags/${seg(tag)}`);
+      if (destroyed || seq !== searchSeq) return;
+      showResults(`#${r.tag ?? tag}`, r.blocks ?? [], '');
+    } catch (e) {
+      if (destroyed || seq !== searchSeq) return;
+      replaceChildren(main, resultsHeader(`#${tag}`), errorBox(describeError(e), () => openTag(tag)));
+    }
+  }
+
+  function closeView() {
+    view = null;
+    searchSeq++;
+    highlightTag(null);
+    renderList();
+  }
+
+  /** @param {string} title */
+  function resultsHeader(title) {
+    return h('div', { class: 'results-head' },
+      h('h2', { class: 'section-title', id: 'results-title' }, title),
+      h('button', { type: 'button', class: 'link-btn', id: 'close-results', onclick: () => { search.value = ''; closeView(); search.focus(); } }, '← All documents'));
+  }
+
+  /**
+   * @param {string} title
+   * @param {BlockHit[]|null} hits null while loading
+   * @param {string} q words to highlight
+   */
+  function showResults(title, hits, q) {
+    if (!hits) {
+      replaceChildren(main, resultsHeader(title), h('p', { class: 'muted loading', 'aria-busy': 'true' }, 'Searching…'));
+      return;
+    }
+    if (!hits.length) {
+      replaceChildren(main, resultsHeader(title), emptyState(icon('search', { size: 28 }), 'Nothing found',
+        q ? 'No bullet matches these words. Try fewer or different words.' : 'No bullet you can read carries this tag any more.'));
+      return;
+    }
+    replaceChildren(main, resultsHeader(title),
+      h('p', { class: 'muted small', role: 'status' }, `${hits.length}${hits.length >= 100 ? '+' : ''} bullet${hits.length === 1 ? '' : 's'}`),
+      h('ul', { class: 'results', role: 'list', 'aria-labelledby': 'results-title' }, hits.map((hit) =>
+        h('li', null, h('a', { href: docHref(hit.docId, hit.blockId), class: 'result-link', dataset: { resultDoc: hit.docId, blockId: hit.blockId } },
+          h('span', { class: 'result-text' }, highlight(snippet(hit.content, q), q)),
+          h('span', { class: 'result-doc' }, icon('doc', { size: 14 }), displayTitle(hit.docTitle)))))));
+  }
+
+  /** @param {{tag: string, blocks: number, documents: number}[]} tags */
+  function renderTags(tags) {
+    if (!tags.length) {
+      replaceChildren(tagsBox, h('p', { class: 'muted small' }, 'No tags yet. Type #something in any bullet to tag it.'));
+      return;
+    }
+    replaceChildren(tagsBox, h('ul', { class: 'tag-list', role: 'list' }, tags.map((t) =>
+      h('li', null, h('button', {
+        type: 'button', class: 'tag', dataset: { tag: t.tag }, 'aria-pressed': 'false',
+        'aria-label': `#${t.tag}: ${t.blocks} bullet${t.blocks === 1 ? '' : 's'} in ${t.documents} document${t.documents === 1 ? '' : 's'}`,
+        onclick: () => (view?.kind === 'tag' && view.tag === t.tag ? closeView() : openTag(t.tag)),
+      }, h('span', null, `#${t.tag}`), h('span', { class: 'count' }, String(t.blocks)))))));
+    if (view?.kind === 'tag') highlightTag(view.tag);
+  }
+
+  /** @param {string|null} tag */
+  function highlightTag(tag) {
+    for (const b of tagsBox.querySelectorAll('button.tag')) {
+      b.setAttribute('aria-pressed', String(b instanceof HTMLElement && b.dataset.tag === tag));
+    }
+  }
+
+  // ---- offline ----
+  function renderOffline() {
+    const recent = recentDocs();
+    replaceChildren(tagsBox, h('p', { class: 'muted small' }, 'Tags need a connection.'));
+    newDoc.disabled = true;
+    newFolder.disabled = true;
+    search.disabled = true;
+    replaceChildren(main,
+      h('div', { class: 'banner banner-offline', id: 'offline-banner', role: 'status' }, icon('offline', { size: 18 }),
+        h('span', null, h('strong', null, 'Offline'), ' — showing documents opened on this device')),
+      recent.length
+        ? h('ul', { class: 'doc-tree', role: 'list' }, recent.map((r) =>
+          h('li', { class: 'doc' }, h('div', { class: 'doc-row' }, h('a', { href: docHref(r.docId), class: 'doc-link', dataset: { docId: r.docId } },
+            h('span', { class: 'doc-icon', 'aria-hidden': 'true' }, r.icon ? r.icon : icon('doc', { size: 18 })),
+            h('span', { class: 'doc-text' },
+              h('span', { class: `doc-title${r.title.trim() ? '' : ' is-untitled'}` }, displayTitle(r.title)),
+              h('span', { class: 'doc-meta' }, h('span', { class: 'updated' }, `Opened ${relativeTime(r.openedAt)}`))))))))
+        : emptyState(icon('offline', { size: 28 }), 'Nothing stored on this device yet',
+          'Documents you open while online are kept here for offline use. Reconnect to see all your documents.'));
+  }
+
+  return {
+    destroy() {
+      destroyed = true;
+      clearTimeout(searchTimer);
+    },
+  };
+}
+
+/**
+ * Set a document's title with a one-shot /sync: snapshot for titleVersion, one set_title op
+ * with this tab's clientId, then leave. A concurrent title change makes a conflict copy.
+ * @param {import('../api.js').Api} api
+ * @param {string} docId
+ * @param {string} title
+ */
+export async function setTitle(api, docId, title) {
+  const clientId = getClientId();
+  const snap = await api.get(`/docs/${seg(docId)}/snapshot?clientId=${seg(clientId)}`);
+  if (snap.title === title) return;
+  const opId = `op_${uuid()}`;
+  try {
+    const reply = await api.post(`/docs/${seg(docId)}/sync`, {
+      clientId, lastSeq: snap.headSeq, ops: [{ opId, kind: 'set_title', title, baseVersion: snap.titleVersion }], leases: { hold: [] },
+    });
+    const result = (reply.results ?? []).find((/** @type {{opId: string}} */ r) => r.opId === opId);
+    if (result?.status === 'conflict') throw new Error('Someone changed the title at the same moment. Your title was kept as a conflict copy in the document.');
+    if (result?.status === 'rejected') throw new Error(`The title was not changed (${result.reason ?? 'rejected'}).`);
+  } finally {
+    api.post(`/docs/${seg(docId)}/leave`, { clientId }, { keepalive: true }).catch(() => {});
+  }
+}
+
+/**
+ * @param {SVGElement} art
+ * @param {string} title
+ * @param {string} text
+ * @param {Node|null} [action]
+ */
+function emptyState(art, title, text, action = null) {
+  return h('div', { class: 'empty' }, h('div', { class: 'empty-art' }, art), h('p', { class: 'empty-title' }, title), h('p', { class: 'muted' }, text), action);
+}
+
+/** @param {string} message @param {() => void} retry */
+function errorBox(message, retry) {
+  return h('div', { class: 'banner banner-error', role: 'alert' }, h('span', null, message),
+    h('button', { type: 'button', class: 'btn btn-small', onclick: retry }, 'Try again'));
+}
+
+/**
+ * Wraps the query's words in <mark> (text nodes only, never HTML).
+ * @param {string} text
+ * @param {string} q
+ * @returns {(Node|string)[]}
+ */
+function highlight(text, q) {
+  const words = q.trim().split(/\s+/).filter((w) => w.length > 0).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  if (!words.length) return [text];
+  const re = new RegExp(`(${words.join('|')})`, 'gi');
+  return text.split(re).map((part, i) => (i % 2 === 1 ? h('mark', null, part) : part));
+}
+
+/** @returns {Set<string>} */
+function loadCollapsed() {
+  try {
+    const v = JSON.parse(localStorage.getItem(COLLAPSED_KEY) ?? '[]');
+    return new Set(Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
+  } catch {
+    return new Set();
+  }
+}
+
+/** @param {Set<string>} set */
+function saveCollapsed(set) {
+  try {
+    localStorage.setItem(COLLAPSED_KEY, JSON.stringify([...set]));
+  } catch {
+    // ignore
+  }
+}

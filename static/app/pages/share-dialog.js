@@ -1,0 +1,261 @@
+// Sharing: dialog#share-dialog lists a document's (or folder's) shares, adds a person by
+// user name or one of my teams, changes read/write, removes. Every change is one PUT of the
+// whole list; errors are shown inline and the list is re-read from the server.
+
+import { ApiError, describeError, seg } from '../api.js';
+import { currentUser } from '../session.js';
+import { h, replaceChildren, uid } from '../ui/dom.js';
+import { icon } from '../ui/icons.js';
+import { openModal } from '../ui/dialog.js';
+import { rememberPerson, personById } from './local-names.js';
+
+/** @typedef {{kind: 'user'|'team', id: string, access: 'read'|'write', name?: string, displayName?: string}} Share */
+/** @typedef {{teamId: string, name: string, ownerId: string, members: string[]}} Team */
+
+/** The api client: set by main.js through configureSharing, or a same-origin default. */
+/** @type {import('../api.js').Api|null} */
+let apiClient = null;
+
+/** @param {import('../api.js').Api} api */
+export function configureSharing(api) {
+  apiClient = api;
+}
+
+async function getApi() {
+  if (!apiClient) {
+    const { createApi } = await import('../api.js');
+    apiClient = createApi();
+  }
+  return apiClient;
+}
+
+/**
+ * Open the sharing dialog for a document (the editor calls this from #share-button).
+ * @param {string} docId
+ * @param {{title?: string}} [opts]
+ */
+export function openShareDialog(docId, opts = {}) {
+  return openSharing({ kind: 'doc', id: docId, label: opts.title?.trim() || null });
+}
+
+/**
+ * Open the sharing dialog for a folder I own: its shares apply to everything inside.
+ * @param {string} folderId
+ * @param {string} name
+ */
+export function openFolderShareDialog(folderId, name) {
+  return openSharing({ kind: 'folder', id: folderId, label: name });
+}
+
+/**
+ * Sort shares: teams first, then people, each by name.
+ * @param {Share[]} shares
+ * @param {(s: Share) => string} nameOf
+ */
+export function sortShares(shares, nameOf) {
+  return [...shares].sort((a, b) => (a.kind === b.kind ? nameOf(a).localeCompare(nameOf(b)) : a.kind === 'team' ? -1 : 1));
+}
+
+/**
+ * The list with one entry added or replaced (same kind and id → access updated).
+ * @param {Share[]} shares
+ * @param {Share} share
+ * @returns {Share[]}
+ */
+export function upsertShare(shares, share) {
+  const out = shares.filter((s) => !(s.kind === share.kind && s.id === share.id));
+  out.push({ kind: share.kind, id: share.id, access: share.access });
+  return out.map((s) => ({ kind: s.kind, id: s.id, access: s.access }));
+}
+
+/**
+ * @param {{kind: 'doc'|'folder', id: string, label: string|null}} target
+ */
+async function openSharing(target) {
+  document.getElementById('share-dialog')?.closest('dialog')?.close();
+  const api = await getApi();
+  const me = currentUser();
+  const base = target.kind === 'doc' ? `/docs/${seg(target.id)}/shares` : `/folders/${seg(target.id)}/shares`;
+  /** @type {Share[]} */
+  let shares = [];
+  /** @type {Team[]} */
+  let teams = [];
+  let busy = false;
+
+  const listTitleId = uid('share-list');
+  const errorEl = h('p', { id: 'share-error', class: 'form-error', role: 'alert', hidden: true });
+  const list = h('ul', { class: 'share-list', role: 'list', 'aria-labelledby': listTitleId, id: 'share-list' });
+  const status = h('p', { class: 'muted small', role: 'status', id: 'share-status' });
+
+  // Add form: a person by user name, or one of my teams.
+  const kindSel = h('select', { name: 'kind', class: 'input', 'aria-label': 'Share with' },
+    h('option', { value: 'user' }, 'Person'), h('option', { value: 'team' }, 'Team'));
+  const nameInput = h('input', {
+    name: 'name', class: 'input', type: 'text', placeholder: 'User name, e.g. bob', autocomplete: 'off',
+    autocapitalize: 'none', spellcheck: 'false', 'aria-label': 'User name', 'aria-describedby': 'share-error',
+  });
+  const teamSel = h('select', { name: 'team', class: 'input', 'aria-label': 'Team', hidden: true });
+  const accessSel = accessSelect('read', 'Access for the new share');
+  const addBtn = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add');
+  const addForm = h('form', { class: 'share-add', id: 'share-add', novalidate: true }, kindSel, nameInput, teamSel, accessSel, addBtn);
+
+  const title = target.kind === 'doc'
+    ? (target.label ? `Share “${target.label}”` : 'Share document')
+    : `Share folder “${target.label}”`;
+  const description = target.kind === 'doc'
+    ? 'People and teams you add can open this document. “Can edit” lets them change it.'
+    : 'Shares of a folder apply to every document and folder inside it.';
+  const { dialog, close } = openModal({
+    id: 'share-dialog', title, description, wide: true,
+    content: [addForm, errorEl, h('h3', { class: 'subhead', id: listTitleId }, 'Who has access'), list, status,
+      h('div', { class: 'dialog-actions' }, h('button', { type: 'button', class: 'btn', onclick: () => close() }, 'Done'))],
+  });
+  dialog.dataset.target = `${target.kind}:${target.id}`;
+
+  kindSel.addEventListener('change', () => {
+    const team = kindSel.value === 'team';
+    nameInput.hidden = team;
+    teamSel.hidden = !team;
+    (team ? teamSel : nameInput).focus();
+  });
+  addForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (busy) return;
+    showError(null);
+    const access = /** @type {'read'|'write'} */ (accessSel.value);
+    if (kindSel.value === 'team') {
+      const teamId = teamSel.value;
+      if (!teamId) return showError('You are not in any team yet.');
+      await save(upsertShare(shares, { kind: 'team', id: teamId, access }), 'Team added.');
+      return;
+    }
+    const name = nameInput.value.trim().replace(/^@/, '');
+    if (!name) {
+      showError('Enter the user name of the person to share with.');
+      nameInput.focus();
+      return;
+    }
+    setBusy(true);
+    try {
+      const user = await api.get(`/users?name=${seg(name)}`);
+      rememberPerson(user);
+      if (me && user.id === me.id) {
+        showError('That is you — you already have access.');
+        return;
+      }
+      setBusy(false);
+      if (await save(upsertShare(shares, { kind: 'user', id: user.id, access }), `Shared with ${user.displayName || user.name}.`)) nameInput.value = '';
+    } catch (e) {
+      showError(e instanceof ApiError && e.status === 404 ? `No user is called “${name}”. Check the spelling of their user name.` : describeError(e));
+      nameInput.focus();
+    } finally {
+      setBusy(false);
+    }
+  });
+
+  /** @param {string|null} msg */
+  function showError(msg) {
+    errorEl.textContent = msg ?? '';
+    errorEl.hidden = !msg;
+  }
+
+  /** @param {boolean} b */
+  function setBusy(b) {
+    busy = b;
+    addBtn.disabled = b;
+    list.setAttribute('aria-busy', String(b));
+  }
+
+  /** @param {Share} s */
+  function nameOf(s) {
+    if (s.kind === 'team') return teams.find((t) => t.teamId === s.id)?.name ?? s.name ?? 'A team you are not in';
+    if (me && s.id === me.id) return `${me.displayName || me.name} (you)`;
+    const p = personById(s.id);
+    return s.displayName ?? p?.displayName ?? s.name ?? p?.name ?? `User ${s.id.slice(0, 12)}…`;
+  }
+
+  /** @param {Share} s */
+  function handleOf(s) {
+    if (s.kind === 'team') return 'Team';
+    const p = personById(s.id);
+    return s.name ? `@${s.name}` : p ? `@${p.name}` : 'Person';
+  }
+
+  function renderList() {
+    if (!shares.length) {
+      replaceChildren(list, h('li', { class: 'share-empty muted' },
+        target.kind === 'doc' ? 'Only you (and anyone with access to its folder) can open it. Add a person or team above.' : 'Not shared yet. Add a person or team above.'));
+      return;
+    }
+    replaceChildren(list, sortShares(shares, nameOf).map((s) => {
+      const name = nameOf(s);
+      const sel = accessSelect(s.access, `Access for ${name}`);
+      sel.addEventListener('change', () => save(upsertShare(shares, { ...s, access: /** @type {'read'|'write'} */ (sel.value) }), `${name} ${sel.value === 'write' ? 'can edit' : 'can view'} now.`));
+      const remove = h('button', { type: 'button', class: 'icon-btn share-remove', 'aria-label': `Remove ${name}`, title: `Remove ${name}` }, icon('close', { size: 16 }));
+      remove.addEventListener('click', () => save(shares.filter((x) => !(x.kind === s.kind && x.id === s.id)), `${name} removed.`));
+      return h('li', { class: 'share-row', dataset: { kind: s.kind, id: s.id } },
+        h('span', { class: `share-avatar share-avatar-${s.kind}`, 'aria-hidden': 'true' }, icon(s.kind === 'team' ? 'team' : 'user', { size: 16 })),
+        h('span', { class: 'share-who' }, h('span', { class: 'share-name' }, name), h('span', { class: 'share-handle muted small' }, handleOf(s))),
+        sel, remove);
+    }));
+  }
+
+  /**
+   * PUT the whole list; on failure show why and re-read the server's list.
+   * @param {Share[]} next
+   * @param {string} done announced on success
+   * @returns {Promise<boolean>}
+   */
+  async function save(next, done) {
+    setBusy(true);
+    showError(null);
+    try {
+      const r = await api.put(base, next.map(({ kind, id, access }) => ({ kind, id, access })));
+      shares = r.shares ?? next;
+      renderList();
+      status.textContent = done;
+      return true;
+    } catch (e) {
+      showError(describeError(e));
+      await reload();
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function reload() {
+    try {
+      const r = await api.get(base);
+      shares = r.shares ?? [];
+      renderList();
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 403) {
+        showError(target.kind === 'doc' ? 'Only the owner of this document can change who has access.' : 'Only the owner of this folder can change who has access.');
+        addForm.hidden = true;
+        replaceChildren(list);
+      } else {
+        showError(describeError(e));
+      }
+    }
+  }
+
+  replaceChildren(list, h('li', { class: 'muted' }, 'Loading…'));
+  nameInput.focus();
+  const [, teamsR] = await Promise.allSettled([reload(), api.get('/teams')]);
+  if (teamsR.status === 'fulfilled') teams = teamsR.value?.teams ?? [];
+  replaceChildren(teamSel, teams.length
+    ? teams.map((t) => h('option', { value: t.teamId }, t.name))
+    : [h('option', { value: '' }, 'No teams')]);
+  renderList();
+}
+
+/**
+ * @param {'read'|'write'} value
+ * @param {string} label
+ */
+function accessSelect(value, label) {
+  return h('select', { class: 'input access-select', name: 'access', 'aria-label': label },
+    h('option', { value: 'read', selected: value === 'read' }, 'Can view'),
+    h('option', { value: 'write', selected: value === 'write' }, 'Can edit'));
+}

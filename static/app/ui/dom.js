@@ -1,0 +1,52 @@
+// A tiny element builder: h('button', {class: 'btn', onclick: fn}, 'Save'). Text children are
+// always text nodes (never parsed as HTML), so user content cannot inject markup.
+
+/** @typedef {Node|string|number|null|undefined|false} Child */
+
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Record<string, any>|null} [attrs] `class`, `dataset`, `on<event>` handlers, boolean
+ *   attributes (true → present, false/null → absent), anything else via setAttribute
+ * @param {...(Child|Child[])} children
+ * @returns {HTMLElementTagNameMap[K]}
+ */
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  if (attrs) {
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') el.className = String(v);
+      else if (k === 'dataset') Object.assign(el.dataset, v);
+      else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+      else if (k === 'value' && 'value' in el) /** @type {any} */ (el).value = v;
+      else el.setAttribute(k, v === true ? '' : String(v));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+/**
+ * @param {Element|DocumentFragment} el
+ * @param {(Child|Child[])[]} children
+ */
+export function append(el, children) {
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(typeof c === 'number' ? String(c) : c);
+  }
+}
+
+/** @param {Element} el @param {...(Child|Child[])} children */
+export function replaceChildren(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+}
+
+let idCounter = 0;
+/** A page-unique id for label/aria wiring. @param {string} prefix */
+export function uid(prefix) {
+  idCounter += 1;
+  return `${prefix}-${idCounter}`;
+}

@@ -1,0 +1,98 @@
+// Service worker: keeps the app shell on the device so docsync opens offline.
+// - install: caches every file named in /app/shell-files.json (one list, checked by a test)
+// - navigations (/, /login, /d/…): network first, the cached /index.html when offline
+// - app files (/app/**, /engine/**, manifest): cache first, refreshed in the background
+// - /api/** is never touched: documents live in the engine's IndexedDB, not here
+// Bump VERSION to start from an empty cache; old caches are deleted on activate.
+
+const VERSION = 'v1';
+const CACHE = `docsync-shell-${VERSION}`;
+const PREFIX = 'docsync-shell-';
+
+const sw = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (globalThis));
+
+/** @returns {Promise<string[]>} */
+async function shellFiles() {
+  const res = await fetch('/app/shell-files.json', { cache: 'no-cache' });
+  if (!res.ok) throw new Error(`shell-files.json: ${res.status}`);
+  const body = await res.json();
+  return Array.isArray(body.files) ? body.files.filter((/** @type {unknown} */ f) => typeof f === 'string') : [];
+}
+
+sw.addEventListener('install', (event) => {
+  event.waitUntil((async () => {
+    const cache = await caches.open(CACHE);
+    const files = await shellFiles();
+    // One by one: a single missing file must not leave the whole shell uncached.
+    await Promise.allSettled(files.map(async (path) => {
+      const res = await fetch(path, { cache: 'no-cache' });
+      if (res.ok) await cache.put(path, res);
+    }));
+    await sw.skipWaiting();
+  })());
+});
+
+sw.addEventListener('activate', (event) => {
+  event.waitUntil((async () => {
+    const names = await caches.keys();
+    await Promise.all(names.filter((n) => n.startsWith(PREFIX) && n !== CACHE).map((n) => caches.delete(n)));
+    await sw.clients.claim();
+  })());
+});
+
+/** @param {string} path */
+function isAppPage(path) {
+  return path === '/' || path === '/login' || path === '/index.html' || /^\/d\/[^/]+\/?$/.test(path);
+}
+
+/** @param {string} path */
+function isShellAsset(path) {
+  return path.startsWith('/app/') || path.startsWith('/engine/') || path === '/manifest.webmanifest';
+}
+
+sw.addEventListener('fetch', (event) => {
+  const req = event.request;
+  if (req.method !== 'GET') return;
+  const url = new URL(req.url);
+  if (url.origin !== sw.location.origin) return;
+  if (url.pathname.startsWith('/api/')) return;
+  if (req.mode === 'navigate' && isAppPage(url.pathname)) {
+    event.respondWith(networkFirstPage(req));
+  } else if (isShellAsset(url.pathname)) {
+    event.respondWith(staleWhileRevalidate(event, url.pathname));
+  }
+});
+
+/** @param {Request} req */
+async function networkFirstPage(req) {
+  const cache = await caches.open(CACHE);
+  try {
+    const res = await fetch(req);
+    // Every app page is index.html: keep the freshest copy for offline starts.
+    if (res.ok && (res.headers.get('Content-Type') ?? '').includes('text/html')) {
+      await cache.put('/index.html', res.clone());
+    }
+    return res;
+  } catch {
+    const cached = (await cache.match('/index.html')) ?? (await cache.match('/'));
+    if (cached) return cached;
+    return new Response('<!doctype html><meta charset="utf-8"><title>Offline</title><p>docsync is offline and not stored on this device yet.</p>', {
+      status: 503, headers: { 'Content-Type': 'text/html; charset=utf-8' },
+    });
+  }
+}
+
+/** @param {FetchEvent} event @param {string} path */
+async function staleWhileRevalidate(event, path) {
+  const cache = await caches.open(CACHE);
+  const cached = await cache.match(path);
+  const refresh = fetch(event.request, { cache: 'no-cache' }).then(async (res) => {
+    if (res.ok) await cache.put(path, res.clone());
+    return res;
+  });
+  if (cached) {
+    event.waitUntil(refresh.catch(() => undefined));
+    return cached;
+  }
+  return refresh;
+}

@@ -1,0 +1,73 @@
+import { describe, it, expect } from 'vitest';
+import { buildTree, flattenFolders, viaLabel, roleLabel, relativeTime, displayTitle, snippet, docHref } from '../../static/app/pages/home-model.js';
+import { formatWait, loginErrorMessage } from '../../static/app/pages/login.js';
+import { ApiError } from '../../static/app/api.js';
+
+/** @param {string} id @param {string|null} folderId @param {string} [role] */
+const doc = (id, folderId, role = 'owner') => ({ docId: id, title: id, icon: null, ownerId: 'u', folderId, headSeq: 0, updatedAt: 0, role: /** @type {any} */ (role), via: 'owner' });
+
+describe('buildTree', () => {
+  it('nests folders and places documents', () => {
+    const folders = [
+      { folderId: 'f1', name: 'Team space', parentId: null },
+      { folderId: 'f2', name: 'Projects', parentId: 'f1' },
+      { folderId: 'f0', name: 'Archive', parentId: null },
+    ];
+    const t = buildTree([doc('d1', null), doc('d2', 'f1'), doc('d3', 'f2')], folders);
+    expect(t.roots.map((n) => n.folder.name)).toEqual(['Archive', 'Team space']);
+    const team = t.roots[1];
+    expect(team.docs.map((d) => d.docId)).toEqual(['d2']);
+    expect(team.children[0].folder.name).toBe('Projects');
+    expect(team.children[0].depth).toBe(1);
+    expect(team.total).toBe(2);
+    expect(t.loose.map((d) => d.docId)).toEqual(['d1']);
+    expect(flattenFolders(t.roots).map((f) => f.path)).toEqual(['Archive', 'Team space', 'Team space / Projects']);
+  });
+  it('shows folders known only from a document, and lifts orphans to the top', () => {
+    const t = buildTree([doc('d1', 'fx', 'viewer')], [{ folderId: 'f2', name: 'Sub', parentId: 'hidden' }]);
+    expect(t.roots.map((n) => [n.folder.folderId, n.folder.known])).toEqual([['fx', false], ['f2', true]]);
+  });
+  it('cuts cycles', () => {
+    const t = buildTree([], [{ folderId: 'a', name: 'A', parentId: 'b' }, { folderId: 'b', name: 'B', parentId: 'a' }]);
+    expect(flattenFolders(t.roots)).toHaveLength(2);
+  });
+});
+
+describe('labels', () => {
+  it('says how a document was shared', () => {
+    expect(viaLabel('owner')).toBe('Yours');
+    expect(viaLabel('direct')).toBe('Shared with you');
+    expect(viaLabel('team:Writers')).toBe('Shared with team Writers');
+    expect(viaLabel('folder:Team space')).toBe('Shared via folder Team space');
+    expect(roleLabel('editor')).toBe('Can edit');
+  });
+  it('relative times', () => {
+    const now = 1_000_000_000_000;
+    expect(relativeTime(now - 10_000, now)).toBe('just now');
+    expect(relativeTime(now - 5 * 60_000, now)).toBe('5 min ago');
+    expect(relativeTime(now - 3 * 3_600_000, now)).toBe('3 h ago');
+    expect(relativeTime(now - 30 * 3_600_000, now)).toBe('yesterday');
+    expect(relativeTime(0, now)).toBe('');
+  });
+  it('titles, snippets, links', () => {
+    expect(displayTitle('  ')).toBe('Untitled');
+    const long = `${'a '.repeat(100)}needle ${'b '.repeat(100)}`;
+    const s = snippet(long, 'needle', 60);
+    expect(s).toContain('needle');
+    expect(s.startsWith('…')).toBe(true);
+    expect(docHref('doc_1')).toBe('/d/doc_1');
+    expect(docHref('doc_1', 'blk_2')).toBe('/d/doc_1#blk_2');
+  });
+});
+
+describe('login messages', () => {
+  it('wrong password, rate limit with minutes, offline', () => {
+    expect(loginErrorMessage(new ApiError(401, 'unauthorized', 'x'))).toBe('Wrong user name or password.');
+    expect(loginErrorMessage(new ApiError(429, 'too_many_requests', 'x', 240))).toBe('Too many attempts — try again in 4 minutes.');
+    expect(loginErrorMessage(new ApiError(429, 'too_many_requests', 'x', 61))).toBe('Too many attempts — try again in 2 minutes.');
+    expect(loginErrorMessage(new ApiError(0, 'network', 'x'))).toMatch(/reach the server/);
+    expect(formatWait(30)).toBe('30 seconds');
+    expect(formatWait(60)).toBe('1 minute');
+    expect(formatWait(null)).toBe('a few minutes');
+  });
+});

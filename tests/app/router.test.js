@@ -1,0 +1,33 @@
+import { describe, it, expect } from 'vitest';
+import { matchRoute, safeNext, loginUrlFor } from '../../static/app/router.js';
+
+describe('matchRoute', () => {
+  it('knows the three pages', () => {
+    expect(matchRoute('/')).toEqual({ name: 'home' });
+    expect(matchRoute('/login', '?next=%2Fd%2Fdoc_1')).toEqual({ name: 'login', next: '/d/doc_1' });
+    expect(matchRoute('/d/doc_1')).toEqual({ name: 'doc', docId: 'doc_1', blockId: null });
+    expect(matchRoute('/d/doc_1/', '', '#blk_9')).toEqual({ name: 'doc', docId: 'doc_1', blockId: 'blk_9' });
+  });
+  it('anything else is not found', () => {
+    expect(matchRoute('/d/').name).toBe('notfound');
+    expect(matchRoute('/d/a/b').name).toBe('notfound');
+    expect(matchRoute('/admin').name).toBe('notfound');
+    expect(matchRoute('/d/%E0%A4%A').name).toBe('notfound');
+  });
+});
+
+describe('safeNext', () => {
+  it('keeps local paths', () => {
+    expect(safeNext('/d/doc_1#blk_2')).toBe('/d/doc_1#blk_2');
+    expect(safeNext('/')).toBe('/');
+  });
+  it('refuses other origins, protocol-relative paths and loops', () => {
+    for (const bad of ['https://evil.example/', '//evil.example', '/\\evil', 'javascript:alert(1)', '/login', '/login?next=/x', '', null, undefined]) {
+      expect(safeNext(bad)).toBe('/');
+    }
+  });
+  it('builds the login redirect', () => {
+    expect(loginUrlFor('/')).toBe('/login');
+    expect(loginUrlFor('/d/doc_1')).toBe('/login?next=%2Fd%2Fdoc_1');
+  });
+});

@@ -1,0 +1,46 @@
+// The service worker caches exactly the files in static/app/shell-files.json: a new module
+// that is not listed would silently break offline starts, so every .js/.css file under
+// static/app and static/engine must be listed, and every listed file must exist.
+import { describe, it, expect } from 'vitest';
+import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const STATIC = join(import.meta.dirname, '..', '..', 'static');
+const list = JSON.parse(readFileSync(join(STATIC, 'app', 'shell-files.json'), 'utf8'));
+
+/** @param {string} dir @returns {string[]} */
+function walk(dir) {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? walk(p) : [p];
+  });
+}
+
+describe('shell-files.json', () => {
+  it('lists every .js and .css file of static/app and static/engine', () => {
+    const onDisk = [...walk(join(STATIC, 'app')), ...walk(join(STATIC, 'engine'))]
+      .filter((p) => /\.(js|css)$/.test(p))
+      .map((p) => `/${relative(STATIC, p).split('\\').join('/')}`);
+    const missing = onDisk.filter((f) => !list.files.includes(f));
+    expect(missing, `add these to static/app/shell-files.json so they work offline: ${missing.join(', ')}`).toEqual([]);
+  });
+
+  it('lists only files that exist, once each, as absolute paths', () => {
+    for (const f of list.files) {
+      expect(f.startsWith('/'), f).toBe(true);
+      expect(existsSync(join(STATIC, f)), `${f} is listed but does not exist`).toBe(true);
+    }
+    expect(new Set(list.files).size).toBe(list.files.length);
+  });
+
+  it('includes the page, the manifest, the stylesheet and the entry module', () => {
+    for (const f of ['/index.html', '/manifest.webmanifest', '/app/app.css', '/app/main.js', '/app/icon.svg']) {
+      expect(list.files).toContain(f);
+    }
+  });
+
+  it('does not list the service worker itself or anything under /api', () => {
+    expect(list.files).not.toContain('/sw.js');
+    expect(list.files.some((/** @type {string} */ f) => f.startsWith('/api/'))).toBe(false);
+  });
+});
