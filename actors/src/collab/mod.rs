@@ -13,3 +13,5 @@ pub mod validate;
 
 #[cfg(test)]
 mod matrix_tests;
+#[cfg(test)]
+mod vectors_tests;
