@@ -222,6 +222,9 @@ export class Server {
       DOCSYNC_SERVER__WORKERS: '2',
       DOCSYNC_ACTORS__ARBITERS: '2',
       DOCSYNC_TESTING__CLOCK: 'manual',
+      // E2E_STATIC_FROM_DISK=1 serves static/ from disk (while developing the app without
+      // rebuilding); by default the files embedded in the binary are tested, as shipped.
+      ...(process.env.E2E_STATIC_FROM_DISK === '1' ? { DOCSYNC_SERVER__STATIC_DIR: path.join(ROOT, 'static') } : {}),
       ...this.extraEnv,
     };
   }
@@ -517,13 +520,21 @@ export class Nginx {
     return `http://${this.addr}`;
   }
 
-  /** Starts nginx with config/nginx/<config>, `@LISTEN@`/`@UPSTREAM@` replaced. */
-  async start(upstreamAddr) {
+  /**
+   * Starts nginx with config/nginx/<config>, `@LISTEN@`/`@UPSTREAM@` replaced; `listen`
+   * (after `stop`) brings it back on the same address.
+   */
+  async start(upstreamAddr, listenAddr) {
     const bin = nginxBin();
+    this.upstream = upstreamAddr;
     const template = fs.readFileSync(path.join(ROOT, 'config', 'nginx', this.config), 'utf8');
     for (let attempt = 0; attempt < 5; attempt++) {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docsync-e2e-nginx-'));
-      const listen = `127.0.0.1:${await freePort()}`;
+      if (listenAddr) {
+        const [h, p] = listenAddr.split(':');
+        await waitFor(() => portBindable(h, Number(p)), { timeout: 15_000, message: `port ${p} free again` });
+      }
+      const listen = listenAddr || `127.0.0.1:${await freePort()}`;
       const conf = template.replaceAll('@LISTEN@', listen).replaceAll('@UPSTREAM@', upstreamAddr);
       if (conf.includes('@')) throw new Error(`placeholder left in ${this.config}`);
       fs.writeFileSync(path.join(dir, 'nginx.conf'), conf);
@@ -563,9 +574,16 @@ export class Nginx {
       }
       const log = this.readLog(dir);
       fs.rmSync(dir, { recursive: true, force: true });
-      if (!log.includes('Address already in use')) throw new Error(`nginx (${this.config}) exited with ${exited}:\n${log}`);
+      if (listenAddr || !log.includes('Address already in use')) throw new Error(`nginx (${this.config}) exited with ${exited}:\n${log}`);
     }
     throw new Error(`nginx (${this.config}) could not get a free port in 5 attempts`);
+  }
+
+  /** Stops it (connections cut) and starts it again on the same address. */
+  async restart() {
+    const addr = this.addr;
+    await this.stop();
+    return this.start(this.upstream, addr);
   }
 
   readLog(dir = this.dir) {
@@ -735,7 +753,18 @@ export class Harness {
     if (process.env.E2E_VERBOSE === '1') console.log(line);
   }
 
-  /** Starts a server (manual clock); `users`: names to create ('alice' is made admin). */
+  /** A named part of a scenario: logged, and named in the error if it fails. */
+  async step(name, fn) {
+    this.log(`step: ${name}`);
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof Error) e.message = `[${name}] ${e.message}`;
+      throw e;
+    }
+  }
+
+  /** Starts a server with a manual clock and a temp database. */
   async server(opts = {}) {
     const s = new Server(opts);
     this.servers.push(s);
@@ -774,9 +803,12 @@ export class Harness {
    * @param {string} label e.g. 'alice'
    * @param {string} baseURL server or proxy base
    */
-  async context(label, baseURL) {
+  async context(label, baseURL, opts = {}) {
     const browser = await this.launch();
     const context = await browser.newContext({ baseURL, viewport: { width: 1000, height: 800 } });
+    // A page clock that runs in real time but can jump ahead (`context.clock.fastForward`):
+    // lets a test end a lease or an idle period without waiting for it.
+    if (opts.fakeClock) await context.clock.install();
     context.setDefaultTimeout(15_000);
     await context.tracing.start({ screenshots: true, snapshots: true, title: `${this.name} — ${label}` });
     this.contexts.push({ label, context });
@@ -789,8 +821,8 @@ export class Harness {
   }
 
   /** A context logged in through POST /api/v1/auth/login (the login page is not under test). */
-  async loggedIn(label, baseURL, user) {
-    const context = await this.context(label, baseURL);
+  async loggedIn(label, baseURL, user, opts = {}) {
+    const context = await this.context(label, baseURL, opts);
     const r = await context.request.post('/api/v1/auth/login', {
       data: { username: user.name, password: user.password },
     });
@@ -810,9 +842,13 @@ export class Harness {
     });
   }
 
-  /** A new page of `context` with the editor of `docId` open and loaded. */
-  async openDoc(context, docId) {
+  /**
+   * A new page of `context` with the editor of `docId` open and loaded; `before(page)` runs
+   * before the navigation (to attach request recorders).
+   */
+  async openDoc(context, docId, opts = {}) {
     const page = await context.newPage();
+    if (opts.before) await opts.before(page);
     await page.goto(`/d/${docId}`);
     await page.locator(`#editor[data-doc-id="${docId}"]`).waitFor({ timeout: 15_000 });
     await waitFor(async () => (await readStage(page)) !== '', { timeout: 15_000, message: 'a status stage' });

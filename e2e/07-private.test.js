@@ -1,0 +1,83 @@
+// Scenario 7: a private note. One tab on an unshared document asks for no leases and sends
+// no heartbeat (only its own changes and the 30 s sync): checked on the bodies of its /sync
+// requests. A second tab flips both to the full flow (leases, locks between the tabs);
+// closing it goes back to private; sharing the document flips to full again.
+
+import assert from 'node:assert/strict';
+
+import { scenario, waitFor } from './harness.js';
+import { setup, focusEnd, rowOf, apiOutline, recordSyncs, recordSyncReplies } from './fixtures.js';
+
+const holds = (q) => q.body?.leases?.hold ?? [];
+
+scenario('7 private note: no lease requests alone; a second tab or a share switches to the full flow', async (h) => {
+  const s = await setup(h, { shareTo: [], seed: ['Note one', 'Note two'], open: [], fakeClock: true });
+  const { api, doc, ids, users } = s;
+  const [one, two] = ids;
+  const ctx = await h.loggedIn('alice', s.base, users.alice, { fakeClock: true });
+  /** @type {ReturnType<typeof recordSyncs>} */ let syncs = [];
+  /** @type {ReturnType<typeof recordSyncReplies>} */ let replies = [];
+  const tab1 = await h.openDoc(ctx, doc, {
+    before: (p) => {
+      syncs = recordSyncs(p);
+      replies = recordSyncReplies(p);
+    },
+  });
+  const lastMode = () => replies.filter((r) => r.body?.mode).at(-1)?.body.mode;
+  await waitFor(() => lastMode() === 'private', { message: 'the server answers mode "private"' });
+
+  // Typing alone: no lease request, ever.
+  await focusEnd(tab1, one);
+  await tab1.keyboard.type(' (private)');
+  await waitFor(async () => (await apiOutline(api, doc)).find((r) => r.id === one)?.text === 'Note one (private)', {
+    message: 'the private edit is saved',
+  });
+  assert.ok(syncs.length > 0);
+  assert.ok(syncs.every((q) => holds(q).length === 0), `no lease requests: ${JSON.stringify(syncs.map((q) => q.body))}`);
+
+  // No heartbeat: 10 s pass (page clock) with no input; the next /sync is the one that
+  // carries the next keystroke (a fence), nothing in between.
+  const n0 = syncs.length;
+  await ctx.clock.fastForward(10_000);
+  await tab1.keyboard.type('!');
+  await waitFor(() => syncs.slice(n0).some((q) => q.body?.ops?.length), { message: 'the fence edit is sent' });
+  const between = syncs.slice(n0).filter((q) => !q.body?.ops?.length);
+  assert.equal(between.length, 0, `no heartbeat syncs in private mode: ${JSON.stringify(between.map((q) => q.body))}`);
+  assert.ok(syncs.every((q) => holds(q).length === 0));
+
+  // A second tab: both switch to the full flow; tab1 asks for the lease of its bullet and
+  // tab2 shows it locked.
+  const tab2 = await h.openDoc(ctx, doc);
+  await waitFor(() => lastMode() === 'full', { timeout: 15_000, message: 'tab1 is told mode "full"' });
+  await focusEnd(tab1, two);
+  await waitFor(() => syncs.some((q) => holds(q).includes(two)), { message: 'tab1 asks for the lease of the focused bullet' });
+  await waitFor(async () => (await rowOf(tab2, two))?.locked, { message: 'tab2 shows the bullet locked' });
+  // Full flow: with a lease held, renewals come without input.
+  const n1 = syncs.length;
+  await ctx.clock.fastForward(8_000);
+  await waitFor(() => syncs.slice(n1).some((q) => !q.body?.ops?.length && holds(q).includes(two)), {
+    message: 'a lease renewal within 8 s',
+  });
+
+  // tab2 closes: back to private.
+  await tab2.close({ runBeforeUnload: true });
+  await ctx.clock.fastForward(31_000);
+  await waitFor(() => lastMode() === 'private', { timeout: 15_000, message: 'back to mode "private" when alone' });
+  const n2 = syncs.length;
+  await focusEnd(tab1, one);
+  await tab1.keyboard.type('?');
+  await waitFor(() => syncs.slice(n2).some((q) => q.body?.ops?.length), { message: 'the edit is sent' });
+  assert.ok(syncs.slice(n2).every((q) => holds(q).length === 0), 'private again: no lease requests');
+
+  // Sharing flips it to full again.
+  await api.setShares(doc, [[users.bob, 'write']]);
+  await waitFor(async () => {
+    if (lastMode() === 'full') return true;
+    await ctx.clock.fastForward(31_000);
+    return lastMode() === 'full';
+  }, { timeout: 20_000, interval: 1000, message: 'mode "full" after the share' });
+  await focusEnd(tab1, two);
+  await waitFor(() => syncs.some((q, i) => i >= n2 && holds(q).includes(two)), {
+    message: 'after the share, focusing asks for the lease',
+  });
+});

@@ -1,0 +1,200 @@
+// Shared set-ups of the scenarios: a server with users, a document shared between them,
+// logged-in browser contexts with the editor open, typing helpers, and convergence checks
+// that compare every browser with the server's snapshot.
+
+import assert from 'node:assert/strict';
+
+import { readRows, readStage, rowText, SEL, waitFor, rowSel } from './harness.js';
+
+/**
+ * @typedef {import('./harness.js').Harness} Harness
+ * @typedef {import('./harness.js').User} User
+ * @typedef {import('playwright-core').Page} Page
+ * @typedef {import('playwright-core').BrowserContext} BrowserContext
+ */
+
+/**
+ * A server, users (the first owns the document and is admin), a document with `seed`
+ * top-level bullets, shared with the others (`access`), and one editor page per user in
+ * `open` (each user in their own browser context, logged in through the API).
+ * `proxy`: an nginx config the browsers go through (the API helpers always go direct).
+ * @param {Harness} h
+ */
+export async function setup(h, opts = {}) {
+  const names = opts.users || ['alice', 'bob'];
+  const srv = opts.server || (await h.server());
+  const users = await h.users(srv, names);
+  const owner = users[names[0]];
+  const api = srv.api(owner);
+  const doc = await api.createDoc(opts.title || 'E2E outline');
+  const shareTo = opts.shareTo ?? names.slice(1);
+  if (shareTo.length) await api.setShares(doc, shareTo.map((n) => [users[n], opts.access || 'write']));
+  const ids = opts.seed && opts.seed.length ? await api.insertBullets(doc, opts.seed) : [];
+  const proxy = opts.proxy ? await h.nginx(opts.proxy, srv) : null;
+  const base = proxy ? proxy.base : srv.base;
+  /** @type {Record<string, Page>} */
+  const pages = {};
+  /** @type {Record<string, BrowserContext>} */
+  const contexts = {};
+  for (const n of opts.open ?? names) {
+    contexts[n] = await h.loggedIn(n, base, users[n], { fakeClock: !!opts.fakeClock });
+    pages[n] = await h.openDoc(contexts[n], doc);
+  }
+  for (const n of opts.open ?? names) {
+    if (ids.length) await waitRowsShown(pages[n], ids);
+  }
+  return { srv, users, owner, api, doc, ids, proxy, base, pages, contexts };
+}
+
+/** Waits until the page shows every row of `ids`. */
+export async function waitRowsShown(page, ids, timeout = 15_000) {
+  await waitFor(
+    async () => {
+      const shown = new Set((await readRows(page)).map((r) => r.id));
+      return ids.every((id) => shown.has(id));
+    },
+    { timeout, message: `rows ${ids.join(', ')} shown` },
+  );
+}
+
+/** The page's outline as `{id, depth, text, conflictOf}` in document order. */
+export async function pageOutline(page) {
+  return (await readRows(page)).map((r) => ({
+    id: r.id,
+    depth: Math.max(0, r.level - 1),
+    text: r.text,
+    conflictOf: r.conflictOf || null,
+  }));
+}
+
+/** The server's outline (live blocks, document order) in the same shape. */
+export async function apiOutline(api, doc) {
+  const snap = await api.snapshot(doc);
+  return snap.blocks
+    .filter((b) => !b.deleted)
+    .map((b) => ({ id: b.id, depth: b.depth, text: b.content, conflictOf: b.conflictOf || null }));
+}
+
+export function render(outline) {
+  return outline.map((r) => `${'  '.repeat(r.depth)}${r.conflictOf ? '[copy] ' : ''}${r.text}`).join('\n');
+}
+
+/** Pending own ops as the status line shows them (a number in #status-pending, else 0). */
+export async function pendingOf(page) {
+  const t = ((await page.locator(SEL.pending).textContent().catch(() => '')) || '').trim();
+  const m = /\d+/.exec(t);
+  return m ? Number(m[0]) : 0;
+}
+
+/**
+ * Waits until every page shows exactly the server's outline (ids, depth, text, conflict
+ * marks) and has nothing pending; returns that outline.
+ * @param {Page[]} pages
+ */
+export async function converged(api, doc, pages, { timeout = 30_000, check } = {}) {
+  let last = {};
+  return waitFor(
+    async () => {
+      const server = await apiOutline(api, doc);
+      const r = render(server);
+      last = { server: r };
+      for (const [i, p] of pages.entries()) {
+        const mine = render(await pageOutline(p));
+        last[`page${i}`] = mine;
+        if (mine !== r) return false;
+        const ids = (await pageOutline(p)).map((x) => x.id).join();
+        if (ids !== server.map((x) => x.id).join()) return false;
+        if ((await pendingOf(p)) !== 0) return false;
+      }
+      if (check && !check(server)) return false;
+      return server;
+    },
+    {
+      timeout,
+      interval: 200,
+      message: () =>
+        `browsers and server to converge:\n` +
+        Object.entries(last)
+          .map(([k, v]) => `--- ${k}\n${v}`)
+          .join('\n'),
+    },
+  );
+}
+
+/**
+ * Types a script into the focused field: strings are typed key by key; `{press: 'Enter'}`
+ * presses a key (combos like 'Shift+Tab' allowed).
+ * @param {Page} page
+ * @param {(string|{press: string})[]} script
+ */
+export async function typeScript(page, script, delay = 5) {
+  for (const step of script) {
+    if (typeof step === 'string') await page.keyboard.type(step, { delay });
+    else await page.keyboard.press(step.press);
+  }
+}
+
+/** Clicks into a row's text and puts the caret at its end. */
+export async function focusEnd(page, id) {
+  await rowText(page, id).click();
+  await page.keyboard.press('End');
+  await waitFor(
+    () =>
+      page.evaluate((sel) => {
+        const row = document.querySelector(sel);
+        return !!row && !!document.activeElement && row.contains(document.activeElement);
+      }, rowSel(id)),
+    { timeout: 5000, message: `focus inside row ${id}` },
+  );
+}
+
+/** The row with this id as the page shows it (or undefined). */
+export async function rowOf(page, id) {
+  return (await readRows(page)).find((r) => r.id === id);
+}
+
+/** Collects the JSON bodies of a page's requests to /sync (in order). */
+export function recordSyncs(page) {
+  /** @type {{t: number, body: any, url: string}[]} */
+  const out = [];
+  page.on('request', (req) => {
+    if (req.method() === 'POST' && /\/api\/v1\/docs\/[^/]+\/sync$/.test(new URL(req.url()).pathname)) {
+      let body = null;
+      try {
+        body = req.postDataJSON();
+      } catch {
+        body = req.postData();
+      }
+      out.push({ t: Date.now(), body, url: req.url() });
+    }
+  });
+  return out;
+}
+
+/** Collects /sync reply bodies of a page (in order). */
+export function recordSyncReplies(page) {
+  /** @type {{t: number, status: number, body: any}[]} */
+  const out = [];
+  page.on('response', async (res) => {
+    if (res.request().method() === 'POST' && /\/api\/v1\/docs\/[^/]+\/sync$/.test(new URL(res.url()).pathname)) {
+      let body = null;
+      try {
+        body = await res.json();
+      } catch {
+        /* not JSON */
+      }
+      out.push({ t: Date.now(), status: res.status(), body });
+    }
+  });
+  return out;
+}
+
+export async function stageIs(page, label) {
+  return (await readStage(page)) === label;
+}
+
+/** Asserts that no row of the outline is a conflict copy. */
+export function assertNoCopies(outline, why = '') {
+  const copies = outline.filter((r) => r.conflictOf);
+  assert.equal(copies.length, 0, `unexpected conflict copies ${why}: ${render(copies)}`);
+}
