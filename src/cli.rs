@@ -32,6 +32,10 @@ pub enum Command {
         /// On an empty database, create demo users and a sample document and print tokens.
         #[arg(long)]
         demo: bool,
+        /// Serve the web app from this folder, re-read on every request (for developing
+        /// static/ without rebuilding); overrides `server.static_dir`.
+        #[arg(long, value_name = "DIR")]
+        static_dir: Option<PathBuf>,
     },
     /// Manage users.
     User {
@@ -110,7 +114,12 @@ fn valid_username(name: &str) -> bool {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = Settings::load(cli.config.as_deref())?;
     match cli.command {
-        Command::Serve { demo } => {
+        Command::Serve { demo, static_dir } => {
+            let mut settings = settings;
+            if let Some(dir) = static_dir {
+                settings.server.static_dir = dir;
+                settings.validate()?;
+            }
             crate::telemetry::init(&settings.logging);
             server::serve(settings, demo)
         }

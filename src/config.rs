@@ -69,6 +69,8 @@ pub struct ServerSettings {
     pub workers: usize,
     pub client_request_timeout_secs: u64,
     pub shutdown_timeout_secs: u64,
+    /// Empty: the web app compiled into the binary; a folder: served from disk.
+    pub static_dir: PathBuf,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -180,6 +182,14 @@ impl Settings {
                 "server.bind",
                 &self.server.bind,
                 "expected IP:PORT, e.g. 127.0.0.1:8080",
+            ));
+        }
+        let static_dir = &self.server.static_dir;
+        if !static_dir.as_os_str().is_empty() && !static_dir.is_dir() {
+            return Err(bad(
+                "server.static_dir",
+                static_dir.display(),
+                "not a folder (leave it empty to serve the files compiled into the binary)",
             ));
         }
         if self.storage.path.as_os_str().is_empty() {

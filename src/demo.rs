@@ -1,6 +1,8 @@
-//! `serve --demo`: on an empty database, two users and a sample document, created through
-//! the same actor path as any client's ops. Credentials are printed once.
+//! `serve --demo`: on an empty database, three users, a team, folders and sample documents,
+//! created through the same actor path as any client's ops. The address to open, the logins
+//! and the tokens are printed once.
 
+use std::net::SocketAddr;
 use std::time::Instant;
 
 use anyhow::Context as _;
@@ -28,14 +30,29 @@ const SAMPLE: &[(usize, &str)] = &[
     (1, "GET /api/v1/docs/{id}/markdown to read it back"),
 ];
 
-/// Demo accounts: (name, display name, password, admin).
-const USERS: &[(&str, &str, &str, bool)] = &[
-    ("alice", "Alice", "alice-demo-pw", true),
-    ("bob", "Bob", "bob-demo-pw", false),
-    ("carol", "Carol", "carol-demo-pw", false),
+/// Demo accounts: (name, display name, password, admin, role on the sample document — the
+/// shares that give it are set up in `seed`).
+const USERS: &[(&str, &str, &str, bool, &str)] = &[
+    ("alice", "Alice", "alice-demo-pw", true, "owner, admin"),
+    ("bob", "Bob", "bob-demo-pw", false, "editor"),
+    ("carol", "Carol", "carol-demo-pw", false, "viewer"),
 ];
 
-pub async fn seed(state: &AppState) -> anyhow::Result<()> {
+/// The URL a person on this machine opens: the real listening address, with an unspecified
+/// bind address (`0.0.0.0`, `::`) replaced by loopback, which browsers can open.
+pub fn browser_url(addr: SocketAddr) -> String {
+    let mut addr = addr;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(match addr {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    format!("http://{addr}/")
+}
+
+/// `addr`: where the server listens (printed for the browser and in the curl example).
+pub async fn seed(state: &AppState, addr: SocketAddr) -> anyhow::Result<()> {
     let now = state.clock.now_ms();
     let existing = state.storage.read(accounts::count_users).await?;
     if existing > 0 {
@@ -45,14 +62,14 @@ pub async fn seed(state: &AppState) -> anyhow::Result<()> {
         return Ok(());
     }
     let mut hashes = Vec::new();
-    for (_, _, pw, _) in USERS {
+    for (_, _, pw, _, _) in USERS {
         hashes.push(password::hash(pw)?);
     }
     let created = state
         .storage
         .write(move |c| {
             let mut users = Vec::new();
-            for ((name, display, _, admin), phc) in USERS.iter().zip(hashes) {
+            for ((name, display, _, admin, _), phc) in USERS.iter().zip(hashes) {
                 let u = accounts::create_user(c, name, display, *admin, now)?;
                 accounts::set_password_hash(c, &u.id, &phc)?;
                 let t = accounts::create_token(c, &u.id, "demo", now)?;
@@ -126,9 +143,16 @@ pub async fn seed(state: &AppState) -> anyhow::Result<()> {
     for (doc_id, _) in &docs {
         seed_blocks(state, doc_id, alice).await?;
     }
+    let url = browser_url(addr);
     println!("demo: created users, a team, folders and sample documents");
-    for ((u, token), (_, _, pw, _)) in users.iter().zip(USERS) {
-        println!("  {:<6} password: {:<14} token: {token}", u.name, pw);
+    println!();
+    println!("  Web app: open {url} in a browser and log in, e.g. as alice / alice-demo-pw.");
+    println!("  Logins (role on the sample document \"{}\"):", docs[0].1);
+    for ((u, token), (_, _, pw, _, role)) in users.iter().zip(USERS) {
+        println!(
+            "    {:<6} password: {:<14} {:<14} API token: {token}",
+            u.name, pw, role
+        );
     }
     println!("  documents (owner alice):");
     let paths = [
@@ -142,9 +166,10 @@ pub async fn seed(state: &AppState) -> anyhow::Result<()> {
     }
     println!("  sample document: {}", docs[0].0);
     println!(
-        "  try: curl -H 'Authorization: Bearer {}' http://HOST/api/v1/docs/{}/markdown",
+        "  try: curl -H 'Authorization: Bearer {}' {url}api/v1/docs/{}/markdown",
         users[0].1, docs[0].0
     );
+    println!();
     Ok(())
 }
 

@@ -220,9 +220,13 @@ async fn serve_http(
         compaction,
         manual_clock,
         metrics,
+        assets: Arc::new(http::assets::AssetSource::new(&settings.server.static_dir)),
     };
+    if !settings.server.static_dir.as_os_str().is_empty() {
+        tracing::info!(dir = %settings.server.static_dir.display(), "serving the web app from disk");
+    }
     if demo {
-        crate::demo::seed(&state).await?;
+        crate::demo::seed(&state, listener.local_addr()?).await?;
     }
     let shutdown_tx = shutdown_tx;
     let workers = match settings.server.workers {
@@ -236,6 +240,11 @@ async fn serve_http(
             .app_data(http::error::query_config())
             .app_data(http::error::path_config())
             .wrap(middleware::from_fn(http::origin::guard))
+            // Outside the origin guard, so its refusals carry the headers too.
+            .wrap(middleware::from_fn(http::security_headers::add))
+            // Before routing: HEAD takes the GET routes (it needs the request to itself, so
+            // nothing outside it may hold a copy).
+            .wrap(middleware::from_fn(http::head_requests::answer_like_get))
             .wrap(middleware::from_fn(crate::telemetry::request_log))
             .configure(http::routes)
     })

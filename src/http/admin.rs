@@ -95,11 +95,3 @@ pub async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiErro
         .content_type(prometheus::TEXT_FORMAT)
         .body(buf))
 }
-
-/// The operator page (a static file compiled into the binary).
-pub async fn page() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/html; charset=utf-8")
-        .insert_header(("Cache-Control", "no-cache"))
-        .body(include_str!("../../static/admin.html"))
-}

@@ -3,21 +3,25 @@
 
 pub mod accounts;
 pub mod admin;
+pub mod assets;
 pub mod auth;
 pub mod body;
 pub mod channels;
 pub mod docs;
 pub mod error;
+pub mod head_requests;
 pub mod health;
 pub mod origin;
 pub mod read;
+pub mod security_headers;
 pub mod sharing;
+pub mod static_files;
 pub mod sync;
 
 use std::sync::Arc;
 
 use actix::Addr;
-use actix_web::{web, HttpResponse};
+use actix_web::web;
 
 use docsync_actors::clock::SharedClock;
 use docsync_actors::collab::validate::Limits;
@@ -25,7 +29,6 @@ use docsync_actors::registry::Registry;
 use docsync_actors::storage::Storage;
 
 use crate::config::Settings;
-use error::ApiError;
 
 /// Shared by every handler.
 #[derive(Clone)]
@@ -42,6 +45,8 @@ pub struct AppState {
     /// Set only with `testing.clock = "manual"`.
     pub manual_clock: Option<Arc<docsync_actors::clock::ManualClock>>,
     pub metrics: Arc<docsync_actors::metrics::Metrics>,
+    /// The web app's files (`server.static_dir`: compiled in, or a folder on disk).
+    pub assets: Arc<assets::AssetSource>,
 }
 
 impl AppState {
@@ -53,7 +58,12 @@ impl AppState {
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/healthz", web::get().to(health::healthz))
         .route("/metrics", web::get().to(admin::metrics))
-        .route("/admin", web::get().to(admin::page))
+        .route("/admin", web::get().to(static_files::admin_page))
+        // The web app's pages; its files are found by `default_service`.
+        .route("/", web::get().to(static_files::app_page))
+        .route("/index.html", web::get().to(static_files::app_page))
+        .route("/login", web::get().to(static_files::app_page))
+        .route("/d/{docId}", web::get().to(static_files::app_page))
         .route("/readyz", web::get().to(health::readyz))
         .service(
             web::scope("/api/v1")
@@ -99,9 +109,5 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/tags", web::get().to(read::tags))
                 .route("/tags/{tag}", web::get().to(read::tag)),
         )
-        .default_service(web::to(not_found));
-}
-
-async fn not_found() -> Result<HttpResponse, ApiError> {
-    Err(ApiError::NotFound)
+        .default_service(web::to(static_files::file_or_not_found));
 }
