@@ -34,10 +34,23 @@ fn other() -> Author {
     }
 }
 
-fn block(id: &str, parent: Option<&str>, key: &str, version: i64, deleted_at: Option<i64>) -> Block {
+fn block(
+    id: &str,
+    parent: Option<&str>,
+    key: &str,
+    version: i64,
+    deleted_at: Option<i64>,
+) -> Block {
     // Content = the ID without its prefix, so effects are easy to read.
     let text = id.trim_start_matches("blk_").to_uppercase();
-    let mut b = Block::new(id.into(), parent.map(Into::into), key.into(), text, 100, "usr_seed");
+    let mut b = Block::new(
+        id.into(),
+        parent.map(Into::into),
+        key.into(),
+        text,
+        100,
+        "usr_seed",
+    );
     b.version = version;
     b.deleted = deleted_at.is_some();
     b.deleted_at = deleted_at;
@@ -165,13 +178,13 @@ impl Case {
     }
 
     /// Following steps come from the other client (whose leases are then "own").
-    fn as_other(mut self) -> Case {
+    fn by_other(mut self) -> Case {
         self.who.client = OTHER;
         self.who.author = other();
         self
     }
 
-    fn as_me(mut self) -> Case {
+    fn by_me(mut self) -> Case {
         self.who.client = ME;
         self.who.author = me();
         self
@@ -399,8 +412,8 @@ fn scenarios() -> Vec<Case> {
         Case::new("move a purged block", t).op(mv("blk_p", None, "a5")),
         Case::new("move an unknown block", t).op(mv("blk_zz", None, "a5")),
         Case::new("move a foreign block", t).op(mv("blk_f", None, "a5")),
-        Case::new("someone types in a subtree that moves", t).as_other().op(set_content("blk_a1x", "typing", 1))
-            .as_me().op(mv("blk_a", Some("blk_b"), "a0")).as_other().op(set_content("blk_a1x", "typing on", 2)),
+        Case::new("someone types in a subtree that moves", t).by_other().op(set_content("blk_a1x", "typing", 1))
+            .by_me().op(mv("blk_a", Some("blk_b"), "a0")).by_other().op(set_content("blk_a1x", "typing on", 2)),
         // Rule 6: delete.
         Case::new("delete a subtree", t).op(delete("blk_a")),
         Case::new("delete a leaf", t).op(delete("blk_b")),
@@ -428,7 +441,7 @@ fn scenarios() -> Vec<Case> {
         Case::new("nested deletes: restore the child first, then the parent", t)
             .op(delete("blk_a1")).later(10).op(delete("blk_a")).later(10).op(restore("blk_a1")).op(restore("blk_a")),
         Case::new("insert under a block deleted meanwhile, then restore it", t)
-            .as_other().op(delete("blk_a2")).as_me().later(1).op(insert("blk_n", Some("blk_a2"), "a0", "late child"))
+            .by_other().op(delete("blk_a2")).by_me().later(1).op(insert("blk_n", Some("blk_a2"), "a0", "late child"))
             .later(1).op(restore("blk_a2")),
         Case::new("delete a conflict copy and its original", t).op(set_content("blk_b", "mine", 0)).op(delete("blk_b")),
         // Rule 4 for the title.
@@ -443,15 +456,18 @@ fn scenarios() -> Vec<Case> {
         Case::new("set_title on an empty document with a conflict", "empty").op(set_title("T", 1)).op(set_title("U", 1)),
         // Mixed sequences from two clients.
         Case::new("two clients edit the same bullet", t)
-            .op(set_content("blk_b", "mine", 1)).as_other().op(set_content("blk_b", "theirs", 1))
-            .as_me().op(set_content("blk_b", "mine again", 2)),
+            .op(set_content("blk_b", "mine", 1)).by_other().op(set_content("blk_b", "theirs", 1))
+            .by_me().op(set_content("blk_b", "mine again", 2)),
         Case::new("edit of a bullet another client deleted", t)
-            .as_other().op(delete("blk_a")).as_me().later(1).op(set_content("blk_a1x", "still typing", 1)),
+            .by_other().op(delete("blk_a")).by_me().later(1).op(set_content("blk_a1x", "still typing", 1)),
         Case::new("edit of a bullet whose parent another client deleted, then purge-like", t)
-            .as_other().op(delete("blk_a1")).as_me().later(1).op(set_content("blk_a1", "mine", 3))
+            .by_other().op(delete("blk_a1")).by_me().later(1).op(set_content("blk_a1", "mine", 3))
             .op(insert("blk_n", Some("blk_a1x"), "a0", "under a dead child")),
     ]
 }
+
+/// Puts a lease situation on a case's target.
+type LeaseSetup = fn(Case, &str) -> Case;
 
 /// The matrix's interesting rows as a sweep: every op kind against every target state
 /// (live, tombstone with a live parent, tombstone under a deleted parent, purged, unknown,
@@ -465,7 +481,7 @@ fn sweep() -> Vec<Case> {
         ("unknown", "blk_zz", 1),
         ("foreign", "blk_f", 1),
     ];
-    let leases: [(&str, fn(Case, &str) -> Case); 4] = [
+    let leases: [(&str, LeaseSetup); 4] = [
         ("free", |c, _| c),
         ("mine", |c, id| c.mine(id)),
         ("held", |c, id| c.held(id)),
@@ -475,14 +491,23 @@ fn sweep() -> Vec<Case> {
     for (tname, id, version) in targets {
         for (lname, lease) in leases {
             let ops: Vec<(String, OpKind)> = vec![
-                ("set_content".into(), set_content(id, "typed offline", version)),
-                ("set_content stale".into(), set_content(id, "typed offline", version - 1)),
+                (
+                    "set_content".into(),
+                    set_content(id, "typed offline", version),
+                ),
+                (
+                    "set_content stale".into(),
+                    set_content(id, "typed offline", version - 1),
+                ),
                 ("set_props".into(), set_props(id, collapsed())),
                 ("move".into(), mv(id, Some("blk_b"), "a0")),
                 ("move to top".into(), mv(id, None, "a9")),
                 ("delete".into(), delete(id)),
                 ("restore".into(), restore(id)),
-                ("insert child".into(), insert("blk_n", Some(id), "a0", "child")),
+                (
+                    "insert child".into(),
+                    insert("blk_n", Some(id), "a0", "child"),
+                ),
             ];
             for (oname, op) in ops {
                 let name = format!("sweep: {oname} on {tname}, lease {lname}");
@@ -503,7 +528,11 @@ fn render() -> String {
     let cases: Vec<Case> = scenarios().into_iter().chain(sweep()).collect();
     let mut names = HashSet::new();
     for c in &cases {
-        assert!(names.insert(c.name.clone()), "duplicate case name {:?}", c.name);
+        assert!(
+            names.insert(c.name.clone()),
+            "duplicate case name {:?}",
+            c.name
+        );
     }
     let mut s = String::from("{\n");
     s.push_str("  \"about\": \"Generated by actors/src/collab/vectors_tests.rs from rules::apply_op; do not edit. See README.md.\",\n");
