@@ -1,0 +1,65 @@
+// The editor's key map: a keydown (as plain fields, so Node tests can call it) → a command
+// name. Ctrl and Cmd are the same modifier ("Mod"). The page decides what each command does
+// in context (code blocks, locked bullets, caret position).
+
+/**
+ * @typedef {'split'|'newline'|'toggleTodo'|'indent'|'outdent'|'moveUp'|'moveDown'|'collapse'
+ *   |'expand'|'undo'|'redo'|'up'|'down'|'left'|'right'|'backspace'|'delete'|'escape'} Command
+ */
+
+/**
+ * @param {{key: string, ctrlKey?: boolean, metaKey?: boolean, altKey?: boolean, shiftKey?: boolean}} e
+ * @returns {Command|null}
+ */
+export function commandFor(e) {
+  const mod = !!(e.ctrlKey || e.metaKey);
+  const alt = !!e.altKey;
+  const shift = !!e.shiftKey;
+  const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+  if (mod && !alt && key === 'z') return shift ? 'redo' : 'undo';
+  if (mod && !alt && !shift && key === 'y') return 'redo';
+  switch (key) {
+    case 'Enter':
+      if (mod && !alt) return 'toggleTodo';
+      if (alt) return null;
+      return shift ? 'newline' : 'split';
+    case 'Tab':
+      if (mod || alt) return null;
+      return shift ? 'outdent' : 'indent';
+    case 'ArrowUp':
+    case 'ArrowDown': {
+      const up = key === 'ArrowUp';
+      if (alt && shift && !mod) return up ? 'moveUp' : 'moveDown';
+      if (mod && !alt && !shift) return up ? 'collapse' : 'expand';
+      if (!mod && !alt && !shift) return up ? 'up' : 'down';
+      return null;
+    }
+    case 'ArrowLeft':
+    case 'ArrowRight':
+      if (mod || alt || shift) return null;
+      return key === 'ArrowLeft' ? 'left' : 'right';
+    case 'Backspace':
+      return mod || alt || shift ? null : 'backspace';
+    case 'Delete':
+      return mod || alt || shift ? null : 'delete';
+    case 'Escape':
+      return 'escape';
+    default:
+      return null;
+  }
+}
+
+/** The key map as documentation rows (shown in docs/browser.md and the help popover). */
+export const KEYMAP = [
+  ['Enter', 'split at the caret / new bullet below (first child of an expanded parent)'],
+  ['Shift+Enter', 'line break inside the bullet (in a code block: new bullet)'],
+  ['Backspace at start', 'plain bullet again, then merge with the bullet above (removes an empty one)'],
+  ['Delete at end', 'merge the bullet below into this one'],
+  ['Tab / Shift+Tab', 'indent / outdent with children'],
+  ['Alt+Shift+↑ / ↓', 'move the bullet with its children'],
+  ['↑ / ↓', 'previous / next bullet, keeping the caret column'],
+  ['Ctrl+Enter', 'todo → done → plain bullet'],
+  ['Ctrl+↑ / Ctrl+↓', 'collapse / expand'],
+  ['Ctrl+Z, Ctrl+Shift+Z / Ctrl+Y', 'undo, redo (own changes only)'],
+  ['Escape', 'leave the bullet (Tab then moves on through the page)'],
+];
