@@ -83,10 +83,10 @@ scenario('3 conflict copy: offline edit vs online edit, copy below in both brows
   assert.deepEqual(out.map((r) => r.text), ['Plan: meet at noon (bob: make it one)', 'Second line'], render(out));
 
   // Round 2 → Discard.
-  ({ copy } = await makeConflict(h, s, x, ' again', ' [alice wins]'));
+  ({ copy } = await makeConflict(h, s, x, ' again', ' (alice wins)'));
   snap = await api.snapshot(doc);
   orig = snap.blocks.find((b) => b.id === x);
-  assert.equal(orig.content, 'Plan: meet at noon (bob: make it one) [alice wins]');
+  assert.equal(orig.content, 'Plan: meet at noon (bob: make it one) (alice wins)');
   assert.equal(copy.text, 'Plan: meet at noon (bob: make it one) again');
   const noticeBefore = await readNotice(pages.bob);
   await pages.bob.locator(`${rowSel(copy.id)} ${SEL.discard}`).click();
@@ -107,7 +107,7 @@ scenario('3 conflict copy: offline edit vs online edit, copy below in both brows
   });
   assert.deepEqual(
     out.map((r) => r.text),
-    ['Plan: meet at noon (bob: make it one) [alice wins]', 'Second line'],
+    ['Plan: meet at noon (bob: make it one) (alice wins)', 'Second line'],
     render(out),
   );
 });
