@@ -7,8 +7,9 @@ import { loadMe, currentUser, clearUser, getClientId } from './session.js';
 import { h, replaceChildren } from './ui/dom.js';
 import { icon, logo } from './ui/icons.js';
 import { toast } from './ui/toast.js';
+import { rememberDoc } from './recent.js';
 import { renderLogin } from './pages/login.js';
-import { renderHome } from './pages/home.js';
+import { renderHome, pendingTitles } from './pages/home.js';
 import { openShareDialog, configureSharing } from './pages/share-dialog.js';
 
 /** @typedef {import('./router.js').Route} Route */
@@ -153,6 +154,9 @@ async function onRoute(route) {
           docId: route.docId, blockId: route.blockId, me, clientId: getClientId(), api, openShareDialog, offline,
         });
         if (handle && typeof handle.then === 'function') handle = await handle;
+        // Listed on the offline home page (the editor updates the title via rememberDoc too).
+        const known = pendingTitles.get(route.docId);
+        rememberDoc(known ? { docId: route.docId, title: known.title, icon: known.icon } : { docId: route.docId });
         show(token, handle, null);
       } catch (e) {
         console.error('mountEditor failed', e);

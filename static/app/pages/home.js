@@ -22,6 +22,13 @@ import { buildTree, flattenFolders, roleLabel, viaLabel, relativeTime, displayTi
 const COLLAPSED_KEY = 'docsync.collapsedFolders';
 
 /**
+ * Titles of documents listed on the home page, so the shell can label a document it opens
+ * (offline list) before the editor reports the title itself.
+ * @type {Map<string, {title: string, icon: string|null}>}
+ */
+export const pendingTitles = new Map();
+
+/**
  * @param {HTMLElement} root
  * @param {{api: import('../api.js').Api, me: import('../session.js').Me, offline: boolean,
  *   openShareDialog: (docId: string, opts?: {title?: string}) => void}} ctx
@@ -90,7 +97,10 @@ export function renderHome(root, ctx) {
       if (destroyed) return;
       docs = list.documents ?? [];
       folders = fl;
-      for (const d of docs) rememberTitle(d);
+      for (const d of docs) {
+        pendingTitles.set(d.docId, { title: d.title, icon: d.icon });
+        rememberTitle(d);
+      }
       renderList();
     } catch (e) {
       if (destroyed) return;
@@ -372,7 +382,7 @@ export function renderHome(root, ctx) {
     try {
       const r = await api.get(`/tags/${seg(tag)}`);
       if (destroyed || seq !== searchSeq) return;
-      showResults(`#${r.tag ?? tag}`, r.blocks ?? [], '');
+      showResults(`#${r.tag ?? tag}`, r.blocks ?? [], `#${r.tag ?? tag}`);
     } catch (e) {
       if (destroyed || seq !== searchSeq) return;
       replaceChildren(main, resultsHeader(`#${tag}`), errorBox(describeError(e), () => openTag(tag)));
@@ -405,7 +415,7 @@ export function renderHome(root, ctx) {
     }
     if (!hits.length) {
       replaceChildren(main, resultsHeader(title), emptyState(icon('search', { size: 28 }), 'Nothing found',
-        q ? 'No bullet matches these words. Try fewer or different words.' : 'No bullet you can read carries this tag any more.'));
+        view?.kind === 'tag' ? 'No bullet you can read carries this tag any more.' : 'No bullet matches these words. Try fewer or different words.'));
       return;
     }
     replaceChildren(main, resultsHeader(title),
