@@ -1,0 +1,278 @@
+// Editor flat list → ops: compares the editor's new flat list (ids, depths, text, props) with
+// the model's rows and returns the few ops that turn one into the other under the rules of
+// model.js. Invariant: applying the ops in order to the model gives exactly `next` as rows().
+
+import { nKeysBetween } from './order-key.js';
+
+/** @typedef {import('./types.js').Op} Op */
+/** @typedef {import('./types.js').Row} Row */
+/** @typedef {import('./types.js').Block} Block */
+/** @typedef {import('./types.js').FlatRow} FlatRow */
+/** @typedef {import('./types.js').BlockProps} BlockProps */
+/** @typedef {import('./model.js').DocModel} DocModel */
+
+/** Props a FlatRow may change; `undefined` in a row means "leave as it is". */
+const PROPS = /** @type {const} */ (['type', 'checked', 'collapsed', 'language', 'conflictResolved']);
+
+/** Applying ops to the scratch copy: no leases, no author (the real author is the engine's). */
+const SCRATCH_CTX = {
+  clientId: 'cl_diff', userId: 'usr_diff', name: '', now: 0,
+  heldByOthers: () => false, leasesEnabled: false,
+};
+
+/**
+ * Depths as the tree allows them: the first row is at 0, and a row at most one deeper than
+ * its predecessor (an editor that hands us a deeper row gets it clamped, not an error).
+ * @param {FlatRow[]} next @returns {number[]}
+ */
+export function clampDepths(next) {
+  const out = new Array(next.length);
+  let prev = -1;
+  for (let i = 0; i < next.length; i++) {
+    const d = Math.max(0, Math.min(Math.floor(next[i].depth) || 0, prev + 1));
+    out[i] = d;
+    prev = d;
+  }
+  return out;
+}
+
+/**
+ * Ops turning `model.rows()` into `next`. Unknown ids become inserts (order key between the
+ * new neighbours, parent from depth); ids of tombstones are restored first; an id purged by
+ * compaction cannot come back, so its text goes to the server's rescue block (a set_content,
+ * rule 3) and that row (with any children, placed at top level) will differ from `next`.
+ * Removed blocks become one delete per removed subtree root, after every move (so children
+ * that stay are moved out first). Throws on duplicate ids in `next`.
+ * @param {DocModel} model the current view
+ * @param {FlatRow[]} next the editor's new flat list: all live rows in document order
+ * @param {() => string} newOpId
+ * @returns {Op[]}
+ */
+export function diffRows(model, next, newOpId) {
+  const depths = clampDepths(next);
+  const current = model.rows();
+  if (sameShape(current, next, depths)) {
+    /** @type {Op[]} */
+    const ops = [];
+    for (let i = 0; i < next.length; i++) {
+      const r = next[i];
+      // Rows are cached objects: skip the per-prop work when nothing can differ.
+      const c = current[i];
+      if (r.content === c.content && !propsDiffer(c, r)) continue;
+      pushContentOps(ops, /** @type {Block} */ (model.get(r.id)), r, newOpId);
+    }
+    return ops;
+  }
+  return structuralDiff(model, current, next, depths, newOpId);
+}
+
+/** @param {Row[]} current @param {FlatRow[]} next @param {number[]} depths */
+function sameShape(current, next, depths) {
+  if (current.length !== next.length) return false;
+  for (let i = 0; i < next.length; i++) {
+    if (current[i].id !== next[i].id || current[i].depth !== depths[i]) return false;
+  }
+  return true;
+}
+
+/** @param {Row|Block} b @param {FlatRow} r */
+function propsDiffer(b, r) {
+  for (const p of PROPS) if (r[p] !== undefined && r[p] !== b[p]) return true;
+  return false;
+}
+
+/**
+ * set_content (baseVersion = the block's version now) and set_props (changed props only).
+ * @param {Op[]} ops @param {Block} b @param {FlatRow} r @param {() => string} newOpId
+ */
+function pushContentOps(ops, b, r, newOpId) {
+  if (r.content !== b.content) {
+    ops.push({ opId: newOpId(), kind: 'set_content', blockId: b.id, content: r.content, baseVersion: b.version });
+  }
+  /** @type {Record<string, unknown>} */
+  const props = {};
+  let any = false;
+  for (const p of PROPS) {
+    if (r[p] !== undefined && r[p] !== b[p]) {
+      props[p] = r[p];
+      any = true;
+    }
+  }
+  if (any) ops.push({ opId: newOpId(), kind: 'set_props', blockId: b.id, props: /** @type {BlockProps} */ (props) });
+}
+
+/**
+ * The general path: structure changed. Ops are applied to a scratch copy as they are made,
+ * so each decision sees the state the previous ops produced (restores, relocations).
+ * @param {DocModel} model @param {Row[]} current @param {FlatRow[]} next @param {number[]} depths
+ * @param {() => string} newOpId @returns {Op[]}
+ */
+function structuralDiff(model, current, next, depths, newOpId) {
+  const n = next.length;
+  /** @type {(string|null)[]} */
+  const parents = new Array(n);
+  /** @type {string[]} */
+  const stack = [];
+  const nextIds = new Set();
+  for (let i = 0; i < n; i++) {
+    const id = next[i].id;
+    if (nextIds.has(id)) throw new Error(`diffRows: duplicate id ${id}`);
+    nextIds.add(id);
+    stack.length = depths[i];
+    parents[i] = depths[i] === 0 ? null : stack[depths[i] - 1];
+    stack.push(id);
+  }
+
+  // Desired children per parent, in order (indexes into next).
+  /** @type {Map<string|null, number[]>} */
+  const wanted = new Map();
+  for (let i = 0; i < n; i++) {
+    const list = wanted.get(parents[i]);
+    if (list) list.push(i);
+    else wanted.set(parents[i], [i]);
+  }
+
+  const keys = assignKeys(model, next, wanted);
+
+  const scratch = model.clone();
+  /** @type {Op[]} */
+  const ops = [];
+  /** @param {Op} op */
+  const emit = (op) => {
+    ops.push(op);
+    scratch.applyOp(op, SCRATCH_CTX);
+  };
+  let restored = false;
+  for (let i = 0; i < n; i++) {
+    const r = next[i];
+    const parentId = parents[i];
+    let b = scratch.get(r.id);
+    if (!b && scratch.isPurged(r.id)) {
+      // Cannot come back under this id; the rules rescue the text into a new block.
+      emit({ opId: newOpId(), kind: 'set_content', blockId: r.id, content: r.content, baseVersion: 0 });
+      continue;
+    }
+    if (b && b.deleted) {
+      emit({ opId: newOpId(), kind: 'restore', blockId: r.id });
+      restored = true;
+      b = /** @type {Block} */ (scratch.get(r.id));
+    }
+    const key = keys.get(r.id);
+    if (!b) {
+      /** @type {Op} */
+      const op = { opId: newOpId(), kind: 'insert', blockId: r.id, parentId, orderKey: /** @type {string} */ (key), content: r.content };
+      if (r.type !== undefined && r.type !== 'bullet') op.type = r.type;
+      if (r.checked) op.checked = true;
+      if (r.language != null) op.language = r.language;
+      emit(op);
+    } else if (key !== undefined && (b.parentId !== parentId || b.orderKey !== key)) {
+      emit({ opId: newOpId(), kind: 'move', blockId: r.id, parentId, orderKey: key });
+    } else if (key === undefined && b.parentId !== parentId) {
+      // Only a restored block can get here (its place is decided by the rules): move it.
+      const k = scratch.keyAtEnd(parentId);
+      emit({ opId: newOpId(), kind: 'move', blockId: r.id, parentId, orderKey: k });
+    }
+    const after = /** @type {Block} */ (scratch.get(r.id));
+    const before = ops.length;
+    pushContentOps(ops, after, r, newOpId);
+    for (let k = before; k < ops.length; k++) scratch.applyOp(ops[k], SCRATCH_CTX);
+  }
+
+  // One delete per removed subtree root. Removed blocks were never moved, so the model's
+  // rows tell their parents, unless a restore brought more blocks back.
+  const live = restored ? scratch.rows() : current;
+  for (const row of live) {
+    if (nextIds.has(row.id)) continue;
+    if (row.parentId === null || nextIds.has(row.parentId) || !scratch.get(row.parentId) || scratch.get(row.parentId)?.deleted) {
+      const b = scratch.get(row.id);
+      if (b && !b.deleted) emit({ opId: newOpId(), kind: 'delete', blockId: row.id });
+    }
+  }
+  return ops;
+}
+
+/**
+ * New order keys for the rows that must be placed (inserted, moved, restored); rows that can
+ * stay keep their key and get none. Per parent, the children that already sit under it in
+ * the right relative order (a longest increasing subsequence) stay; each run of others gets
+ * keys between its stable neighbours.
+ * @param {DocModel} model @param {FlatRow[]} next @param {Map<string|null, number[]>} wanted
+ * @returns {Map<string, string>}
+ */
+function assignKeys(model, next, wanted) {
+  /** @type {Map<string, string>} */
+  const keys = new Map();
+  for (const [parentId, list] of wanted) {
+    const siblings = model.childIds(parentId);
+    /** @type {Map<string, number>} */
+    let position = new Map();
+    // Only build the index when some wanted child sits here already (large lists are common).
+    const here = list.filter((i) => {
+      const b = model.get(next[i].id);
+      return b !== undefined && !b.deleted && b.parentId === parentId;
+    });
+    if (here.length > 0) {
+      position = new Map(siblings.map((id, p) => [id, p]));
+    }
+    const stable = new Set(longestIncreasing(here.map((i) => /** @type {number} */ (position.get(next[i].id)))).map((k) => here[k]));
+    /** @param {number} i */
+    const keyOf = (i) => /** @type {Block} */ (model.get(next[i].id)).orderKey;
+    let j = 0;
+    /** @type {string|null} */
+    let prevKey = null;
+    while (j < list.length) {
+      if (stable.has(list[j])) {
+        prevKey = keyOf(list[j]);
+        j++;
+        continue;
+      }
+      // A run of rows to place, up to the next stable sibling whose key leaves room.
+      let end = j;
+      while (end < list.length && !stable.has(list[end])) end++;
+      for (;;) {
+        const nextKey = end < list.length ? keyOf(list[end]) : null;
+        if (nextKey === null || prevKey === null || prevKey < nextKey) {
+          try {
+            const fresh = nKeysBetween(prevKey, nextKey, end - j);
+            for (let k = j; k < end; k++) keys.set(next[list[k]].id, fresh[k - j]);
+            break;
+          } catch {
+            if (nextKey === null) throw new Error('diffRows: no order key left at the end of a list');
+          }
+        }
+        // Equal keys (or no room): the stable neighbour moves too.
+        stable.delete(list[end]);
+        end++;
+        while (end < list.length && !stable.has(list[end])) end++;
+      }
+      prevKey = keys.get(next[list[end - 1]].id) ?? prevKey;
+      j = end;
+    }
+  }
+  return keys;
+}
+
+/**
+ * Indexes of a longest strictly increasing subsequence (patience sorting, O(n log n)).
+ * @param {number[]} xs @returns {number[]}
+ */
+export function longestIncreasing(xs) {
+  /** @type {number[]} */
+  const tails = []; // tails[k] = index in xs of the smallest tail of an increasing run of length k+1
+  const prev = new Array(xs.length).fill(-1);
+  for (let i = 0; i < xs.length; i++) {
+    let lo = 0;
+    let hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (xs[tails[mid]] < xs[i]) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0) prev[i] = tails[lo - 1];
+    tails[lo] = i;
+  }
+  /** @type {number[]} */
+  const out = [];
+  for (let k = tails.length > 0 ? tails[tails.length - 1] : -1; k >= 0; k = prev[k]) out.push(k);
+  return out.reverse();
+}
