@@ -204,6 +204,7 @@ function assignKeys(model, next, wanted) {
   const keys = new Map();
   for (const [parentId, list] of wanted) {
     const siblings = model.childIds(parentId);
+    if (sameLiveChildren(model, siblings, next, list)) continue; // all stay: the common case
     /** @type {Map<string, number>} */
     let position = new Map();
     // Only build the index when some wanted child sits here already (large lists are common).
@@ -250,6 +251,20 @@ function assignKeys(model, next, wanted) {
     }
   }
   return keys;
+}
+
+/**
+ * True when the live children under a parent are exactly the wanted ones, in order.
+ * @param {DocModel} model @param {readonly string[]} siblings @param {FlatRow[]} next @param {number[]} list
+ */
+function sameLiveChildren(model, siblings, next, list) {
+  let j = 0;
+  for (const id of siblings) {
+    if (/** @type {Block} */ (model.get(id)).deleted) continue;
+    if (j >= list.length || next[list[j]].id !== id) return false;
+    j++;
+  }
+  return j === list.length;
 }
 
 /**
