@@ -40,6 +40,9 @@ let offline = false;
 
 const offlinePill = h('span', { class: 'pill pill-offline', id: 'offline-indicator', hidden: true }, icon('offline', { size: 14 }), 'Offline');
 
+/** Whether the current page is a document (the header then links back to the list). */
+let onDocPage = false;
+
 function renderHeader() {
   const me = currentUser();
   const brand = h('a', { href: me ? '/' : '/login', class: 'brand', 'aria-label': 'docsync home' }, logo(), h('span', { class: 'brand-name' }, 'docsync'));
@@ -57,7 +60,10 @@ function renderHeader() {
       logout,
     ];
   }
-  replaceChildren(header, h('div', { class: 'header-inner' }, brand, h('nav', { class: 'header-right', 'aria-label': 'Account' }, ...right)));
+  const crumb = me && onDocPage
+    ? h('a', { href: '/', class: 'crumb', id: 'back-home' }, h('span', { 'aria-hidden': 'true' }, '/'), h('span', null, 'Documents'))
+    : null;
+  replaceChildren(header, h('div', { class: 'header-inner' }, brand, crumb, h('nav', { class: 'header-right', 'aria-label': 'Account' }, ...right)));
   updateOffline();
 }
 
@@ -133,6 +139,7 @@ async function onRoute(route) {
     }
   }
   const me = /** @type {import('./session.js').Me} */ (currentUser());
+  onDocPage = route.name === 'doc';
   renderHeader();
 
   if (route.name === 'home') {
@@ -183,9 +190,13 @@ function show(token, handle, title) {
   page = handle ?? null;
   if (title) document.title = `${title} · docsync`;
   if (!firstRender) {
-    // Move focus to the new page's heading so screen readers announce the change.
-    const target = root.querySelector('h1') ?? root;
-    if (target instanceof HTMLElement) {
+    // Move focus to the new page's heading so screen readers announce the change — unless
+    // the page already placed focus itself (the editor), or the heading is editable.
+    const active = document.activeElement;
+    const placed = active instanceof HTMLElement && active !== root && root.contains(active);
+    const h1 = root.querySelector('h1');
+    const target = placed ? null : h1 instanceof HTMLElement && !h1.isContentEditable ? h1 : root;
+    if (target) {
       if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
       target.focus({ preventScroll: true });
     }

@@ -35,7 +35,9 @@ async function getApi() {
  * @param {{title?: string}} [opts]
  */
 export function openShareDialog(docId, opts = {}) {
-  return openSharing({ kind: 'doc', id: docId, label: opts.title?.trim() || null });
+  // From the editor: take the title shown on the page (DOM contract: #doc-title).
+  const shown = document.querySelector(`#editor[data-doc-id="${CSS.escape(docId)}"] #doc-title`)?.textContent ?? '';
+  return openSharing({ kind: 'doc', id: docId, label: opts.title?.trim() || shown.trim() || null });
 }
 
 /**
