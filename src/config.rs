@@ -1,6 +1,7 @@
 //! Configuration: the embedded `config/default.toml`, then an optional local file, then
-//! `DOCSYNC_*` environment variables (`DOCSYNC_SECTION__KEY`). Unknown keys and bad values
-//! stop the start with a message that names the key.
+//! `DOCSYNC_SECTION__KEY` environment variables. Unknown keys and bad values stop the start
+//! with a message that names the key; other `DOCSYNC_*` variables (Kubernetes service links)
+//! are not configuration and are ignored.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -149,6 +150,26 @@ impl From<config::ConfigError> for ConfigError {
     }
 }
 
+/// The `DOCSYNC_SECTION__KEY` variables of `vars`: only those are configuration (a typo in
+/// one stays a start-up error). Anything else starting with `DOCSYNC_` is not ours — e.g. the
+/// service links Kubernetes injects for a Service named `docsync` (`DOCSYNC_SERVICE_HOST`,
+/// `DOCSYNC_PORT=tcp://…`) — and is ignored, logged at debug.
+fn settings_from_env(
+    vars: impl Iterator<Item = (String, String)>,
+) -> std::collections::HashMap<String, String> {
+    vars.filter(|(name, _)| {
+        let Some(rest) = name.strip_prefix("DOCSYNC_") else {
+            return false;
+        };
+        let ours = matches!(rest.split_once("__"), Some((section, key)) if !section.is_empty() && !key.is_empty());
+        if !ours {
+            tracing::debug!(variable = %name, "ignoring environment variable: not DOCSYNC_SECTION__KEY");
+        }
+        ours
+    })
+    .collect()
+}
+
 impl Settings {
     /// Loads defaults, then `file` (or `config/local.toml` if present), then the environment.
     pub fn load(file: Option<&Path>) -> Result<Settings, ConfigError> {
@@ -162,7 +183,8 @@ impl Settings {
             Environment::with_prefix("DOCSYNC")
                 .prefix_separator("_")
                 .separator("__")
-                .try_parsing(true),
+                .try_parsing(true)
+                .source(Some(settings_from_env(std::env::vars()))),
         );
         let s: Settings = b.build()?.try_deserialize()?;
         s.validate()?;

@@ -292,6 +292,40 @@ fn backup_restores_exactly_and_clients_ahead_resync() {
     assert_eq!(snap["blocks"][0]["content"], "after restore");
 }
 
+/// Kubernetes injects service links for a Service named `docsync` (`DOCSYNC_SERVICE_HOST`,
+/// `DOCSYNC_PORT=tcp://…`): they are not configuration and must not stop the start. Only the
+/// `DOCSYNC_SECTION__KEY` form is read (a typo there still stops it: see the next test).
+#[test]
+fn kubernetes_service_links_do_not_stop_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(bin())
+        .arg("serve")
+        .env("DOCSYNC_STORAGE__PATH", dir.path().join("k8s.db"))
+        .env("DOCSYNC_SERVER__BIND", "127.0.0.1:0")
+        .env("DOCSYNC_SERVICE_HOST", "10.0.0.1")
+        .env("DOCSYNC_SERVICE_PORT", "8080")
+        .env("DOCSYNC_PORT", "tcp://10.0.0.1:8080")
+        .env("DOCSYNC_PORT_8080_TCP_ADDR", "10.0.0.1")
+        .env("DOCSYNC_", "x")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+    let listening = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find(|l| l.contains("listening on"));
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        listening.is_some(),
+        "the server must start: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn bad_configuration_stops_the_start_naming_the_key() {
     let dir = tempfile::tempdir().unwrap();
