@@ -72,6 +72,9 @@ pub struct ServerSettings {
     pub shutdown_timeout_secs: u64,
     /// Empty: the web app compiled into the binary; a folder: served from disk.
     pub static_dir: PathBuf,
+    /// Peers whose `X-Forwarded-Host` / `Forwarded` headers are believed (reverse proxies
+    /// we run); from anyone else those headers are ignored.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -184,6 +187,8 @@ impl Settings {
                 .prefix_separator("_")
                 .separator("__")
                 .try_parsing(true)
+                .list_separator(",")
+                .with_list_parse_key("server.trusted_proxies")
                 .source(Some(settings_from_env(std::env::vars()))),
         );
         let s: Settings = b.build()?.try_deserialize()?;

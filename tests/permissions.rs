@@ -1245,11 +1245,25 @@ fn sessions_tokens_and_cross_origin_writes() {
         let (host, port) = own.rsplit_once(':').unwrap();
         format!("{host}:{}", port.parse::<u16>().unwrap().wrapping_add(1))
     };
-    for origin in ["http://evil.example", "null", port_other.as_str()] {
+    // A forwarded host naming the attacker's origin is not believed from an untrusted peer
+    // (server.trusted_proxies is empty by default).
+    let forged = [
+        ("X-Forwarded-Host", "evil.example"),
+        ("Forwarded", "host=evil.example"),
+    ];
+    for (origin, extra) in [
+        ("http://evil.example", None),
+        ("null", None),
+        (port_other.as_str(), None),
+        ("http://evil.example", Some(forged[0])),
+        ("http://evil.example", Some(forged[1])),
+    ] {
         for (method, path, body) in &evil_writes {
             let before = (fingerprint(&srv, &doc), docs_count());
             let body = (!body.is_null()).then_some(body);
-            let r = srv.send(method, path, &c, &[("Origin", origin)], body);
+            let mut headers = vec![("Origin", origin)];
+            headers.extend(extra);
+            let r = srv.send(method, path, &c, &headers, body);
             assert_eq!(
                 r.status, 403,
                 "{method} {path} from {origin} with a cookie: {}",
@@ -1263,6 +1277,22 @@ fn sessions_tokens_and_cross_origin_writes() {
             );
         }
     }
+
+    // From a configured trusted proxy the forwarded host is believed: a browser that
+    // reached the proxy as https://notes.example passes with that origin.
+    let proxied = TestServer::start_with(&[("DOCSYNC_SERVER__TRUSTED_PROXIES", "127.0.0.1")]);
+    proxied.add_user_with_password("alice", PW);
+    let r = proxied.login(
+        "alice",
+        PW,
+        &[
+            ("Origin", "https://notes.example"),
+            ("X-Forwarded-Host", "notes.example"),
+        ],
+    );
+    assert_eq!(r.status, 200, "login through a trusted proxy: {}", r.body);
+    let r = proxied.login("alice", PW, &[("Origin", "https://notes.example")]);
+    assert_eq!(r.status, 403, "without the forwarded host: {}", r.body);
 
     // Allowed: same origin, no Origin, and bearer tokens from anywhere.
     let icon = |v: &str| {

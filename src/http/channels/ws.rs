@@ -54,18 +54,11 @@ pub async fn connect(
     stream: web::Payload,
 ) -> Result<HttpResponse, actix_web::Error> {
     // A page on another site may open a WebSocket with our cookie: refuse that.
-    if creds.is_session() && req.cookie(SESSION_COOKIE).is_some() {
-        if let Some(origin) = req.headers().get("origin").and_then(|v| v.to_str().ok()) {
-            let host = req.connection_info().host().to_ascii_lowercase();
-            let o = origin.to_ascii_lowercase();
-            let oh = o
-                .strip_prefix("http://")
-                .or_else(|| o.strip_prefix("https://"))
-                .unwrap_or("");
-            if oh != host {
-                return Err(ApiError::Forbidden("cross-origin WebSocket refused".into()).into());
-            }
-        }
+    if creds.is_session()
+        && req.cookie(SESSION_COOKIE).is_some()
+        && !super::super::origin::same_origin(&req)
+    {
+        return Err(ApiError::Forbidden("cross-origin WebSocket refused".into()).into());
     }
     let user = caller(&state, &creds).await?;
     let (sink, events) = mpsc::unbounded_channel();
