@@ -89,15 +89,21 @@ export function createApi(opts = {}) {
    * @param {Method} method
    * @param {string} path
    * @param {unknown} [body] sent as JSON when not undefined
-   * @param {{signal?: AbortSignal, keepalive?: boolean, quiet401?: boolean}} [extra]
+   * @param {{signal?: AbortSignal, keepalive?: boolean, quiet401?: boolean, timeoutMs?: number}} [extra]
+   *   timeoutMs: give up after this long and report the server as unreachable (status 0)
    * @returns {Promise<T>} parsed JSON, or null for 204 / empty bodies
    */
   async function request(method, path, body, extra = {}) {
     const doFetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
     /** @type {Record<string, string>} */
     const headers = { Accept: 'application/json' };
+    let signal = extra.signal;
+    if (extra.timeoutMs && typeof AbortSignal.timeout === 'function') {
+      const t = AbortSignal.timeout(extra.timeoutMs);
+      signal = signal && typeof AbortSignal.any === 'function' ? AbortSignal.any([signal, t]) : t;
+    }
     /** @type {RequestInit} */
-    const init = { method, headers, credentials: 'same-origin', signal: extra.signal };
+    const init = { method, headers, credentials: 'same-origin', signal };
     if (extra.keepalive) init.keepalive = true;
     if (body !== undefined) {
       headers['Content-Type'] = 'application/json';
@@ -108,7 +114,7 @@ export function createApi(opts = {}) {
     try {
       res = await doFetch(`${baseUrl}/api/v1${path}`, init);
     } catch (e) {
-      if (e instanceof DOMException && e.name === 'AbortError') throw e;
+      if (e instanceof DOMException && e.name === 'AbortError') throw e; // the caller's own abort; a timeout is 'TimeoutError'
       throw new ApiError(0, 'network', 'Cannot reach the server. Check your connection.');
     }
     const text = await res.text().catch(() => '');
@@ -127,7 +133,7 @@ export function createApi(opts = {}) {
 
   return {
     request,
-    /** @template [T=any] @param {string} path @param {{signal?: AbortSignal, quiet401?: boolean}} [extra] @returns {Promise<T>} */
+    /** @template [T=any] @param {string} path @param {{signal?: AbortSignal, quiet401?: boolean, timeoutMs?: number}} [extra] @returns {Promise<T>} */
     get: (path, extra) => request('GET', path, undefined, extra),
     /** @template [T=any] @param {string} path @param {unknown} [body] @param {{keepalive?: boolean, quiet401?: boolean}} [extra] @returns {Promise<T>} */
     post: (path, body = {}, extra) => request('POST', path, body, extra),

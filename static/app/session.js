@@ -66,7 +66,7 @@ export function cachedUser() {
  */
 export async function loadMe(api) {
   try {
-    const me = /** @type {Me} */ (await api.get('/me', { quiet401: true }));
+    const me = /** @type {Me} */ (await api.get('/me', { quiet401: true, timeoutMs: 8000 }));
     current = me;
     try {
       localStorage.setItem(ME_KEY, JSON.stringify(me));

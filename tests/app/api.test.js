@@ -85,3 +85,28 @@ describe('createApi', () => {
     expect(onUnauthorized).toHaveBeenCalledTimes(1);
   });
 });
+
+describe('timeouts', () => {
+  it('a request that takes longer than timeoutMs counts as unreachable', async () => {
+    /** @type {typeof fetch} */
+    const slow = (_url, init) => new Promise((_resolve, reject) => {
+      init?.signal?.addEventListener('abort', () => reject(init.signal?.reason));
+    });
+    const api = createApi({ fetch: slow });
+    const e = await api.get('/me', { timeoutMs: 20 }).catch((x) => x);
+    expect(e).toBeInstanceOf(ApiError);
+    expect(e.status).toBe(0);
+  });
+  it('the caller\'s own abort is passed through', async () => {
+    const ctl = new AbortController();
+    /** @type {typeof fetch} */
+    const slow = (_url, init) => new Promise((_resolve, reject) => {
+      init?.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
+    });
+    const api = createApi({ fetch: slow });
+    const p = api.get('/docs', { signal: ctl.signal }).catch((x) => x);
+    ctl.abort();
+    const e = await p;
+    expect(e.name).toBe('AbortError');
+  });
+});
