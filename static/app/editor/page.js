@@ -89,6 +89,11 @@ function el(tag, cls, text) {
   return e;
 }
 
+/** @param {HTMLElement} e @param {boolean} h */
+function setHidden(e, h) {
+  if (e.hidden !== h) e.hidden = h;
+}
+
 /** @param {number} n @param {string} one @param {string} many */
 const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 
@@ -255,7 +260,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
       drawnEditable = editable;
     }
     if (pendingFocus) {
-      const v = views.get(pendingFocus.id);
+      const v = ensureView(pendingFocus.id);
       if (v) {
         const { offset } = pendingFocus;
         pendingFocus = null;
@@ -267,9 +272,10 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
 
   /** @param {EngineState} s */
   function renderChrome(s) {
-    editor.classList.toggle('is-readonly', !canEdit());
-    viewOnly.hidden = s.role !== 'viewer';
-    share.hidden = s.role !== 'owner';
+    const ro = !canEdit();
+    if (editor.classList.contains('is-readonly') !== ro) editor.classList.toggle('is-readonly', ro);
+    setHidden(viewOnly, s.role !== 'viewer');
+    setHidden(share, s.role !== 'owner');
     if (s.title !== lastTitle) {
       lastTitle = s.title;
       if (document.activeElement !== title || (title.textContent ?? '') === '') {
@@ -278,18 +284,17 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
       document.title = `${s.title || 'Untitled'} — docsync`;
       rememberTitle(s.title);
     }
-    if (canEdit()) title.setAttribute('contenteditable', 'plaintext-only');
-    else title.removeAttribute('contenteditable');
+    if (!ro && !title.hasAttribute('contenteditable')) title.setAttribute('contenteditable', 'plaintext-only');
+    else if (ro && title.hasAttribute('contenteditable')) title.removeAttribute('contenteditable');
     // status line
     if (stage.textContent !== s.stageLabel) stage.textContent = s.stageLabel;
-    status.dataset.stage = s.stage;
+    if (status.dataset.stage !== s.stage) status.dataset.stage = s.stage;
     const p = s.error
       ? `${plural(s.pending, 'change', 'changes')} kept on this device`
       : s.pending === 0
         ? 'All changes saved'
         : `${plural(s.pending, 'change', 'changes')} waiting`;
     if (pending.textContent !== p) pending.textContent = p;
-    status.dataset.pending = String(s.pending);
     // notices: access lost beats everything, then storage trouble, then the engine's notice
     if (s.error && (s.error.status === 403 || s.error.status === 404)) {
       const n = s.pending;
@@ -326,39 +331,74 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
         presence.append(el('span', 'ed-presence-text', `${label} here`));
       }
     }
-    empty.hidden = s.loaded && s.rows.length > 0;
-    empty.textContent = !s.loaded ? 'Loading…' : canEdit() ? 'Empty document. Click here or press Enter in the title to start.' : 'This document is empty.';
-    add.hidden = !s.loaded || !canEdit() || s.rows.length === 0;
+    setHidden(empty, s.loaded && s.rows.length > 0);
+    const emptyText = !s.loaded ? 'Loading…' : !ro ? 'Empty document. Click here or press Enter in the title to start.' : 'This document is empty.';
+    if (empty.textContent !== emptyText) empty.textContent = emptyText;
+    setHidden(add, !s.loaded || ro || s.rows.length === 0);
   }
 
   /**
    * @param {EngineState} s @param {boolean} editable
    */
-  function renderRows(s, editable) {
+  function renderRows(s, editable, extraId = /** @type {string|null} */ (null)) {
     const active = document.activeElement;
     const activeView = focusedId ? views.get(focusedId) : undefined;
     const hadFocus = !!activeView && active === activeView.text;
     const caret = hadFocus && activeView ? getSelectionOffsets(activeView.text) : null;
     const oldIndex = focusedId != null ? (visibleIndex.get(focusedId) ?? -1) : -1;
 
-    visible = visibleRows(s.rows);
-    visibleIndex = new Map();
-    for (let i = 0; i < visible.length; i++) visibleIndex.set(visible[i].id, i);
+    if (s.rows !== visibleOf) {
+      visibleOf = s.rows;
+      const before = visible;
+      visible = visibleRows(s.rows);
+      // typing changes no order: keep the index when the ids are the same
+      let same = before.length === visible.length;
+      for (let i = 0; same && i < visible.length; i++) same = before[i].id === visible[i].id;
+      if (!same) {
+        visibleIndex = new Map();
+        for (let i = 0; i < visible.length; i++) visibleIndex.set(visible[i].id, i);
+      }
+    }
+    const want = windowed() ? windowIndices([focusedId, pendingFocus?.id, drag?.id, extraId]) : null;
 
     reconciling = true;
     try {
-      // drop rows that are gone or hidden
+      // drop rows that are gone, hidden or outside the window
       for (const [id, v] of views) {
-        if (!visibleIndex.has(id)) {
+        const i = visibleIndex.get(id);
+        if (i === undefined || (want && !want.has(i))) {
           v.el.remove();
           views.delete(id);
         }
       }
-      // create or update, then put in order
+      // create or update, then put in order (spacers stand in for the rows not drawn)
       const fresh = outline.firstChild === null;
       const frag = fresh ? document.createDocumentFragment() : null;
       let cursor = outline.firstChild;
-      for (const r of visible) {
+      let spacerNo = 0;
+      let gapFrom = -1; // first index of the current run of rows not drawn
+      /** @param {Node} node */
+      const place = (node) => {
+        if (frag) frag.append(node);
+        else if (node === cursor) cursor = cursor.nextSibling;
+        else outline.insertBefore(node, cursor);
+      };
+      /** @param {number} to */
+      const flushGap = (to) => {
+        if (gapFrom < 0) return;
+        const sp = spacer(spacerNo++);
+        const h = `${Math.round(heightOf(gapFrom, to))}px`;
+        if (sp.style.height !== h) sp.style.height = h;
+        place(sp);
+        gapFrom = -1;
+      };
+      for (let i = 0; i < visible.length; i++) {
+        if (want && !want.has(i)) {
+          if (gapFrom < 0) gapFrom = i;
+          continue;
+        }
+        flushGap(i);
+        const r = visible[i];
         let v = views.get(r.id);
         const lock = s.locks.get(r.id)?.name ?? null;
         if (!v) {
@@ -368,11 +408,12 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
         } else if (v.lock !== lock || v.editable !== (editable && lock == null) || (v.row !== r && !sameRow(v.row, r))) {
           updateView(v, r, lock, editable);
         } else v.row = r;
-        if (frag) frag.append(v.el);
-        else if (v.el === cursor) cursor = cursor.nextSibling;
-        else outline.insertBefore(v.el, cursor);
+        place(v.el);
       }
+      flushGap(visible.length);
       if (frag) outline.append(frag);
+      for (let k = spacerNo; k < spacers.length; k++) spacers[k].remove();
+      spacers.length = spacerNo;
     } finally {
       reconciling = false;
     }
@@ -385,10 +426,149 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
       const near = visible[Math.max(0, Math.min(oldIndex - 1, visible.length - 1))];
       focusedId = null;
       if (near) {
-        const nv = views.get(near.id);
+        const nv = ensureView(near.id);
         if (nv) focusView(nv, { offset: near.content.length });
       }
     }
+  }
+
+  // ---- windowing (documents with more than WINDOW_MIN visible rows) ---------------------------
+  // Only the rows near the viewport (one screen above and below) are in the DOM, plus the row
+  // being edited; runs of other rows are one spacer each, as tall as their measured (or
+  // estimated) heights. Small documents are drawn whole, so find-in-page sees everything.
+  const WINDOW_MIN = 400;
+  /** @type {Row[]|null} */
+  let visibleOf = null;
+  /** @type {HTMLElement[]} */
+  const spacers = [];
+  /** measured row heights by block id (px) */
+  const heights = new Map();
+  /** @type {Float64Array} prefix sums of row heights over `visible` */
+  let tops = new Float64Array(1);
+  let topsOf = /** @type {Row[]|null} */ (null);
+  let topsDirty = true;
+  let drawnFrom = 0;
+  let drawnTo = 0;
+
+  const windowed = () => visible.length > WINDOW_MIN;
+
+  /** @param {number} k */
+  function spacer(k) {
+    let sp = spacers[k];
+    if (!sp) {
+      sp = el('div', 'ed-spacer');
+      sp.setAttribute('aria-hidden', 'true');
+      spacers[k] = sp;
+    }
+    return sp;
+  }
+
+  /** @param {Row} r */
+  function estimate(r) {
+    const base = r.type === 'h1' ? 42 : r.type === 'h2' ? 36 : r.type === 'h3' ? 30 : 24;
+    const lines = r.type === 'code' ? r.content.split('\n').length : Math.max(1, Math.ceil(r.content.length / 90));
+    return base + (lines - 1) * (r.type === 'code' ? 22 : 24) + (r.type === 'code' ? 22 : 0) + (r.conflictOf ? 30 : 0);
+  }
+
+  function ensureTops() {
+    if (topsOf === visible && !topsDirty) return;
+    if (tops.length < visible.length + 1) tops = new Float64Array(visible.length + 1);
+    let acc = 0;
+    for (let i = 0; i < visible.length; i++) {
+      tops[i] = acc;
+      acc += heights.get(visible[i].id) ?? estimate(visible[i]);
+    }
+    tops[visible.length] = acc;
+    topsOf = visible;
+    topsDirty = false;
+  }
+
+  /** @param {number} from @param {number} to */
+  function heightOf(from, to) {
+    ensureTops();
+    return tops[to] - tops[from];
+  }
+
+  /** First index whose row ends below `y`. @param {number} y */
+  function indexAt(y) {
+    ensureTops();
+    let lo = 0;
+    let hi = visible.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (tops[mid + 1] <= y) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Records the heights of the rows in the DOM (one layout read, before any change). */
+  function measure() {
+    for (const [id, v] of views) {
+      const h = v.el.offsetHeight;
+      if (h > 0 && heights.get(id) !== h) {
+        heights.set(id, h);
+        topsDirty = true;
+      }
+    }
+  }
+
+  /** The range of rows the viewport shows, with one screen of margin each side. */
+  function viewportRange() {
+    const top = outline.getBoundingClientRect().top;
+    const vh = window.innerHeight;
+    return [indexAt(-top - vh), Math.min(visible.length, indexAt(-top + 2 * vh) + 1)];
+  }
+
+  /** @param {(string|null|undefined)[]} keep ids drawn wherever they are @returns {Set<number>} */
+  function windowIndices(keep) {
+    measure();
+    const [a, b] = viewportRange();
+    drawnFrom = a;
+    drawnTo = b;
+    const want = new Set();
+    for (let i = a; i < b; i++) want.add(i);
+    for (const id of keep) {
+      const i = id ? visibleIndex.get(id) : undefined;
+      if (i !== undefined) want.add(i);
+    }
+    return want;
+  }
+
+  function onScroll() {
+    if (!windowed() || !state) return;
+    const top = outline.getBoundingClientRect().top;
+    const vh = window.innerHeight;
+    const a = indexAt(-top - vh / 2);
+    const b = Math.min(visible.length, indexAt(-top + 1.5 * vh) + 1);
+    if (a < drawnFrom || b > drawnTo) {
+      drawnRows = null; // force renderRows
+      scheduleRender();
+    }
+  }
+
+  /** The view of a row, drawing it first if it is outside the window. @param {string} id */
+  function ensureView(id) {
+    let v = views.get(id);
+    if (!v && state && visibleIndex.has(id)) {
+      renderRows(state, canEdit(), id);
+      v = views.get(id);
+    }
+    return v ?? null;
+  }
+
+  /** Scrolls a row (drawn or not) into the middle of the screen. @param {string} id */
+  function scrollToRow(id) {
+    const i = visibleIndex.get(id);
+    if (i === undefined) return null;
+    if (windowed()) {
+      ensureTops();
+      const top = outline.getBoundingClientRect().top + window.scrollY;
+      window.scrollTo(0, Math.max(0, top + tops[i] - window.innerHeight / 2));
+      drawnRows = null;
+      renderNow();
+    }
+    return ensureView(id);
   }
 
   /** @returns {RowView} */
@@ -621,7 +801,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
       for (const k of hiddenBy) next = /** @type {FlatRow[]} */ (setProps(next, all[k].id, { collapsed: false }));
       commit({ ok: true, rows: next, step: 'props', focus: null });
     }
-    const v = views.get(id);
+    const v = scrollToRow(id);
     if (!v) return;
     v.el.scrollIntoView({ block: 'center' });
     v.el.classList.remove('is-target');
@@ -652,7 +832,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
     const i = visibleIndex.get(idOf(v));
     if (i == null) return null;
     const r = visible[i + delta];
-    return r ? (views.get(r.id) ?? null) : null;
+    return r ? ensureView(r.id) : null;
   }
 
   /** Commits what the field shows (typing), with markdown shortcuts at the line start. @param {RowView} v */
@@ -821,7 +1001,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
 
   /** After a move the row element may have been re-inserted: keep the caret where it was. @param {string} id @param {number} off */
   function keepCaret(id, off) {
-    const v = views.get(id);
+    const v = ensureView(id);
     if (v && document.activeElement !== v.text) focusView(v, { offset: off });
     else if (v) scrollIntoViewIfNeeded(v.el);
   }
@@ -989,7 +1169,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
       const id = newId();
       commit({ ok: true, rows: [withProps({ id, depth: 0, content: '' })], step: 'insert', focus: { id, offset: 0 } });
     } else {
-      const first = views.get(visible[0]?.id ?? '');
+      const first = ensureView(visible[0]?.id ?? '');
       if (first) focusView(first, { offset: 0 });
     }
   }
@@ -1007,7 +1187,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
       e.preventDefault();
       if (canEdit() && e.key === 'Enter' && rows().length === 0) startFirstRow();
       else {
-        const first = visible[0] && views.get(visible[0].id);
+        const first = visible[0] && ensureView(visible[0].id);
         if (first) focusView(first, { offset: 0 });
         else if (canEdit()) startFirstRow();
       }
@@ -1017,7 +1197,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   function onAdd() {
     const all = rows();
     const last = visible[visible.length - 1];
-    const lv = last && views.get(last.id);
+    const lv = last && ensureView(last.id);
     if (last && last.content === '' && !last.hasChildren && lv && !lv.lock) return focusView(lv, { offset: 0 });
     const id = newId();
     commit({ ok: true, rows: [...all, withProps({ id, depth: 0, content: '' })], step: 'insert', focus: { id, offset: 0 } });
@@ -1151,6 +1331,8 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   window.addEventListener('offline', onOffline);
   window.addEventListener('pagehide', onPageHide);
   window.addEventListener('hashchange', onHash);
+  window.addEventListener('scroll', onScroll, { passive: true });
+  window.addEventListener('resize', onScroll, { passive: true });
 
   const off = engine.subscribe((s) => {
     state = s;
@@ -1174,6 +1356,8 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
       window.removeEventListener('offline', onOffline);
       window.removeEventListener('pagehide', onPageHide);
       window.removeEventListener('hashchange', onHash);
+      window.removeEventListener('scroll', onScroll);
+      window.removeEventListener('resize', onScroll);
       engine.close();
       editor.remove();
     },
