@@ -56,7 +56,7 @@ export function renderHome(root, ctx) {
     'aria-label': 'Search all documents', autocomplete: 'off', spellcheck: 'false', enterkeyhint: 'search',
   });
   const searchForm = h('form', { role: 'search', class: 'search', onsubmit: (/** @type {Event} */ ev) => { ev.preventDefault(); runSearch(true); } },
-    icon('search', { size: 16, class: 'search-icon' }), search);
+    icon('search', { size: 16, class: 'search-icon' }), search, h('kbd', { class: 'search-kbd', 'aria-hidden': 'true' }, '/'));
   const newDoc = h('button', { type: 'button', id: 'new-doc', class: 'btn btn-primary' }, icon('plus', { size: 16 }), h('span', null, 'New document'));
   const newFolder = h('button', { type: 'button', id: 'new-folder', class: 'btn' }, icon('folder', { size: 16 }), h('span', null, 'New folder'));
   const target = h('p', { class: 'create-target', id: 'create-target', 'aria-live': 'polite' });
@@ -85,6 +85,20 @@ export function renderHome(root, ctx) {
       closeView();
     }
   });
+
+  // "/" focuses the search box (as in most web apps), unless typing somewhere already.
+  /** @param {KeyboardEvent} ev */
+  const onKey = (ev) => {
+    if (ev.key !== '/' || ev.ctrlKey || ev.metaKey || ev.altKey || search.disabled) return;
+    const t = ev.target;
+    if (t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+    if (document.querySelector('dialog[open]')) return;
+    ev.preventDefault();
+    search.focus();
+    search.select();
+  };
+  document.addEventListener('keydown', onKey);
+  search.setAttribute('aria-keyshortcuts', '/');
 
   if (ctx.offline) renderOffline();
   else load();
@@ -154,13 +168,15 @@ export function renderHome(root, ctx) {
     const shared = tree.loose.filter((d) => d.role !== 'owner');
     /** @type {Node[]} */
     const parts = [];
-    if (tree.roots.length || mine.length) {
+    if (tree.roots.length) {
+      parts.push(h('section', { class: 'doc-section', 'aria-labelledby': 'sec-folders' },
+        h('h2', { class: 'section-title', id: 'sec-folders' }, 'Folders'),
+        h('ul', { class: 'doc-tree', role: 'list' }, tree.roots.map((n) => folderItem(n)))));
+    }
+    if (mine.length) {
       parts.push(h('section', { class: 'doc-section', 'aria-labelledby': 'sec-mine' },
-        h('h2', { class: 'section-title', id: 'sec-mine' }, 'My documents'),
-        h('ul', { class: 'doc-tree', role: 'list' },
-          tree.roots.map((n) => folderItem(n)),
-          mine.map((d) => docItem(d))),
-        !mine.length && !tree.roots.length ? h('p', { class: 'muted small' }, 'Nothing here yet.') : null));
+        h('h2', { class: 'section-title', id: 'sec-mine' }, tree.roots.length ? 'My documents, not in a folder' : 'My documents'),
+        h('ul', { class: 'doc-tree', role: 'list' }, mine.map((d) => docItem(d)))));
     }
     if (shared.length) {
       parts.push(h('section', { class: 'doc-section', 'aria-labelledby': 'sec-shared' },
@@ -473,6 +489,7 @@ export function renderHome(root, ctx) {
     destroy() {
       destroyed = true;
       clearTimeout(searchTimer);
+      document.removeEventListener('keydown', onKey);
     },
   };
 }
