@@ -9,6 +9,11 @@
 /** @typedef {import('./model.js').DocModel} DocModel */
 
 /** @typedef {{kind: string, forward: Op[], inverse: Op[], at: number}} Step */
+/**
+ * A step in the history; `afterForward` / `afterInverse`: how its targets looked right after
+ * our last redo / undo of it (unset until then: derived from the ops themselves).
+ * @typedef {Step & {afterForward?: Map<string, Expect>, afterInverse?: Map<string, Expect>}} Entry
+ */
 /** @typedef {{blockId: string, reason: 'changed'|'locked'|'gone'}} Skipped */
 /** @typedef {{ops: Op[], skipped: Skipped[]}} UndoResult */
 
@@ -101,9 +106,11 @@ export function inverseOfOps(model, ops, newOpId) {
  * tell whether someone else changed it since. Target 'title' stands for the title.
  * @typedef {{content?: string, parentId?: string|null, orderKey?: string,
  *   props?: Record<string, unknown>, live?: boolean, title?: string}} Expect
- * @param {Op[]} ops @returns {Map<string, Expect>}
+ * With `state` (the view right after the ops), the values are read from it, since an op
+ * can change more than it names (a delete takes a restored child with it).
+ * @param {Op[]} ops @param {DocModel} [state] @returns {Map<string, Expect>}
  */
-function expectations(ops) {
+function expectations(ops, state) {
   /** @type {Map<string, Expect>} */
   const out = new Map();
   for (const op of ops) {
@@ -135,6 +142,21 @@ function expectations(ops) {
       case 'set_title':
         e.title = op.title;
         break;
+    }
+  }
+  if (state) {
+    for (const [id, e] of out) {
+      if (id === 'title') {
+        if (e.title !== undefined) e.title = state.title;
+        continue;
+      }
+      const b = state.get(id);
+      if (!b) continue;
+      const cur = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (b));
+      if (e.content !== undefined) e.content = b.content;
+      if (e.parentId !== undefined) [e.parentId, e.orderKey] = [b.parentId, b.orderKey];
+      if (e.props) for (const p of Object.keys(e.props)) e.props[p] = cur[p];
+      if (e.live !== undefined) e.live = !b.deleted;
     }
   }
   return out;
@@ -174,9 +196,9 @@ export class UndoHistory {
   /** @param {{limit?: number}} [options] 200 steps per tab and document by default */
   constructor({ limit = 200 } = {}) {
     this.limit = limit;
-    /** @type {Step[]} */
+    /** @type {Entry[]} */
     this._undo = [];
-    /** @type {Step[]} */
+    /** @type {Entry[]} */
     this._redo = [];
     /**
      * The version our own latest change gave each block (record, undo, redo): a block now
@@ -235,8 +257,9 @@ export class UndoHistory {
   undo(model, isHeldByOther, newOpId) {
     const step = this._undo.pop();
     if (!step) return { ops: [], skipped: [] };
-    const res = this._replay(model, isHeldByOther, newOpId, step.forward, step.inverse, false);
-    if (res.skipped.length === 0) this._redo.push(step);
+    const expect = step.afterForward ?? expectations(step.forward);
+    const [res, after] = this._replay(model, isHeldByOther, newOpId, expect, step.inverse, false);
+    if (res.skipped.length === 0) this._redo.push({ ...step, afterInverse: after });
     return res;
   }
 
@@ -248,8 +271,9 @@ export class UndoHistory {
   redo(model, isHeldByOther, newOpId) {
     const step = this._redo.pop();
     if (!step) return { ops: [], skipped: [] };
-    const res = this._replay(model, isHeldByOther, newOpId, step.inverse, step.forward, true);
-    if (res.skipped.length === 0) this._undo.push(step);
+    const expect = step.afterInverse ?? expectations(step.inverse);
+    const [res, after] = this._replay(model, isHeldByOther, newOpId, expect, step.forward, true);
+    if (res.skipped.length === 0) this._undo.push({ ...step, afterForward: after });
     return res;
   }
 
@@ -266,43 +290,42 @@ export class UndoHistory {
   }
 
   /**
-   * Checks that the targets still look as `done` (our last ops on them) left them, then
-   * makes fresh ops from `todo` against the current view.
+   * Checks that the targets still look as our last change left them, then makes fresh ops
+   * from `todo` against the current view.
    * @param {DocModel} model @param {(blockId: string) => boolean} isHeldByOther
-   * @param {() => string} newOpId @param {Op[]} done @param {Op[]} todo @param {boolean} isRedo
-   * @returns {UndoResult}
+   * @param {() => string} newOpId @param {Map<string, Expect>} expect how our last change left
+   * the targets @param {Op[]} todo @param {boolean} isRedo
+   * @returns {[UndoResult, Map<string, Expect>]} the result and how `todo` leaves the targets
    */
-  _replay(model, isHeldByOther, newOpId, done, todo, isRedo) {
+  _replay(model, isHeldByOther, newOpId, expect, todo, isRedo) {
     /** @type {Skipped[]} */
     const skipped = [];
     const skip = (/** @type {string} */ blockId, /** @type {Skipped['reason']} */ reason) => {
       if (!skipped.some((s) => s.blockId === blockId)) skipped.push({ blockId, reason });
     };
-    for (const [id, e] of expectations(done)) {
+    for (const [id, e] of expect) {
       const why = this._check(model, isHeldByOther, id, e);
       if (why) skip(id, why);
     }
+    // Each op is checked against the view the earlier ops of the step leave (a redo
+    // restores a parent before moving a bullet back under it).
+    const scratch = model.clone();
+    /** @type {Op[]} */
+    const ops = [];
     for (const op of todo) {
       const id = op.kind === 'set_title' ? 'title' : /** @type {string} */ (op.blockId);
       if (isHeldByOther(id)) skip(id, 'locked');
       if (op.kind === 'delete') {
         // The server refuses a delete when anyone holds a bullet of the subtree.
-        for (const b of model.get(id) ? model.subtree(id) : []) {
+        for (const b of scratch.get(id) ? scratch.subtree(id) : []) {
           if (!b.deleted && isHeldByOther(b.id)) skip(b.id, 'locked');
         }
       }
       if (op.kind === 'move' && op.parentId != null) {
-        const p = model.get(op.parentId);
+        const p = scratch.get(op.parentId);
         if (!p || p.deleted) skip(id, 'gone');
       }
-      if (op.kind !== 'set_title' && op.kind !== 'insert' && !model.get(id)) skip(id, 'gone');
-    }
-    if (skipped.length > 0) return { ops: [], skipped };
-
-    const scratch = model.clone();
-    /** @type {Op[]} */
-    const ops = [];
-    for (const op of todo) {
+      if (op.kind !== 'set_title' && op.kind !== 'insert' && !scratch.get(id)) skip(id, 'gone');
       /** @type {Op} */
       let fresh = { ...op, opId: newOpId() };
       const cur = op.blockId !== undefined ? scratch.get(op.blockId) : undefined;
@@ -316,8 +339,9 @@ export class UndoHistory {
       ops.push(fresh);
       scratch.applyOp(fresh, SCRATCH_CTX);
     }
+    if (skipped.length > 0) return [{ ops: [], skipped }, new Map()];
     this._noteOwn(ops);
-    return { ops, skipped };
+    return [{ ops, skipped }, expectations(ops, scratch)];
   }
 
   /**
