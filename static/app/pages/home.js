@@ -206,7 +206,7 @@ export function renderHome(root, ctx) {
     const select = h('button', {
       type: 'button', class: 'folder-name', 'aria-pressed': String(isSelected),
       title: isSelected ? 'Selected: new documents and folders go here' : 'Select this folder for new documents',
-    }, icon('folder', { size: 16 }), h('span', { class: 'folder-label' }, f.name), h('span', { class: 'count', 'aria-label': `${node.total} documents` }, String(node.total)));
+    }, icon('folder', { size: 16 }), h('span', { class: `folder-label${f.known === false ? ' is-unnamed' : ''}` }, f.name), h('span', { class: 'count' }, String(node.total), h('span', { class: 'sr-only' }, node.total === 1 ? ' document' : ' documents')));
     select.addEventListener('click', () => {
       selectedFolder = selectedFolder === f.folderId ? null : f.folderId;
       renderList();
