@@ -514,14 +514,14 @@ fn static_dir_flag_overrides_and_a_missing_folder_stops_the_start() {
     assert!(err.contains("server.static_dir"), "{err}");
 }
 
-/// Local `src`/`href` references of an HTML page.
-fn local_refs(html: &str) -> Vec<String> {
+/// The local scripts and style sheets an HTML page loads.
+fn local_resources(html: &str) -> Vec<String> {
     let mut refs = Vec::new();
     for attr in ["src=\"", "href=\""] {
         for (i, _) in html.match_indices(attr) {
             let rest = &html[i + attr.len()..];
             let value = &rest[..rest.find('"').unwrap()];
-            if value.starts_with('/') {
+            if value.starts_with('/') && (value.ends_with(".js") || value.ends_with(".css")) {
                 refs.push(value.to_string());
             }
         }
@@ -540,7 +540,7 @@ fn the_embedded_admin_page_loads_its_script_and_style() {
     );
     assert_eq!(header(&page, "content-security-policy"), Some(CSP));
     let html = text(&page);
-    let refs = local_refs(&html);
+    let refs = local_resources(&html);
     assert!(refs.contains(&"/admin.js".to_string()), "{refs:?}");
     assert!(refs.contains(&"/admin.css".to_string()), "{refs:?}");
     for r in &refs {

@@ -12,8 +12,6 @@ use actix_web::web::{self, Bytes};
 use rust_embed::RustEmbed;
 use sha2::{Digest, Sha256};
 
-use super::error::ApiError;
-
 /// Everything under `static/`, compiled in (release and debug builds alike, so tests serve
 /// what production serves). Dotfiles and test files are left out of the binary; `build.rs`
 /// makes Cargo rebuild when a file is added. `AssetPath` applies the same rule to requests.
@@ -107,6 +105,16 @@ pub fn content_type(path: &str) -> Cow<'static, str> {
     Cow::Borrowed(known)
 }
 
+/// Reading a file from `server.static_dir` failed for a reason other than its absence
+/// (permissions, I/O): a broken deployment, mapped to a 500 in `error.rs`.
+#[derive(Debug, thiserror::Error)]
+pub enum AssetError {
+    #[error("reading static file {path}: {source}")]
+    Read { path: String, source: io::Error },
+    #[error("reading static file {path}: the blocking thread pool is gone")]
+    NoBlockingPool { path: String },
+}
+
 /// Where the files come from (`server.static_dir`).
 pub enum AssetSource {
     /// Compiled in. Indexed once at start, so every ETag is computed a single time.
@@ -137,17 +145,22 @@ impl AssetSource {
     }
 
     /// The file at `path`, or `None` if there is none.
-    pub async fn load(&self, path: &AssetPath) -> Result<Option<Arc<Asset>>, ApiError> {
+    pub async fn load(&self, path: &AssetPath) -> Result<Option<Arc<Asset>>, AssetError> {
         match self {
             AssetSource::Embedded(index) => Ok(index.get(path.as_str()).cloned()),
             AssetSource::Directory(root) => {
-                let (root, path) = (root.clone(), path.clone());
+                let (root, owned) = (root.clone(), path.clone());
                 // Disk reads block; keep them off the HTTP worker threads.
-                web::block(move || read_from_dir(&root, &path))
+                let found = web::block(move || read_from_dir(&root, &owned))
                     .await
-                    .map_err(|e| ApiError::Internal(format!("reading a static file: {e}")))?
-                    .map(|found| found.map(Arc::new))
-                    .map_err(|e| ApiError::Internal(format!("reading a static file: {e}")))
+                    .map_err(|_| AssetError::NoBlockingPool {
+                        path: path.as_str().to_string(),
+                    })?
+                    .map_err(|source| AssetError::Read {
+                        path: path.as_str().to_string(),
+                        source,
+                    })?;
+                Ok(found.map(Arc::new))
             }
         }
     }

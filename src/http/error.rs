@@ -113,6 +113,13 @@ impl From<InvalidRequest> for ApiError {
     }
 }
 
+impl From<crate::http::assets::AssetError> for ApiError {
+    fn from(e: crate::http::assets::AssetError) -> Self {
+        tracing::error!(error = %e, "static file");
+        ApiError::Internal(e.to_string())
+    }
+}
+
 impl From<actix::MailboxError> for ApiError {
     fn from(e: actix::MailboxError) -> Self {
         ApiError::Unavailable(format!("document actor unavailable: {e}"))
