@@ -98,6 +98,11 @@ export function renderHome(root, ctx) {
     search.select();
   };
   document.addEventListener('keydown', onKey);
+  // Back on the tab: refresh the list quietly (new shares, titles changed elsewhere).
+  const onVisible = () => {
+    if (document.visibilityState === 'visible' && !ctx.offline && !view && !document.querySelector('dialog[open]')) load();
+  };
+  document.addEventListener('visibilitychange', onVisible);
   search.setAttribute('aria-keyshortcuts', '/');
 
   if (ctx.offline) renderOffline();
@@ -156,6 +161,7 @@ export function renderHome(root, ctx) {
   // ---- the document tree ----
   function renderList() {
     if (view) return;
+    const restore = focusSelector(main);
     tree = buildTree(docs, folders);
     updateTarget();
     if (!docs.length && !tree.roots.length) {
@@ -184,6 +190,7 @@ export function renderHome(root, ctx) {
         h('ul', { class: 'doc-tree', role: 'list' }, shared.map((d) => docItem(d)))));
     }
     replaceChildren(main, ...parts);
+    if (restore) /** @type {HTMLElement|null} */ (main.querySelector(restore))?.focus();
   }
 
   /** @param {FolderNode} node @returns {HTMLLIElement} */
@@ -201,7 +208,6 @@ export function renderHome(root, ctx) {
       else collapsed.add(f.folderId);
       saveCollapsed(collapsed);
       renderList();
-      /** @type {HTMLElement|null} */ (main.querySelector(`[data-folder-id="${CSS.escape(f.folderId)}"] .folder-toggle`))?.focus();
     });
     const select = h('button', {
       type: 'button', class: 'folder-name', 'aria-pressed': String(isSelected),
@@ -210,7 +216,6 @@ export function renderHome(root, ctx) {
     select.addEventListener('click', () => {
       selectedFolder = selectedFolder === f.folderId ? null : f.folderId;
       renderList();
-      /** @type {HTMLElement|null} */ (main.querySelector(`[data-folder-id="${CSS.escape(f.folderId)}"] .folder-name`))?.focus();
     });
     const menu = menuButton({
       label: `Actions for folder ${f.name}`,
@@ -490,6 +495,7 @@ export function renderHome(root, ctx) {
       destroyed = true;
       clearTimeout(searchTimer);
       document.removeEventListener('keydown', onKey);
+      document.removeEventListener('visibilitychange', onVisible);
     },
   };
 }
@@ -516,6 +522,24 @@ export async function setTitle(api, docId, title) {
   } finally {
     api.post(`/docs/${seg(docId)}/leave`, { clientId }, { keepalive: true }).catch(() => {});
   }
+}
+
+/**
+ * A selector that finds the focused control again after the list is re-rendered.
+ * @param {HTMLElement} container
+ * @returns {string|null}
+ */
+function focusSelector(container) {
+  const a = document.activeElement;
+  if (!(a instanceof HTMLElement) || !container.contains(a)) return null;
+  const link = a.closest('a[data-doc-id]');
+  if (link instanceof HTMLElement) return `a[data-doc-id="${CSS.escape(link.dataset.docId ?? '')}"]`;
+  const folder = a.closest('[data-folder-id]');
+  if (folder instanceof HTMLElement) {
+    const part = ['folder-toggle', 'folder-name', 'menu-trigger'].find((c) => a.classList.contains(c));
+    if (part) return `[data-folder-id="${CSS.escape(folder.dataset.folderId ?? '')}"] > .folder-row .${part}`;
+  }
+  return null;
 }
 
 /**
