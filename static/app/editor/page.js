@@ -351,10 +351,11 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
       visibleOf = s.rows;
       const before = visible;
       visible = visibleRows(s.rows);
-      // typing changes no order: keep the index when the ids are the same
+      // typing changes no order: keep the index (and the row offsets) when the ids are the same
       let same = before.length === visible.length;
       for (let i = 0; same && i < visible.length; i++) same = before[i].id === visible[i].id;
-      if (!same) {
+      if (same) topsOf = visible;
+      else {
         visibleIndex = new Map();
         for (let i = 0; i < visible.length; i++) visibleIndex.set(visible[i].id, i);
       }
@@ -1389,7 +1390,7 @@ function sameRow(a, b) {
 /** @param {string} name */
 function initials(name) {
   const parts = name.trim().split(/\s+/).filter(Boolean);
-  const s = parts.length > 1 ? parts[0][0] + parts[parts.length - 1][0] : (parts[0] ?? '?').slice(0, 2);
+  const s = parts.length > 1 ? parts[0][0] + parts[parts.length - 1][0] : (parts[0] ?? '?').slice(0, 1);
   return s.toUpperCase();
 }
 
