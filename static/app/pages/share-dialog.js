@@ -83,11 +83,14 @@ async function openSharing(target) {
   /** @type {Team[]} */
   let teams = [];
   let busy = false;
+  /** Set when the server says only the owner may manage these shares. */
+  let denied = false;
 
   const listTitleId = uid('share-list');
   const errorEl = h('p', { id: 'share-error', class: 'form-error', role: 'alert', hidden: true });
   const list = h('ul', { class: 'share-list', role: 'list', 'aria-labelledby': listTitleId, id: 'share-list' });
   const status = h('p', { class: 'muted small', role: 'status', id: 'share-status' });
+  const listHead = h('h3', { class: 'subhead', id: listTitleId }, 'Who has access');
 
   // Add form: a person by user name, or one of my teams.
   const kindSel = h('select', { name: 'kind', class: 'input', 'aria-label': 'Share with' },
@@ -103,13 +106,13 @@ async function openSharing(target) {
 
   const title = target.kind === 'doc'
     ? (target.label ? `Share “${target.label}”` : 'Share document')
-    : `Share folder “${target.label}”`;
+    : target.label && target.label !== 'Folder' ? `Share folder “${target.label}”` : 'Share folder';
   const description = target.kind === 'doc'
     ? 'People and teams you add can open this document. “Can edit” lets them change it.'
     : 'Shares of a folder apply to every document and folder inside it.';
   const { dialog, close } = openModal({
     id: 'share-dialog', title, description, wide: true,
-    content: [addForm, errorEl, h('h3', { class: 'subhead', id: listTitleId }, 'Who has access'), list, status,
+    content: [addForm, errorEl, listHead, list, status,
       h('div', { class: 'dialog-actions' }, h('button', { type: 'button', class: 'btn', onclick: () => close() }, 'Done'))],
   });
   dialog.dataset.target = `${target.kind}:${target.id}`;
@@ -184,6 +187,12 @@ async function openSharing(target) {
   }
 
   function renderList() {
+    if (denied) {
+      addForm.hidden = true;
+      list.hidden = true;
+      listHead.hidden = true;
+      return;
+    }
     if (!shares.length) {
       replaceChildren(list, h('li', { class: 'share-empty muted' },
         target.kind === 'doc' ? 'Only you (and anyone with access to its folder) can open it. Add a person or team above.' : 'Not shared yet. Add a person or team above.'));
@@ -234,8 +243,8 @@ async function openSharing(target) {
     } catch (e) {
       if (e instanceof ApiError && e.status === 403) {
         showError(target.kind === 'doc' ? 'Only the owner of this document can change who has access.' : 'Only the owner of this folder can change who has access.');
-        addForm.hidden = true;
-        replaceChildren(list);
+        denied = true;
+        renderList();
       } else {
         showError(describeError(e));
       }
