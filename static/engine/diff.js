@@ -3,6 +3,7 @@
 // model.js. Invariant: applying the ops in order to the model gives exactly `next` as rows().
 
 import { nKeysBetween } from './order-key.js';
+import { newBlock } from './model.js';
 
 /** @typedef {import('./types.js').Op} Op */
 /** @typedef {import('./types.js').Row} Row */
@@ -75,10 +76,19 @@ function sameShape(current, next, depths) {
   return true;
 }
 
-/** @param {Row|Block} b @param {FlatRow} r */
+/**
+ * Spelled out rather than looped over PROPS: this runs for every row on every keystroke, and
+ * fixed property names keep the lookups monomorphic (a loop made the fast path 5× slower).
+ * @param {Row|Block} b @param {FlatRow} r
+ */
 function propsDiffer(b, r) {
-  for (const p of PROPS) if (r[p] !== undefined && r[p] !== b[p]) return true;
-  return false;
+  return (
+    (r.type !== undefined && r.type !== b.type) ||
+    (r.checked !== undefined && r.checked !== b.checked) ||
+    (r.collapsed !== undefined && r.collapsed !== b.collapsed) ||
+    (r.language !== undefined && r.language !== b.language) ||
+    (r.conflictResolved !== undefined && r.conflictResolved !== b.conflictResolved)
+  );
 }
 
 /**
@@ -86,6 +96,7 @@ function propsDiffer(b, r) {
  * @param {Op[]} ops @param {Block} b @param {FlatRow} r @param {() => string} newOpId
  */
 function pushContentOps(ops, b, r, newOpId) {
+  if (r.content === b.content && !propsDiffer(b, r)) return;
   if (r.content !== b.content) {
     ops.push({ opId: newOpId(), kind: 'set_content', blockId: b.id, content: r.content, baseVersion: b.version });
   }
@@ -118,9 +129,9 @@ function structuralDiff(model, current, next, depths, newOpId) {
     const id = next[i].id;
     if (nextIds.has(id)) throw new Error(`diffRows: duplicate id ${id}`);
     nextIds.add(id);
-    stack.length = depths[i];
+    // stack[d] = the latest row at depth d; entries deeper than this row are stale but unread.
     parents[i] = depths[i] === 0 ? null : stack[depths[i] - 1];
-    stack.push(id);
+    stack[depths[i]] = id;
   }
 
   // Desired children per parent, in order (indexes into next).
@@ -134,30 +145,39 @@ function structuralDiff(model, current, next, depths, newOpId) {
 
   const keys = assignKeys(model, next, wanted);
 
-  const scratch = model.clone();
+  // A scratch copy is only needed when ids of tombstones come back (a restore also brings
+  // back what the same delete removed, so later decisions must see it) or purged ids show
+  // up. Otherwise the model is read directly: nothing below reads a block the ops changed.
+  let needScratch = false;
+  for (let i = 0; i < n && !needScratch; i++) {
+    const b = model.get(next[i].id);
+    needScratch = b ? b.deleted : model.isPurged(next[i].id);
+  }
+  const scratch = needScratch ? model.clone() : null;
+  const view = scratch ?? model;
   /** @type {Op[]} */
   const ops = [];
   /** @param {Op} op */
   const emit = (op) => {
     ops.push(op);
-    scratch.applyOp(op, SCRATCH_CTX);
+    if (scratch) scratch.applyOp(op, SCRATCH_CTX);
   };
-  let restored = false;
   for (let i = 0; i < n; i++) {
     const r = next[i];
     const parentId = parents[i];
-    let b = scratch.get(r.id);
-    if (!b && scratch.isPurged(r.id)) {
+    let b = view.get(r.id);
+    if (!b && view.isPurged(r.id)) {
       // Cannot come back under this id; the rules rescue the text into a new block.
       emit({ opId: newOpId(), kind: 'set_content', blockId: r.id, content: r.content, baseVersion: 0 });
       continue;
     }
     if (b && b.deleted) {
       emit({ opId: newOpId(), kind: 'restore', blockId: r.id });
-      restored = true;
-      b = /** @type {Block} */ (scratch.get(r.id));
+      b = /** @type {Block} */ (view.get(r.id));
     }
     const key = keys.get(r.id);
+    /** @type {Block} */
+    let after;
     if (!b) {
       /** @type {Op} */
       const op = { opId: newOpId(), kind: 'insert', blockId: r.id, parentId, orderKey: /** @type {string} */ (key), content: r.content };
@@ -165,26 +185,29 @@ function structuralDiff(model, current, next, depths, newOpId) {
       if (r.checked) op.checked = true;
       if (r.language != null) op.language = r.language;
       emit(op);
-    } else if (key !== undefined && (b.parentId !== parentId || b.orderKey !== key)) {
-      emit({ opId: newOpId(), kind: 'move', blockId: r.id, parentId, orderKey: key });
-    } else if (key === undefined && b.parentId !== parentId) {
-      // Only a restored block can get here (its place is decided by the rules): move it.
-      const k = scratch.keyAtEnd(parentId);
-      emit({ opId: newOpId(), kind: 'move', blockId: r.id, parentId, orderKey: k });
+      after = scratch ? /** @type {Block} */ (scratch.get(r.id)) : insertedBlock(op);
+    } else {
+      if (key !== undefined && (b.parentId !== parentId || b.orderKey !== key)) {
+        emit({ opId: newOpId(), kind: 'move', blockId: r.id, parentId, orderKey: key });
+      } else if (key === undefined && b.parentId !== parentId) {
+        // Only a restored block can get here (its place is decided by the rules): move it.
+        emit({ opId: newOpId(), kind: 'move', blockId: r.id, parentId, orderKey: view.keyAtEnd(parentId) });
+      }
+      after = /** @type {Block} */ (view.get(r.id)); // a move changes neither text nor props
     }
-    const after = /** @type {Block} */ (scratch.get(r.id));
     const before = ops.length;
     pushContentOps(ops, after, r, newOpId);
-    for (let k = before; k < ops.length; k++) scratch.applyOp(ops[k], SCRATCH_CTX);
+    if (scratch) for (let k = before; k < ops.length; k++) scratch.applyOp(ops[k], SCRATCH_CTX);
   }
 
-  // One delete per removed subtree root. Removed blocks were never moved, so the model's
-  // rows tell their parents, unless a restore brought more blocks back.
-  const live = restored ? scratch.rows() : current;
+  // One delete per removed subtree root, after every move. Removed blocks were never moved,
+  // so the model's rows tell their parents, unless a restore brought more blocks back.
+  const live = scratch ? scratch.rows() : current;
   for (const row of live) {
     if (nextIds.has(row.id)) continue;
-    if (row.parentId === null || nextIds.has(row.parentId) || !scratch.get(row.parentId) || scratch.get(row.parentId)?.deleted) {
-      const b = scratch.get(row.id);
+    const parent = row.parentId === null ? undefined : view.get(row.parentId);
+    if (row.parentId === null || nextIds.has(row.parentId) || !parent || parent.deleted) {
+      const b = view.get(row.id);
       if (b && !b.deleted) emit({ opId: newOpId(), kind: 'delete', blockId: row.id });
     }
   }
@@ -251,6 +274,19 @@ function assignKeys(model, next, wanted) {
     }
   }
   return keys;
+}
+
+/**
+ * The block an insert makes under a live parent (rules.rs `insert` + `apply_op`), for the
+ * props comparison without a scratch copy.
+ * @param {Op} op @returns {Block}
+ */
+function insertedBlock(op) {
+  const b = newBlock(/** @type {string} */ (op.blockId), op.parentId ?? null, /** @type {string} */ (op.orderKey), /** @type {string} */ (op.content), 0, '');
+  if (op.type != null) b.type = op.type;
+  b.checked = op.checked ?? false;
+  b.language = op.language ?? null;
+  return b;
 }
 
 /**
