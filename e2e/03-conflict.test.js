@@ -18,9 +18,24 @@ async function makeConflict(h, s, x, bobText, aliceText) {
   await waitStage(pages.bob, STAGE.offline);
   await focusEnd(pages.bob, x);
   await pages.bob.keyboard.type(bobText);
+  // bob may still hold the bullet from before he went offline (a left bullet stays held
+  // 20 s): let that lease run out on the server and in alice's page.
+  if ((await rowOf(pages.alice, x))?.locked) {
+    await s.srv.advanceClock(21_000);
+    await contexts.alice.clock.fastForward(21_000);
+    await waitFor(async () => !(await rowOf(pages.alice, x))?.locked, {
+      timeout: 30_000,
+      message: "bob's old lease to end for alice",
+    });
+  }
+  const was = (await rowOf(pages.alice, x)).text;
   await focusEnd(pages.alice, x);
   await pages.alice.keyboard.type(aliceText);
-  const before = (await rowOf(pages.alice, x)).text;
+  const before = was + aliceText;
+  await waitFor(async () => (await rowOf(pages.alice, x))?.text === before, {
+    timeout: 5_000,
+    message: async () => `alice's typing in the free bullet shown (shows "${(await rowOf(pages.alice, x))?.text}")`,
+  });
   await waitFor(async () => (await api.snapshot(doc)).blocks.find((b) => b.id === x)?.content === before, {
     message: "alice's edit reaches the server",
   });

@@ -39,6 +39,7 @@ scenario('4 days offline: 50 bullets edited or added offline, two offline reload
   }, { timeout: 20_000, interval: 500, message: 'a service worker controlling bob\'s page' });
   await waitRowsShown(bob, ids);
 
+  h.log('bob goes offline');
   await bobCtx.setOffline(true);
   await proxy.stop();
   await waitStage(bob, STAGE.offline);
@@ -60,8 +61,11 @@ scenario('4 days offline: 50 bullets edited or added offline, two offline reload
     for (let k = 1; k <= 5; k++) if (!texts.includes(`Edit me ${k} (bob, offline day ${k})`)) return false;
     return added.every((t) => texts.filter((x) => x === t).length === 1);
   };
-  await waitFor(async () => expectBob(await pageOutline(bob)), { message: 'bob sees all his offline work' });
+  await waitFor(async () => expectBob(await pageOutline(bob)), {
+    message: async () => `bob sees all his offline work:\n${render(await pageOutline(bob))}`,
+  });
 
+  h.log('bob\'s 50 offline changes shown');
   // Two reloads with no network: the app comes from the service worker, the outline and the
   // queue from IndexedDB.
   for (let r = 1; r <= 2; r++) {
@@ -75,6 +79,7 @@ scenario('4 days offline: 50 bullets edited or added offline, two offline reload
     assert.ok((await apiOutline(api, doc)).every((b) => !added.includes(b.text)), 'nothing of bob\'s reached the server yet');
   }
 
+  h.log('two offline reloads done');
   // alice works meanwhile.
   await focusEnd(alice, ids[0]);
   await alice.keyboard.type(' (alice was here)');
@@ -90,6 +95,7 @@ scenario('4 days offline: 50 bullets edited or added offline, two offline reload
   h.log(`compaction after +8 days: ${JSON.stringify(summary)}`);
 
   // bob is back.
+  h.log('bob comes back');
   await proxy.restart();
   await bobCtx.setOffline(false);
   const final = await converged(api, doc, [alice, bob], { timeout: 60_000, check: expectBob });

@@ -64,10 +64,14 @@ scenario('6 access: read-only with live updates, then editor without reload, the
     check: (o) => o.find((r) => r.id === agenda)?.text === 'Agenda for Monday',
   });
 
-  // Revoked: carol's next send is refused; her editor says so and keeps her text.
-  await api.setShares(doc, []);
+  // Revoked while carol has unsent text (she is offline for a moment, so the text is
+  // surely queued when the share goes): her send is refused, her editor says so and keeps it.
+  await carolCtx.setOffline(true);
   await focusEnd(carol, agenda);
   await carol.keyboard.type(' and Tuesday');
+  await waitFor(async () => (await rowOf(carol, agenda))?.text === 'Agenda for Monday and Tuesday', { message: 'carol\'s offline typing shown' });
+  await api.setShares(doc, []);
+  await carolCtx.setOffline(false);
   const said = await waitFor(async () => {
     const t = ((await carol.locator(SEL.editor).textContent()) || '') + ((await carol.locator(SEL.notice).textContent().catch(() => '')) || '');
     return /access|permission|not allowed|no longer|not found|removed|revoked|denied/i.test(t) ? t : false;

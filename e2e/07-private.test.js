@@ -24,6 +24,14 @@ scenario('7 private note: no lease requests alone; a second tab or a share switc
     },
   });
   const lastMode = () => replies.filter((r) => r.body?.mode).at(-1)?.body.mode;
+  // A private client listens on no wake-up channel: it learns a new mode from its next
+  // reply, at the latest its 30 s sync — the page clock jumps there instead of waiting.
+  const untilMode = (mode, what) =>
+    waitFor(async () => {
+      if (lastMode() === mode) return true;
+      await ctx.clock.fastForward(31_000);
+      return lastMode() === mode;
+    }, { timeout: 20_000, interval: 1000, message: what });
   await waitFor(() => lastMode() === 'private', { message: 'the server answers mode "private"' });
 
   // Typing alone: no lease request, ever.
@@ -48,7 +56,7 @@ scenario('7 private note: no lease requests alone; a second tab or a share switc
   // A second tab: both switch to the full flow; tab1 asks for the lease of its bullet and
   // tab2 shows it locked.
   const tab2 = await h.openDoc(ctx, doc);
-  await waitFor(() => lastMode() === 'full', { timeout: 15_000, message: 'tab1 is told mode "full"' });
+  await untilMode('full', 'tab1 is told mode "full"');
   await focusEnd(tab1, two);
   await waitFor(() => syncs.some((q) => holds(q).includes(two)), { message: 'tab1 asks for the lease of the focused bullet' });
   await waitFor(async () => (await rowOf(tab2, two))?.locked, { message: 'tab2 shows the bullet locked' });
@@ -61,8 +69,7 @@ scenario('7 private note: no lease requests alone; a second tab or a share switc
 
   // tab2 closes: back to private.
   await tab2.close({ runBeforeUnload: true });
-  await ctx.clock.fastForward(31_000);
-  await waitFor(() => lastMode() === 'private', { timeout: 15_000, message: 'back to mode "private" when alone' });
+  await untilMode('private', 'back to mode "private" when alone');
   const n2 = syncs.length;
   await focusEnd(tab1, one);
   await tab1.keyboard.type('?');
@@ -71,11 +78,7 @@ scenario('7 private note: no lease requests alone; a second tab or a share switc
 
   // Sharing flips it to full again.
   await api.setShares(doc, [[users.bob, 'write']]);
-  await waitFor(async () => {
-    if (lastMode() === 'full') return true;
-    await ctx.clock.fastForward(31_000);
-    return lastMode() === 'full';
-  }, { timeout: 20_000, interval: 1000, message: 'mode "full" after the share' });
+  await untilMode('full', 'mode "full" after the share');
   await focusEnd(tab1, two);
   await waitFor(() => syncs.some((q, i) => i >= n2 && holds(q).includes(two)), {
     message: 'after the share, focusing asks for the lease',

@@ -30,6 +30,10 @@ export async function setup(h, opts = {}) {
   const shareTo = opts.shareTo ?? names.slice(1);
   if (shareTo.length) await api.setShares(doc, shareTo.map((n) => [users[n], opts.access || 'write']));
   const ids = opts.seed && opts.seed.length ? await api.insertBullets(doc, opts.seed) : [];
+  h.dumpOnFailure(`server-${doc}`, async () => ({
+    snapshot: await api.snapshot(doc),
+    log: (await api.readLog(doc, 0)).entries,
+  }));
   const proxy = opts.proxy ? await h.nginx(opts.proxy, srv) : null;
   const base = proxy ? proxy.base : srv.base;
   /** @type {Record<string, Page>} */
@@ -127,7 +131,7 @@ export async function converged(api, doc, pages, { timeout = 30_000, check } = {
  * @param {Page} page
  * @param {(string|{press: string})[]} script
  */
-export async function typeScript(page, script, delay = 5) {
+export async function typeScript(page, script, delay = 15) {
   for (const step of script) {
     if (typeof step === 'string') await page.keyboard.type(step, { delay });
     else await page.keyboard.press(step.press);

@@ -527,7 +527,10 @@ export class Nginx {
   async start(upstreamAddr, listenAddr) {
     const bin = nginxBin();
     this.upstream = upstreamAddr;
-    const template = fs.readFileSync(path.join(ROOT, 'config', 'nginx', this.config), 'utf8');
+    // E2E_NGINX_DIR: try proxy configs from another folder (same file names) before
+    // changing config/nginx/.
+    const confDir = process.env.E2E_NGINX_DIR || path.join(ROOT, 'config', 'nginx');
+    const template = fs.readFileSync(path.join(confDir, this.config), 'utf8');
     for (let attempt = 0; attempt < 5; attempt++) {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docsync-e2e-nginx-'));
       if (listenAddr) {
@@ -744,7 +747,13 @@ export class Harness {
     /** @type {{label: string, context: import('playwright-core').BrowserContext}[]} */
     this.contexts = [];
     /** @type {string[]} */ this.console = [];
+    /** @type {{name: string, fn: () => Promise<unknown>}[]} */ this.dumps = [];
     this.t0 = Date.now();
+  }
+
+  /** Registers something to write into the artifacts (as JSON) if the scenario fails. */
+  dumpOnFailure(name, fn) {
+    this.dumps.push({ name, fn });
   }
 
   log(...args) {
@@ -882,6 +891,14 @@ export class Harness {
       }
     }
     for (const [i, n] of this.proxies.entries()) fs.writeFileSync(path.join(dir, `nginx${i}-${n.config}.log`), n.readLog());
+    for (const d of this.dumps) {
+      try {
+        const v = await withDeadline(d.fn(), 10_000, 'dump took over 10 s');
+        fs.writeFileSync(path.join(dir, `${slug(d.name)}.json`), JSON.stringify(v, null, 1));
+      } catch (e) {
+        this.console.push(`(dump ${d.name} failed: ${e})`);
+      }
+    }
     fs.writeFileSync(path.join(dir, 'console.log'), this.console.join('\n') + '\n');
     console.error(`artifacts of "${this.name}": ${path.relative(ROOT, dir)}/`);
   }
