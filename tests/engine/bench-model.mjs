@@ -54,41 +54,64 @@ function time(f, runs) {
   return out;
 }
 
+// Wall-clock figures suffer when other processes compete for the CPU, so each figure is
+// also given as CPU time of this process (user + system) per run, averaged over all runs.
+/** @param {() => void} f @param {number} runs */
+function cpuPerRun(f, runs) {
+  const c = process.cpuUsage();
+  for (let i = 0; i < runs; i++) f();
+  const d = process.cpuUsage(c);
+  return `cpu ${((d.user + d.system) / 1000 / runs).toFixed(3)} ms/run`;
+}
+
 const blocks = snapshotBlocks();
 const snapshot = { docId: 'doc_bench', title: 'Bench', titleVersion: 1, icon: null, headSeq: 0, blocks };
 
 // Warm up the JIT a little so figures show steady state, as in a long editing session.
 for (let i = 0; i < 3; i++) DocModel.fromSnapshot(snapshot).rows();
 
-console.log(`fromSnapshot(${N} blocks): ${stats(time(() => DocModel.fromSnapshot(snapshot), 20))}`);
+/** @param {string} what @param {() => void} f @param {number} runs */
+function report(what, f, runs) {
+  console.log(`${what} (${runs} runs): ${stats(time(f, runs))}; ${cpuPerRun(f, runs)}`);
+}
+
+report(`fromSnapshot(${N} blocks)`, () => DocModel.fromSnapshot(snapshot), 20);
 const model = DocModel.fromSnapshot(snapshot);
-console.log(`rows() of ${N} (uncached): ${stats(time(() => { model._rows = null; model.rows(); }, 50))}`);
-console.log(`clone() of ${N}: ${stats(time(() => model.clone(), 50))}`);
+report(`rows() of ${N}, uncached`, () => { model._rows = null; model.rows(); }, 50);
+report(`clone() of ${N}`, () => model.clone(), 50);
 
 // diffRows after one keystroke: the editor hands over a new flat list with one text changed.
+// The list is prepared outside the timed part (the editor builds it anyway).
 const flat = model.rows().map((r) => ({ id: r.id, depth: r.depth, content: r.content }));
 let k = 0;
-const diffTimes = [];
-for (let run = 0; run < 200; run++) {
-  const i = Math.floor(rng() * flat.length);
-  const next = flat.slice();
-  next[i] = { ...next[i], content: next[i].content + String.fromCharCode(97 + (k++ % 26)) };
-  const t = performance.now();
-  const ops = diffRows(model, next, newOpId);
-  diffTimes.push(performance.now() - t);
-  if (ops.length !== 1 || ops[0].kind !== 'set_content') throw new Error('expected one set_content');
+/** @param {(rows: typeof flat) => void} edit */
+function prepared(edit) {
+  const lists = [];
+  for (let i = 0; i < 400; i++) {
+    const next = flat.slice();
+    edit(next);
+    lists.push(next);
+  }
+  let at = 0;
+  return () => diffRows(model, lists[at++ % lists.length], newOpId);
 }
-console.log(`diffRows(${N} rows, one keystroke) over 200 runs: ${stats(diffTimes)}`);
-
-// A structural edit (indent of one bullet) takes the general path.
-const indentTimes = time(() => {
-  const next = flat.slice();
-  let i = 1 + Math.floor(rng() * (flat.length - 2));
+const keystroke = prepared((next) => {
+  const i = Math.floor(rng() * next.length);
+  next[i] = { ...next[i], content: next[i].content + String.fromCharCode(97 + (k++ % 26)) };
+});
+const check = keystroke();
+if (check.length !== 1 || check[0].kind !== 'set_content') throw new Error('expected one set_content');
+report(`diffRows(${N} rows, one keystroke)`, keystroke, 200);
+report(`diffRows(${N} rows, one indent: general path)`, prepared((next) => {
+  let i = 1 + Math.floor(rng() * (next.length - 2));
   while (next[i - 1].depth < next[i].depth) i++;
   next[i] = { ...next[i], depth: next[i].depth + 1 };
-  diffRows(model, next, newOpId);
-}, 50);
-console.log(`diffRows(${N} rows, one indent, general path) over 50 runs: ${stats(indentTimes)}`);
+}), 50);
+report(`diffRows(${N} rows, paste of 200 bullets)`, prepared((next) => {
+  const at = Math.floor(rng() * next.length);
+  const depth = next[at].depth;
+  next.splice(at + 1, 0, ...Array.from({ length: 200 }, (_, j) => ({ id: `blk_paste${k++}_${j}`, depth, content: `pasted ${j}` })));
+}), 50);
 
 // 500 log entries (typing, inserts, moves, deletes from other clients) onto a 10,000-block model.
 const producer = model.clone();
@@ -107,18 +130,16 @@ for (let s = 1; s <= 500; s++) {
   const { effects } = producer.applyOp(op, CTX);
   entries.push({ seq: s, opId: op.opId, kind: op.kind, clientId: 'cl_b', userId: 'usr_b', at: 1, effects });
 }
-const applyTimes = [];
-for (let run = 0; run < 30; run++) {
-  const target = model.clone();
-  const t = performance.now();
+// Each run applies the 500 entries to its own clone, made outside the timed part.
+const targets = Array.from({ length: 40 }, () => model.clone());
+let ti = 0;
+report(`applyEntry × 500 onto ${N} blocks`, () => {
+  const target = targets[ti++];
   for (const e of entries) target.applyEntry(e);
-  applyTimes.push(performance.now() - t);
   if (target.lastSeq !== 500) throw new Error('entries not applied');
-}
-console.log(`applyEntry × 500 onto ${N} blocks (fresh clone each run, 30 runs): ${stats(applyTimes)}`);
-const applyThenRows = time(() => {
+}, 20);
+report('  … plus clone() before and the rows() the UI reads after', () => {
   const target = model.clone();
   for (const e of entries) target.applyEntry(e);
   target.rows();
 }, 20);
-console.log(`  … including clone() and the rows() the UI then reads: ${stats(applyThenRows)}`);
