@@ -524,8 +524,137 @@ fn sweep() -> Vec<Case> {
     out
 }
 
+/// xorshift64*: a few lines, stable forever, so the random cases never change by themselves.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+
+    fn pick<'a>(&mut self, xs: &'a [String]) -> &'a str {
+        &xs[self.below(xs.len())]
+    }
+}
+
+/// Random op sequences from two clients on the tree fixture: the interactions hand-written
+/// cases miss (copies of copies, equal keys, restores after moves, edits of revived blocks).
+/// Ops are chosen against the state the earlier ops produced, so most of them do something.
+fn random_case(seed: u64) -> Case {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut case = Case::new(format!("random sequence {seed}"), "tree");
+    for id in ["blk_a1", "blk_b", "blk_c", TITLE_LEASE] {
+        if rng.chance(25) {
+            case = case.held(id);
+        }
+    }
+    let (mut doc, _) = fixture("tree");
+    let mut leases = LeaseTable::new(TTL);
+    for (id, client, holder, expires) in &case.leases {
+        leases.grant(id, client, holder, expires - TTL);
+    }
+    let foreign: HashSet<String> = case.foreign.iter().cloned().collect();
+    let words = ["plan", "ship it", "#todo later", "über", "", "x"];
+    for step in 0..16 {
+        if rng.chance(30) {
+            case = if case.who.client == ME {
+                case.by_other()
+            } else {
+                case.by_me()
+            };
+        }
+        case = case.later(1 + rng.below(3) as i64);
+        let mut ids: Vec<String> = doc
+            .ordered()
+            .into_iter()
+            .map(|(_, b)| b.id.clone())
+            .collect();
+        ids.extend(["blk_p", "blk_zz", "blk_f"].map(String::from));
+        let id = rng.pick(&ids).to_string();
+        let text = format!("{} {seed}.{step}", words[rng.below(words.len())]);
+        let parent = if rng.chance(30) {
+            None
+        } else {
+            Some(rng.pick(&ids).to_string())
+        };
+        let key = {
+            let p = parent.as_deref();
+            let sibs = doc.children_of(p);
+            match rng.below(3) {
+                0 => doc.key_at_end(p),
+                1 => doc.key_at_start(p),
+                _ if !sibs.is_empty() => doc
+                    .get(&sibs[rng.below(sibs.len())])
+                    .unwrap()
+                    .order_key
+                    .clone(),
+                _ => "a0".to_string(),
+            }
+        };
+        let version = doc.get(&id).map_or(1, |b| b.version);
+        let base = if rng.chance(70) { version } else { version - 1 };
+        let kind = match rng.below(9) {
+            0 | 1 => insert(
+                &format!("blk_r{seed}x{step}"),
+                parent.as_deref(),
+                &key,
+                &text,
+            ),
+            2 | 3 => set_content(&id, &text, base),
+            4 => set_props(
+                &id,
+                Props {
+                    block_type: rng.chance(50).then_some(BlockType::Todo),
+                    checked: Some(rng.chance(50)),
+                    ..Props::default()
+                },
+            ),
+            5 => mv(&id, parent.as_deref(), &key),
+            6 => delete(&id),
+            7 => restore(&id),
+            _ => {
+                let tv = if rng.chance(70) {
+                    doc.title_version
+                } else {
+                    doc.title_version - 1
+                };
+                set_title(&text, tv)
+            }
+        };
+        case = case.op(kind);
+        let (who, op) = case.steps.last().unwrap().clone();
+        let ctx = OpContext {
+            client_id: who.client,
+            author: &who.author,
+            now: who.now,
+            foreign: &foreign,
+            leases_enabled: who.leases_enabled,
+        };
+        let applied = apply_op(&mut doc, &leases, &ctx, &op);
+        for g in &applied.lease_grants {
+            leases.grant(g, who.client, &who.author, who.now);
+        }
+    }
+    case
+}
+
 fn render() -> String {
-    let cases: Vec<Case> = scenarios().into_iter().chain(sweep()).collect();
+    let cases: Vec<Case> = scenarios()
+        .into_iter()
+        .chain(sweep())
+        .chain((1..=40).map(random_case))
+        .collect();
     let mut names = HashSet::new();
     for c in &cases {
         assert!(
