@@ -19,15 +19,34 @@ async function shellFiles() {
   return Array.isArray(body.files) ? body.files.filter((/** @type {unknown} */ f) => typeof f === 'string') : [];
 }
 
+/**
+ * Cache the shell files; with `onlyMissing`, only those not cached yet (files added to the
+ * list since this worker was installed). One by one: a single missing file must not leave
+ * the whole shell uncached.
+ * @param {boolean} onlyMissing
+ */
+async function precache(onlyMissing) {
+  const cache = await caches.open(CACHE);
+  const files = await shellFiles();
+  await Promise.allSettled(files.map(async (path) => {
+    if (onlyMissing && (await cache.match(path))) return;
+    const res = await fetch(path, { cache: 'no-cache' });
+    if (res.ok) await cache.put(path, res);
+  }));
+}
+
+let lastTopUp = 0;
+/** After an online page load, at most every 10 minutes: cache files new to the list. */
+function topUp() {
+  if (Date.now() - lastTopUp < 10 * 60 * 1000) return Promise.resolve();
+  lastTopUp = Date.now();
+  return precache(true).catch(() => undefined);
+}
+
 sw.addEventListener('install', (event) => {
   event.waitUntil((async () => {
-    const cache = await caches.open(CACHE);
-    const files = await shellFiles();
-    // One by one: a single missing file must not leave the whole shell uncached.
-    await Promise.allSettled(files.map(async (path) => {
-      const res = await fetch(path, { cache: 'no-cache' });
-      if (res.ok) await cache.put(path, res);
-    }));
+    await precache(false);
+    lastTopUp = Date.now();
     await sw.skipWaiting();
   })());
 });
@@ -57,7 +76,10 @@ sw.addEventListener('fetch', (event) => {
   if (url.origin !== sw.location.origin) return;
   if (url.pathname.startsWith('/api/')) return;
   if (req.mode === 'navigate' && isAppPage(url.pathname)) {
-    event.respondWith(networkFirstPage(req));
+    event.respondWith(networkFirstPage(req).then((res) => {
+      if (res.ok && res.status !== 503) event.waitUntil(topUp());
+      return res;
+    }));
   } else if (isShellAsset(url.pathname)) {
     event.respondWith(staleWhileRevalidate(event, url.pathname));
   }

@@ -62,8 +62,11 @@ export function renderHome(root, ctx) {
   const target = h('p', { class: 'create-target', id: 'create-target', 'aria-live': 'polite' });
   const main = h('div', { class: 'home-main', id: 'home-main' });
   const tagsBox = h('div', { class: 'tags-box', id: 'tags' });
-  const aside = h('aside', { class: 'home-aside', 'aria-label': 'Tags' },
-    h('h2', { class: 'section-title' }, icon('hash', { size: 16 }), 'Tags'), tagsBox);
+  const recentBox = h('section', { class: 'aside-section', id: 'recent', 'aria-labelledby': 'sec-recent', hidden: true });
+  const aside = h('aside', { class: 'home-aside', 'aria-label': 'Recent and tags' },
+    recentBox,
+    h('section', { class: 'aside-section', 'aria-labelledby': 'sec-tags' },
+      h('h2', { class: 'section-title', id: 'sec-tags' }, icon('hash', { size: 16 }), 'Tags'), tagsBox));
 
   replaceChildren(root, h('section', { class: 'page home' },
     h('div', { class: 'home-head' },
@@ -158,8 +161,23 @@ export function renderHome(root, ctx) {
     }
   }
 
+  /** The last few documents opened on this device that are still in the list. */
+  function renderRecent() {
+    const byId = new Map(docs.map((d) => [d.docId, d]));
+    const recent = recentDocs().filter((r) => byId.has(r.docId)).slice(0, 5);
+    recentBox.hidden = recent.length === 0;
+    replaceChildren(recentBox, h('h2', { class: 'section-title', id: 'sec-recent' }, icon('clock', { size: 16 }), 'Recently opened'),
+      h('ul', { class: 'recent-list', role: 'list' }, recent.map((r) => {
+        const d = /** @type {DocSummary} */ (byId.get(r.docId));
+        return h('li', null, h('a', { href: docHref(d.docId), class: 'recent-link', dataset: { recentDoc: d.docId } },
+          h('span', { class: 'recent-icon', 'aria-hidden': 'true' }, d.icon ? d.icon : icon('doc', { size: 15 })),
+          h('span', { class: `recent-title${d.title.trim() ? '' : ' is-untitled'}` }, displayTitle(d.title))));
+      })));
+  }
+
   // ---- the document tree ----
   function renderList() {
+    renderRecent();
     if (view) return;
     const restore = focusSelector(main);
     tree = buildTree(docs, folders);
@@ -249,7 +267,10 @@ export function renderHome(root, ctx) {
           d.updatedAt ? h('span', { class: 'updated' }, h('time', { datetime: new Date(d.updatedAt).toISOString() }, relativeTime(d.updatedAt))) : null)));
     /** @type {import('../ui/menu.js').MenuItem[]} */
     const items = [];
-    if (d.role !== 'viewer') items.push({ label: 'Rename…', icon: 'pencil', className: 'act-rename', onSelect: () => renameDoc(d) });
+    if (d.role !== 'viewer') {
+      items.push({ label: 'Rename…', icon: 'pencil', className: 'act-rename', onSelect: () => renameDoc(d) });
+      items.push({ label: d.icon ? 'Change icon…' : 'Add icon…', icon: 'smile', className: 'act-icon', onSelect: () => setIcon(d) });
+    }
     if (d.role === 'owner') {
       items.push({ label: 'Share…', icon: 'share', className: 'act-share', onSelect: () => ctx.openShareDialog(d.docId, { title: displayTitle(d.title) }) });
       items.push({ label: 'Move to folder…', icon: 'move', className: 'act-move', onSelect: () => moveDoc(d) });
@@ -329,6 +350,26 @@ export function renderHome(root, ctx) {
     rememberTitle(d);
     renderList();
     toast('Document renamed.');
+  }
+
+  /** @param {DocSummary} d */
+  async function setIcon(d) {
+    const icon = await formDialog({
+      title: 'Document icon',
+      description: 'An emoji (or a few characters) shown next to the title. Leave empty to remove it.',
+      fields: [{ name: 'icon', label: 'Icon', value: d.icon ?? '', placeholder: 'e.g. 📘', maxLength: 16 }],
+      submitLabel: 'Save icon',
+      onSubmit: async (v) => {
+        const value = v.icon.trim();
+        if (new TextEncoder().encode(value).length > 64) throw new Error('That is too long for an icon — use an emoji or a few characters.');
+        await api.patch(`/docs/${seg(d.docId)}`, { icon: value || null });
+        return { icon: value || null };
+      },
+    });
+    if (!icon) return;
+    d.icon = icon.icon;
+    rememberTitle(d);
+    renderList();
   }
 
   /** @param {DocSummary} d */
