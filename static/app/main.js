@@ -79,6 +79,16 @@ function updateOffline() {
 }
 
 async function onLogout() {
+  // Close the open page first (the editor sends its last changes and leaves while the
+  // session is still valid).
+  if (navigator.onLine && page?.destroy) {
+    try {
+      page.destroy();
+    } catch (e) {
+      console.error('page destroy failed', e);
+    }
+    page = null;
+  }
   try {
     await api.post('/auth/logout', {}, { quiet401: true });
   } catch (e) {
