@@ -27,12 +27,23 @@ const appendToken = (content, token) => (content ? `${content} ${token}` : token
 /**
  * @param {import('./rng.js').Rng} rng
  * @param {Row[]} rowsIn
- * @param {{token: () => string, newId: () => string}} ctx
+ * @param {{token: () => string, newId: () => string, locked?: Set<string>}} ctx
+ *   `locked`: bullets shown with a lock (held by others); a user mostly leaves them alone,
+ *   so they are avoided 85% of the time (the rest tests that the engine refuses).
  * @returns {{kind: string, step: string, rows: FlatRow[]}|null}
  */
 export function randomEdit(rng, rowsIn, ctx) {
   const rows = rowsIn.map(flat);
   const n = rows.length;
+  const locked = ctx.locked ?? new Set();
+  /** A random index among rows[i] with pred(i), or undefined. */
+  const choose = (pred = () => true) => {
+    let c = [];
+    for (let i = 0; i < n; i++) if (pred(i)) c.push(i);
+    const free = c.filter((i) => !locked.has(rows[i].id));
+    if (free.length && rng.chance(0.85)) c = free;
+    return rng.pick(c);
+  };
   const roll = rng.f();
   if (n === 0 || roll < 0.14) {
     // New bullet (Enter at the end of a row, or the first one), then its first word.
@@ -49,16 +60,15 @@ export function randomEdit(rng, rowsIn, ctx) {
     return { kind: 'insert', step: 'insert', rows };
   }
   if (roll < 0.52) {
-    const i = rng.below(n);
+    const i = /** @type {number} */ (choose());
     rows[i] = { ...rows[i], content: appendToken(rows[i].content, ctx.token()) };
     return { kind: 'type', step: 'typing', rows };
   }
   if (roll < 0.62) {
     // Split (Enter inside the text) at a word boundary: the tail becomes a new bullet below;
     // with children, it becomes the first child (as outliners do).
-    const cands = rows.map((r, i) => i).filter((i) => rows[i].content.split(' ').length >= 2);
-    if (!cands.length) return null;
-    const i = rng.pick(cands);
+    const i = choose((j) => rows[j].content.split(' ').length >= 2);
+    if (i === undefined) return null;
     const words = rows[i].content.split(' ');
     const cut = rng.range(1, words.length - 1);
     const hasKids = i + 1 < n && rows[i + 1].depth > rows[i].depth;
@@ -69,25 +79,23 @@ export function randomEdit(rng, rowsIn, ctx) {
   }
   if (roll < 0.70) {
     // Indent a row with its subtree (Tab): it must have a previous sibling.
-    const cands = rows.map((r, i) => i).filter((i) => i > 0 && rows[i - 1].depth >= rows[i].depth);
-    if (!cands.length) return null;
-    const i = rng.pick(cands);
+    const i = choose((j) => j > 0 && rows[j - 1].depth >= rows[j].depth);
+    if (i === undefined) return null;
     const end = subtreeEnd(rows, i);
     for (let j = i; j < end; j++) rows[j] = { ...rows[j], depth: rows[j].depth + 1 };
     return { kind: 'indent', step: 'indent', rows };
   }
   if (roll < 0.76) {
     // Outdent a row with its subtree (Shift+Tab).
-    const cands = rows.map((r, i) => i).filter((i) => rows[i].depth > 0);
-    if (!cands.length) return null;
-    const i = rng.pick(cands);
+    const i = choose((j) => rows[j].depth > 0);
+    if (i === undefined) return null;
     const end = subtreeEnd(rows, i);
     for (let j = i; j < end; j++) rows[j] = { ...rows[j], depth: rows[j].depth - 1 };
     return { kind: 'outdent', step: 'outdent', rows };
   }
   if (roll < 0.84) {
     // Move a subtree elsewhere (drag and drop).
-    const i = rng.below(n);
+    const i = /** @type {number} */ (choose());
     const end = subtreeEnd(rows, i);
     const moved = rows.splice(i, end - i);
     const rest = rows;
@@ -103,22 +111,21 @@ export function randomEdit(rng, rowsIn, ctx) {
   }
   if (roll < 0.90) {
     // Delete a bullet with its subtree.
-    const i = rng.below(n);
+    const i = /** @type {number} */ (choose());
     rows.splice(i, subtreeEnd(rows, i) - i);
     return { kind: 'delete', step: 'delete', rows };
   }
   if (roll < 0.95) {
     // Merge (Backspace at the start): a bullet without children joins the one above.
-    const cands = rows.map((r, i) => i).filter((i) => i > 0 && subtreeEnd(rows, i) === i + 1);
-    if (!cands.length) return null;
-    const i = rng.pick(cands);
+    const i = choose((j) => j > 0 && subtreeEnd(rows, j) === j + 1 && !locked.has(rows[j - 1].id));
+    if (i === undefined) return null;
     const prev = rows[i - 1];
     rows[i - 1] = { ...prev, content: prev.content && rows[i].content ? `${prev.content} ${rows[i].content}` : prev.content + rows[i].content };
     rows.splice(i, 1);
     return { kind: 'merge', step: 'merge', rows };
   }
   // Check a todo, or change the type.
-  const i = rng.below(n);
+  const i = /** @type {number} */ (choose());
   if (rng.chance(0.5)) {
     rows[i] = { ...rows[i], type: 'todo', checked: !rows[i].checked };
     return { kind: 'check', step: 'check', rows };

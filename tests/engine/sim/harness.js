@@ -3,11 +3,10 @@
 
 import { vi } from 'vitest';
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
-import { DocSyncEngine } from '../../../static/engine/engine.js';
 import { openStore, createMemoryLocks } from '../../../static/engine/store.js';
 import { Rng } from './rng.js';
 import { TestServer } from './server.js';
-import { Network, idle } from './network.js';
+import { Network, idle, trackImmediates } from './network.js';
 import { randomEdit, flat } from './edits.js';
 import { checkConvergence, checkTree, checkExactlyOnce, checkNoTextLost } from './checks.js';
 
@@ -71,8 +70,12 @@ function recordingStore(store, engineName, queued, variant) {
 }
 
 export class SimRun {
-  /** @param {{seed: number, steps: number, variant?: Variant, tabs?: number, reloadRate?: number}} o */
+  /**
+   * @param {{seed: number, steps: number, variant?: Variant, tabs?: number, reloadRate?: number,
+   *   offlineRate?: number, offlineSteps?: [number, number], Engine?: any}} o  `Engine`: the engine class (default: DocSyncEngine of static/engine/engine.js)
+   */
   constructor(o) {
+    this.Engine = o.Engine ?? null;
     this.seed = o.seed;
     this.steps = o.steps;
     this.variant = o.variant ?? 'none';
@@ -80,6 +83,8 @@ export class SimRun {
     this.actRng = this.rng.fork('actions');
     this.tabCount = o.tabs ?? 3;
     this.reloadRate = o.reloadRate ?? 0.015;
+    this.offlineRate = o.offlineRate ?? 0.025;
+    this.offlineSteps = o.offlineSteps ?? [5, 60];
     /** opId → {op, engine} */
     this.queued = new Map();
     /** `${tab}|${target}` → {engine, target, text, step} */
@@ -99,12 +104,19 @@ export class SimRun {
   }
 
   async setup() {
+    this.Engine ??= (await import('../../../static/engine/engine.js')).DocSyncEngine;
     this.restoreUuid = seedUuids(this.rng.fork('ids'));
+    this.restoreImmediate = trackImmediates();
     const page = this.seed % 2 === 0 ? '16' : '500';
     this.server = await TestServer.start({
       DOCSYNC_TESTING__CLOCK: 'manual',
       DOCSYNC_COMPACTION__RUN_AT_START: 'false',
       DOCSYNC_ACTORS__LOG_PAGE: page,
+      // Shorter than the defaults (30 days) so that, with the clock moved 8 days per
+      // compaction, the log floor passes engines that were offline (resync) and tombstones
+      // get purged within one run.
+      DOCSYNC_COMPACTION__SHARED_LOG_DAYS: '10',
+      DOCSYNC_COMPACTION__TOMBSTONE_DAYS: '10',
     });
     const s = this.server;
     this.admin = await s.addUser('root', { admin: true });
@@ -120,6 +132,7 @@ export class SimRun {
       docId: this.docId,
       rewrite: this.variant === 'latestBase' ? (link, path, body) => this.latestBase(body) : null,
     });
+    if (process.env.SIM_TRACE) this.net.onTrace = (line) => (this.trace ??= []).push(line);
     vi.useFakeTimers({ toFake: FAKE, now: Date.UTC(2026, 0, 1) });
     // Devices: alice on two devices, bob on one (each its own IndexedDB and Web Locks).
     this.devices = [];
@@ -152,7 +165,7 @@ export class SimRun {
     const raw = await openStore({ indexedDB: dev.idb, IDBKeyRange });
     const store = recordingStore(raw, name, this.queued, this.variant);
     const clientId = `cl_${crypto.randomUUID()}`;
-    const engine = new DocSyncEngine({
+    const engine = new this.Engine({
       docId: this.docId,
       clientId,
       user: { userId: dev.user.userId, name: dev.user.displayName },
@@ -166,11 +179,25 @@ export class SimRun {
     });
     const tab = { name, dev, link, engine, store: raw, clientId, state: null, off: null };
     tab.off = engine.subscribe((st) => (tab.state = st));
-    const opened = engine.open();
-    await this.settle(0);
-    await opened;
+    await this.pump(engine.open(), `open ${name}`);
     tab.state = engine.state ?? tab.state;
     return tab;
+  }
+
+  /**
+   * Awaits an engine promise while fake time moves on (in 100 ms chunks), so that an engine
+   * waiting on a timer or a delayed reply gets there; bounded by 120 s of fake time.
+   */
+  async pump(promise, what) {
+    let done = false;
+    let error = null;
+    promise.then(
+      () => (done = true),
+      (e) => ((done = true), (error = e)),
+    );
+    for (let i = 0; i < 1200 && !done; i++) await this.settle(i === 0 ? 0 : 100);
+    if (!done) throw new Error(`${what}: not done after 120 s of fake time`);
+    if (error) throw error;
   }
 
   current(tab) {
@@ -183,20 +210,28 @@ export class SimRun {
   }
 
   /**
-   * Lets the engines run for `ms` of fake time: timers fire in small chunks, and after each
-   * chunk every real request is awaited and the engines get idle turns to digest replies.
+   * Lets the engines run for `ms` of fake time, one timer at a time: after each timer that
+   * fires, every real request it caused is awaited and IndexedDB is let go idle before the
+   * next one, so a real reply never races a fake timer and a seed replays exactly.
    */
   async settle(ms) {
-    let left = ms;
-    for (;;) {
-      await this.net.drain();
-      this.net.wake();
-      await this.net.drain();
-      if (left <= 0) return;
-      const d = Math.min(left, 100);
-      await vi.advanceTimersByTimeAsync(d);
-      left -= d;
+    const target = Date.now() + ms;
+    await this.quiesce();
+    if (ms <= 0) return;
+    // A sentinel timer at the target, so "the next timer" never lies beyond it.
+    let reached = false;
+    setTimeout(() => (reached = true), ms);
+    for (let i = 0; i < 100000 && !reached; i++) {
+      await vi.advanceTimersToNextTimerAsync();
+      await this.quiesce();
     }
+    if (Date.now() !== target) throw new Error(`settle: fake time ${Date.now()} != ${target}`);
+  }
+
+  async quiesce() {
+    await this.net.drain();
+    this.net.wake();
+    await this.net.drain();
   }
 
   /** Remembers what `tab` typed: rows/title whose text changed through its own action. */
@@ -234,7 +269,8 @@ export class SimRun {
       this.figures.focus++;
       return;
     } else {
-      const ed = randomEdit(this.actRng, before.rows, { token: () => this.token(tab), newId: () => e.newBlockId() });
+      const locked = new Set(before.locks ? [...before.locks.keys()] : []);
+      const ed = randomEdit(this.actRng, before.rows, { token: () => this.token(tab), newId: () => e.newBlockId(), locked });
       if (!ed) {
         this.figures.noop++;
         return;
@@ -258,11 +294,10 @@ export class SimRun {
     old.link.kill();
     old.off?.();
     try {
-      await old.engine.close();
+      await this.pump(Promise.resolve(old.engine.close()), `close ${old.name}`);
     } catch {
       // leave over a dead link fails; the tab is gone either way
     }
-    await this.settle(0);
     old.store.close();
     old.dev.gen++;
     const tab = await this.openTab(old.dev);
@@ -292,10 +327,12 @@ export class SimRun {
   }
 
   async run() {
+    this.t0 = performance.now();
     await this.setup();
     try {
       const offlineUntil = new Array(this.tabs.length).fill(-1);
       for (this.step = 0; this.step < this.steps; this.step++) {
+        if (this.step % 10 === 0) this.log(`step (${Math.round(performance.now() - this.t0)} ms real)`);
         if (this.step > 0 && this.step % COMPACT_EVERY === 0) await this.compact();
         for (let i = 0; i < this.tabs.length; i++) {
           if (offlineUntil[i] === this.step) {
@@ -306,22 +343,27 @@ export class SimRun {
         const i = this.actRng.below(this.tabs.length);
         const tab = this.tabs[i];
         const roll = this.actRng.f();
+        if (process.env.SIM_VERBOSE === '2') this.log(`${tab.name} roll ${roll.toFixed(3)}`);
         if (roll < this.reloadRate) {
           // Often right after an edit: the op is in IndexedDB (real idle turns, no fake time,
           // so the 300 ms batch timer has not fired) but not sent when the tab goes away.
           if (this.actRng.chance(0.6)) {
             await this.act(tab);
-            await idle(48);
+            await idle(3);
           }
           await this.reload(i);
-        } else if (roll < this.reloadRate + 0.025 && offlineUntil[i] < this.step) {
-          offlineUntil[i] = this.step + this.actRng.range(5, 60);
+        } else if (roll < this.reloadRate + this.offlineRate && offlineUntil[i] < this.step) {
+          offlineUntil[i] = this.step + this.actRng.range(this.offlineSteps[0], this.offlineSteps[1]);
           tab.link.setDown(true);
           if (this.actRng.chance(0.5)) tab.engine.setOnline(false);
           this.figures.offline++;
         } else {
           await this.act(tab);
           if (this.actRng.chance(0.3)) await this.act(this.tabs[this.actRng.below(this.tabs.length)]);
+        }
+        if (process.env.SIM_TRACE) {
+          this.trace ??= [];
+          this.trace.push(`${this.step} ${this.tabs.map((t) => `${t.name}:${t.engine.state.lastSeq}/${t.engine.state.pending}/${t.engine.state.rows.length}`).join(' ')} req=${this.net.stats.requests} syncs=${this.net.stats.syncs} polls=${this.net.stats.polls} head=${this.net.knownHead} ls=${this.net.knownLeaseSeq}`);
         }
         const ms = this.actRng.range(150, 1500);
         await s_advance(this.server, ms);
@@ -374,6 +416,8 @@ export class SimRun {
       const lost = r.opIds.filter((id) => !stored.has(id));
       if (lost.length) f.push(`reload at step ${r.step} (${r.from} → ${r.tab}): ${lost.length} of ${r.opIds.length} queued ops never applied`);
     }
+    if (process.env.SIM_EXPLAIN) await this.explain(process.env.SIM_EXPLAIN);
+    if (process.env.SIM_TRACE) (await import('node:fs')).writeFileSync(`${process.env.SIM_TRACE}-${this.seed}-${this.variant}.txt`, this.trace.join('\n'));
     const fig = this.figures;
     fig.ops = this.queued.size;
     fig.retries = [...this.net.sentOps.values()].reduce((a, r) => a + r.sends - 1, 0);
@@ -386,12 +430,32 @@ export class SimRun {
     fig.typedTexts = this.typed.size;
   }
 
+  /** Debugging aid (SIM_EXPLAIN=token or block id): everything about it, in order. */
+  async explain(needle) {
+    const out = [];
+    for (const [opId, q] of this.queued) if (JSON.stringify(q.op).includes(needle)) out.push(`queued by ${q.engine}: ${JSON.stringify(q.op)}`);
+    for (const [opId, r] of this.net.sentOps) if (JSON.stringify(r.op).includes(needle)) out.push(`sent ${r.sends}× by ${[...r.clientIds].map((c) => c.slice(0, 11)).join(',')}: ${[...r.bodies].join(' | ')}; results: ${JSON.stringify((this.net.results.get(opId) ?? []).map((x) => x.result))}`);
+    const rows = await this.server.sql(`SELECT seq, op_id, kind, client_id, entry FROM doc_ops WHERE doc_id = '${this.docId}' ORDER BY seq`);
+    const seen = new Map(this.net.entries);
+    for (const r of rows) seen.set(r.seq, r.entry);
+    const ids = new Set([needle]);
+    for (const e of seen.values()) if (e.includes(needle)) for (const f of JSON.parse(e).effects) if (f.e === 'block') ids.add(f.block.id);
+    for (const [seq, e] of [...seen].sort((a, b) => a[0] - b[0])) if ([...ids].some((id) => e.includes(id))) {
+      const x = JSON.parse(e);
+      out.push(`log ${seq} ${x.kind} by ${x.clientId.slice(0, 11)} op ${x.opId}: ${x.effects.map((f) => f.e === 'block' ? `${f.block.id.slice(0, 12)} v${f.block.version} ${f.block.deleted ? 'DELETED ' : ''}${JSON.stringify(f.block.content)}` : JSON.stringify(f)).join('; ')}`);
+    }
+    for (const [opId, q] of this.queued) if ([...ids].some((id) => JSON.stringify(q.op).includes(id)) && !JSON.stringify(q.op).includes(needle)) out.push(`queued by ${q.engine} (touches it): ${JSON.stringify(q.op)} → ${JSON.stringify((this.net.results.get(opId) ?? []).map((x) => x.result.status + ':' + x.result.seq))}`);
+    for (const t of this.tabs) out.push(`${t.name} = ${t.clientId.slice(0, 11)}`);
+    for (const r of this.reloadQueues ?? []) out.push(`reload at step ${r.step}: ${r.from.slice(0, 11)} → ${r.tab} ${r.to.slice(0, 11)}`);
+    console.log(`explain ${needle}:\n  ${out.join('\n  ')}`);
+  }
+
   async teardown() {
     for (const t of this.tabs ?? []) {
       t.link.kill();
       try {
         t.off?.();
-        await t.engine.close();
+        await this.pump(Promise.resolve(t.engine.close()), `close ${t.name}`);
       } catch {
         // closing over a dead link
       }
@@ -401,7 +465,7 @@ export class SimRun {
     } catch {
       // timers already real
     }
-    await idle(10);
+    await idle(3);
     vi.useRealTimers();
     for (const t of this.tabs ?? []) {
       try {
@@ -411,6 +475,7 @@ export class SimRun {
       }
     }
     this.restoreUuid?.();
+    this.restoreImmediate?.();
     await this.server?.stop();
   }
 }

@@ -71,9 +71,14 @@ export class Network {
    */
   _real(url, init, count = 1) {
     const run = async () => {
+      // Nothing else may be running while a request is on the wire: then the reply's
+      // effects (and the requests they cause) come in the same order on every run.
+      await idle(IDLE_TURNS);
       const one = () =>
         this.realFetch(url, init).then(async (res) => ({ status: res.status, headers: res.headers, text: await res.text() }));
+      if (process.env.SIM_VERBOSE === '3') console.log('real >', init.method, url.slice(-40));
       const out = await Promise.all(Array.from({ length: count }, one));
+      if (process.env.SIM_VERBOSE === '3') console.log('real <', out.map((o) => o.status));
       return out;
     };
     const p = this._tail.then(run, run);
@@ -139,6 +144,8 @@ export class Link {
     this.dead = false;
     /** lossless: the network is healed (final phase) */
     this.healed = false;
+    /** @type {string|null} every request gets this fate (scripted scenarios) */
+    this.forced = null;
     this.parked = new Set();
     this.fetch = (input, init) => this._fetch(input, init);
   }
@@ -159,6 +166,7 @@ export class Link {
 
   _fate() {
     const r = this.rng.f();
+    if (this.forced) return this.forced;
     if (!this.net.lossy || this.healed) return 'deliver';
     if (r < FATES.dropRequest) return 'dropRequest';
     if (r < FATES.dropReply) return 'dropReply';
@@ -193,10 +201,7 @@ export class Link {
     }
     if (path.endsWith('/sync')) {
       net.stats.syncs++;
-      if (parsed && net.rewrite) {
-        parsed = await net.rewrite(this, path, parsed);
-        body = JSON.stringify(parsed);
-      }
+      // Recorded as the engine sent it (before any rewrite of a broken variant).
       for (const op of parsed?.ops ?? []) {
         const rec = net.sentOps.get(op.opId);
         if (rec) {
@@ -205,11 +210,16 @@ export class Link {
           rec.bodies.add(JSON.stringify(op));
         } else net.sentOps.set(op.opId, { op, sends: 1, clientIds: new Set([parsed.clientId]), bodies: new Set([JSON.stringify(op)]) });
       }
+      if (parsed && net.rewrite) {
+        parsed = await net.rewrite(this, path, parsed);
+        body = JSON.stringify(parsed);
+      }
     } else if (path.endsWith('/snapshot')) net.stats.snapshots++;
     else if (path.endsWith('/leave')) net.stats.leaves++;
     else net.stats.other++;
 
     const fate = path.endsWith('/leave') ? 'deliver' : this._fate();
+    net.onTrace?.(`  ${Date.now()} ${this.name} ${path.split('/').pop()} ${fate} lastSeq=${parsed?.lastSeq} ops=${parsed?.ops?.length ?? 0}`);
     const realInit = { method: init.method ?? 'GET', headers: init.headers, body };
     if (fate === 'dropRequest') {
       net.stats.droppedRequests++;
@@ -301,11 +311,42 @@ export class Link {
   }
 }
 
-const IDLE_TURNS = 24;
+const IDLE_TURNS = 3;
 
-/** Lets `turns` rounds of real setImmediate callbacks run (fake-indexeddb works on them). */
-export async function idle(turns) {
-  for (let i = 0; i < turns; i++) await new Promise((r) => setImmediate(r));
+// fake-indexeddb runs every request and commit on `globalThis.setImmediate` (looked up at
+// call time). While a run is going, the harness counts pending immediates, so "idle" means
+// really idle: no IndexedDB work queued, not just "a few turns went by".
+const realSetImmediate = globalThis.setImmediate;
+let pendingImmediates = 0;
+
+/** Installs the counting setImmediate; returns the function that restores the real one. */
+export function trackImmediates() {
+  const counting = (fn, ...args) => {
+    pendingImmediates++;
+    return realSetImmediate(() => {
+      pendingImmediates--;
+      fn(...args);
+    });
+  };
+  globalThis.setImmediate = /** @type {any} */ (counting);
+  return () => {
+    globalThis.setImmediate = realSetImmediate;
+  };
+}
+
+/**
+ * Resolves after `quietTurns` consecutive real setImmediate turns with no other immediate
+ * pending (microtasks run in between), i.e. once the engines' IndexedDB work has settled.
+ */
+export async function idle(quietTurns) {
+  let quiet = 0;
+  for (let i = 0; i < 100000; i++) {
+    await new Promise((r) => realSetImmediate(r));
+    if (pendingImmediates === 0) {
+      if (++quiet >= quietTurns) return;
+    } else quiet = 0;
+  }
+  throw new Error('IndexedDB never went idle');
 }
 
 function abortError() {
