@@ -94,6 +94,7 @@ async function onLogout() {
   } catch (e) {
     if (e instanceof ApiError && e.offline) {
       toast('You are offline — log out when you are back online.', { kind: 'error' });
+      if (!page) navigate(location.pathname + location.search + location.hash, { replace: true });
       return;
     }
   }
