@@ -100,8 +100,12 @@ export function renderedToRaw(tokens, offset) {
  * @param {HTMLElement} el @param {Token[]} tokens
  */
 export function fillInline(el, tokens) {
-  if (tokens.length === 1 && tokens[0].kind === 'text') {
-    el.textContent = tokens[0].text;
+  const last = tokens[tokens.length - 1];
+  // a trailing line break is only drawn (and reachable by the caret) with a <br> after it
+  const br = () => last && last.text.endsWith('\n') && el.append(el.ownerDocument.createElement('br'));
+  if (tokens.length === 1 && last.kind === 'text') {
+    el.textContent = last.text;
+    br();
     return;
   }
   el.textContent = '';
@@ -128,4 +132,5 @@ export function fillInline(el, tokens) {
     node.textContent = t.text;
     el.append(node);
   }
+  br();
 }

@@ -89,6 +89,16 @@ function el(tag, cls, text) {
   return e;
 }
 
+/**
+ * Sets a field's raw text. A trailing line break gets a <br> after it so the browser draws
+ * (and lets the caret into) the empty last line; <br> adds nothing to textContent.
+ * @param {HTMLElement} e @param {string} text
+ */
+function setRawText(e, text) {
+  e.textContent = text;
+  if (text.endsWith('\n')) e.append(e.ownerDocument.createElement('br'));
+}
+
 /** @param {HTMLElement} e @param {boolean} h */
 function setHidden(e, h) {
   if (e.hidden !== h) e.hidden = h;
@@ -190,6 +200,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   let lastTitle = /** @type {string|null} */ (null);
   let highlighted = /** @type {string|null} */ (null);
   let destroyed = false;
+  let firstShown = false;
   /** @type {string|null} id of the row whose text field has focus */
   let focusedId = null;
 
@@ -268,6 +279,11 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
       }
     }
     revealHash();
+    if (!firstShown && state.loaded) {
+      firstShown = true;
+      // a new, empty document: start with its title
+      if (!state.title && state.rows.length === 0 && canEdit() && !root.contains(document.activeElement)) title.focus();
+    }
   }
 
   /** @param {EngineState} s */
@@ -722,7 +738,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
    */
   function drawText(v, content, type) {
     if (type === 'code') {
-      v.text.textContent = content;
+      setRawText(v.text, content);
       v.tokens = null;
       v.raw = true;
       return;
@@ -745,14 +761,14 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
     while (a < cur.length && a < next.length && cur[a] === next[a]) a++;
     let b = 0;
     while (b < cur.length - a && b < next.length - a && cur[cur.length - 1 - b] === next[next.length - 1 - b]) b++;
-    v.text.textContent = next;
+    setRawText(v.text, next);
     setSelectionOffsets(v.text, next.length - b);
   }
 
   /** Shows the raw text in a row that is about to be edited. @param {RowView} v */
   function showRaw(v) {
     if (v.raw || !v.row) return;
-    v.text.textContent = v.row.content;
+    setRawText(v.text, v.row.content);
     v.raw = true;
     v.tokens = null;
   }
@@ -864,7 +880,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   function insertAtCaret(v, s) {
     const sel = getSelectionOffsets(v.text) ?? { start: 0, end: 0 };
     const cur = v.text.textContent ?? '';
-    v.text.textContent = cur.slice(0, sel.start) + s + cur.slice(sel.end);
+    setRawText(v.text, cur.slice(0, sel.start) + s + cur.slice(sel.end));
     setSelectionOffsets(v.text, sel.start + s.length);
     commitTyping(v);
   }
@@ -1258,7 +1274,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
     dropLine.hidden = false;
     dropLine.style.top = `${(drag.target.where === 'before' ? r.top : r.bottom) - base.top - 1}px`;
     dropLine.style.left = `${tr.left - base.left + indentPx - 14}px`;
-    dropLine.style.width = `${Math.max(40, base.right - tr.left - indentPx)}px`;
+    dropLine.style.width = `${Math.max(40, outline.getBoundingClientRect().right - tr.left - indentPx + 14)}px`;
   }
 
   /**
