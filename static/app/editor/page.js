@@ -292,12 +292,12 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
     if (editor.classList.contains('is-readonly') !== ro) editor.classList.toggle('is-readonly', ro);
     setHidden(viewOnly, s.role !== 'viewer');
     setHidden(share, s.role !== 'owner');
-    if (s.title !== lastTitle) {
+    if (s.loaded && s.title !== lastTitle) {
       lastTitle = s.title;
       if (document.activeElement !== title || (title.textContent ?? '') === '') {
         if ((title.textContent ?? '') !== s.title) title.textContent = s.title;
       }
-      document.title = `${s.title || 'Untitled'} — docsync`;
+      document.title = `${s.title || 'Untitled'} · docsync`;
       rememberTitle(s.title);
     }
     if (!ro && !title.hasAttribute('contenteditable')) title.setAttribute('contenteditable', 'plaintext-only');
@@ -679,7 +679,10 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
       }
       const lab = /** @type {HTMLElement} */ (v.conflict.firstChild);
       if (lab.textContent !== label) lab.textContent = label;
-      for (const b of v.conflict.querySelectorAll('button')) b.disabled = !editable;
+      for (const b of v.conflict.querySelectorAll('button')) {
+        b.disabled = !editable;
+        b.hidden = state?.role === 'viewer';
+      }
     } else {
       if (e.dataset.conflictOf) delete e.dataset.conflictOf;
       if (r.conflictOf) e.dataset.conflictOf = r.conflictOf; // resolved: keep the marker, no buttons
