@@ -105,8 +105,14 @@ async function onLogout() {
 
 // ---- routing ------------------------------------------------------------------------------
 
+/** The document whose editor is mounted, if any (a change of only the #hash keeps it). */
+/** @type {string|null} */
+let mountedDoc = null;
+
 /** @param {Route} route */
 async function onRoute(route) {
+  if (route.name === 'doc' && mountedDoc === route.docId && page) return;
+  mountedDoc = null;
   const token = ++renderToken;
   if (page?.destroy) {
     try {
@@ -176,6 +182,7 @@ async function onRoute(route) {
         const known = pendingTitles.get(route.docId);
         rememberDoc(known ? { docId: route.docId, title: known.title, icon: known.icon } : { docId: route.docId });
         show(token, handle, null);
+        if (token === renderToken) mountedDoc = route.docId;
       } catch (e) {
         console.error('mountEditor failed', e);
         if (token === renderToken) showError(`The editor could not open this document: ${describeError(e)}`);

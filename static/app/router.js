@@ -82,6 +82,10 @@ function render() {
 export function navigate(url, opts = {}) {
   const target = new URL(url, location.href);
   const same = target.pathname === location.pathname && target.search === location.search;
+  if (same && !opts.replace && target.hash && target.hash !== location.hash) {
+    location.hash = target.hash; // a fragment step: hashchange + popstate, page stays
+    return;
+  }
   if (opts.replace) history.replaceState(null, '', target);
   else if (!same || target.hash !== location.hash) history.pushState(null, '', target);
   render();
@@ -97,6 +101,8 @@ function onClick(ev) {
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin) return;
   if (matchRoute(url.pathname).name === 'notfound') return;
+  // Same page, another #fragment: let the browser do it (hashchange and popstate fire).
+  if (url.pathname === location.pathname && url.search === location.search && url.hash) return;
   ev.preventDefault();
   navigate(url.pathname + url.search + url.hash);
 }
