@@ -9,10 +9,11 @@
 /** @typedef {import('./types.js').Mode} Mode */
 
 /**
- * The confirmed document without its blocks. `buckets`: how many block records it has.
+ * The confirmed document without its blocks. `buckets`: how many block records it has;
+ * `purged`: IDs removed for good by compaction (so late edits to them are recognised).
  * @typedef {{docId: string, title: string, titleVersion: number, icon: string|null,
  *   lastSeq: number, role: Role|null, mode: Mode, shared: boolean, sessions: number,
- *   savedAt: number, buckets: number}} DocMeta
+ *   savedAt: number, buckets: number, purged?: string[]}} DocMeta
  */
 
 /**

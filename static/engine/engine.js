@@ -1,0 +1,1291 @@
+// DocSyncEngine (PROTOCOL §7): one open document in one tab. Invariants: the view is always
+// the confirmed state with the queue re-applied by the server's rules (model.js); an op is
+// counted in `pending` only once IndexedDB has it; at most one /sync is in flight; an op
+// that was ever on the wire is never changed again (it may be resent, with the same opId).
+
+import { DocModel, TITLE_LEASE } from './model.js';
+import { diffRows } from './diff.js';
+import { inverseOps, UndoHistory } from './undo.js';
+import { newOpId, newBlockId, newClientId } from './ids.js';
+import { WakeLadder, STAGE_LABELS } from './transport.js';
+
+/** @typedef {import('./types.js').Op} Op */
+/** @typedef {import('./types.js').Block} Block */
+/** @typedef {import('./types.js').LogEntry} LogEntry */
+/** @typedef {import('./types.js').Snapshot} Snapshot */
+/** @typedef {import('./types.js').SyncReply} SyncReply */
+/** @typedef {import('./types.js').OpResult} OpResult */
+/** @typedef {import('./types.js').EngineState} EngineState */
+/** @typedef {import('./types.js').EditResult} EditResult */
+/** @typedef {import('./types.js').FlatRow} FlatRow */
+/** @typedef {import('./types.js').Lock} Lock */
+/** @typedef {import('./types.js').Stage} Stage */
+/** @typedef {import('./types.js').Role} Role */
+/** @typedef {import('./types.js').Mode} Mode */
+/** @typedef {import('./store.js').DocStore} DocStore */
+/** @typedef {import('./store.js').QueueRecord} QueueRecord */
+/** @typedef {import('./store.js').LockManagerLike} LockManagerLike */
+/** @typedef {import('./transport.js').Wake} Wake */
+
+export const SEND_DELAY_MS = 300;
+export const BACKOFF_FIRST_MS = 1000;
+export const BACKOFF_MAX_MS = 30_000;
+export const LEASE_KEEP_MS = 20_000;
+export const FOCUS_IDLE_MS = 60_000;
+export const RENEW_EVERY_MS = 7_000;
+export const QUIET_EVERY_MS = 30_000;
+export const INTERVAL_EVERY_MS = 3_000;
+/** Ops per /sync: under the server's 500 and its 2 MiB body limit for normal text. */
+export const MAX_OPS_PER_SYNC = 200;
+/** Browsers refuse keepalive bodies over 64 KiB in total. */
+export const KEEPALIVE_BODY_LIMIT = 60_000;
+
+/** Why the server refused an op, in words for the notice bar. */
+const REJECTION_TEXT = /** @type {Record<string, string>} */ ({
+  locked: 'someone else is editing that bullet',
+  deleted: 'that bullet was deleted',
+  purged: 'that bullet was removed for good',
+  cycle: 'a bullet cannot move inside itself',
+  parent_deleted: 'the target bullet was deleted',
+  unknown_block: 'that bullet no longer exists',
+  duplicate_block: 'that bullet already exists',
+  foreign_block: 'that bullet belongs to another document',
+  invalid: 'the change was invalid',
+});
+
+/**
+ * An own op on its way to the server. `saved`: on disk (counts in `pending`); `sent`: was on
+ * the wire at least once, so it is frozen (no more merging); `inFlight`: in the request now.
+ * @typedef {{rec: QueueRecord, saved: boolean, saveFailed: boolean, sent: boolean,
+ *   inFlight: boolean}} QueueItem
+ */
+
+/**
+ * @typedef {{
+ *   docId: string, clientId: string, user: {userId: string, name: string}, store: DocStore,
+ *   baseUrl?: string, fetch?: typeof fetch, WebSocket?: any, EventSource?: any,
+ *   locks?: LockManagerLike|null, headers?: Record<string, string>, now?: () => number,
+ *   transport?: ((o: import('./transport.js').LadderOptions) => LadderLike) | null,
+ * }} EngineOptions
+ */
+
+/**
+ * What the engine needs of a wake-up ladder (WakeLadder, or a test/simulation stand-in).
+ * @typedef {{start(): void, stop(): void, setOnline(b: boolean): void,
+ *   noteCursor(headSeq: number, leaseSeq: number): void, stage: Stage, trying: Stage}} LadderLike
+ */
+
+/** A failed request that reached the server: carries the status and the error body. */
+class HttpError extends Error {
+  /** @param {number} status @param {string} code @param {string} message */
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export class DocSyncEngine {
+  /** @param {EngineOptions} o */
+  constructor(o) {
+    this.docId = o.docId;
+    this.clientId = o.clientId;
+    this.user = o.user;
+    this.store = o.store;
+    this.baseUrl = o.baseUrl ?? '';
+    this.fetchFn = o.fetch ?? globalThis.fetch?.bind(globalThis);
+    this.headers = o.headers ?? {};
+    /** @type {LockManagerLike|null} */
+    this.locksApi = o.locks === undefined ? /** @type {any} */ (globalThis.navigator?.locks) ?? null : o.locks;
+    this.now = o.now ?? (() => Date.now());
+    const makeLadder = o.transport === undefined ? (/** @type {any} */ lo) => new WakeLadder(lo) : o.transport;
+    /** transport: null runs without wake-ups (3 s polling), as the interval stage does. */
+    this.hasTransport = makeLadder !== null;
+    /** @type {LadderLike|null} */
+    this.ladder = null;
+    this.makeLadder = () =>
+      makeLadder
+        ? makeLadder({
+            docId: this.docId, clientId: this.clientId, baseUrl: this.baseUrl, headers: this.headers,
+            fetch: this.fetchFn, WebSocket: o.WebSocket, EventSource: o.EventSource,
+            onWake: (w) => this.onWake(w), onStage: () => this.onStageChange(),
+          })
+        : null;
+
+    this.confirmed = DocModel.empty(this.docId);
+    this.view = this.confirmed.clone();
+    /** @type {QueueItem[]} */
+    this.queue = [];
+    this.nextN = 1;
+    this.history = new UndoHistory();
+
+    /** @type {Role|null} */
+    this.role = null;
+    /** @type {Mode} */
+    this.mode = 'full';
+    this.shared = false;
+    this.sessions = 0;
+    /** -1: not known yet, so the first wake-up always pulls. */
+    this.leaseSeq = -1;
+    /** @type {Map<string, Lock>} */
+    this.locks = new Map();
+    /** @type {string[]} purged IDs the confirmed state remembers (persisted with it) */
+    this.purged = [];
+
+    this.loaded = false;
+    this.opened = false;
+    this.closed = false;
+    /** Sending stopped (403/404/401): the queue is kept. */
+    this.stopped = false;
+    this.browserOffline = false;
+    /** The last request failed with a network error. */
+    this.netDown = false;
+    this.hidden = false;
+    /** @type {EngineState['error']} */
+    this.error = null;
+    /** @type {string|null} */
+    this.notice = null;
+    /** @type {string|null} */
+    this.storageError = null;
+
+    // Send loop.
+    this.inFlight = false;
+    /** Another sync is wanted as soon as the one in flight returns. */
+    this.syncAgain = false;
+    this.backoffMs = 0;
+    /** No sync before this time (backoff after a failure); 0 = none. */
+    this.retryAt = 0;
+    /** Ops per request; drops to 1 to find an op the server calls invalid. */
+    this.batchLimit = MAX_OPS_PER_SYNC;
+    /** @type {ReturnType<typeof setTimeout>|null} */ this.sendTimer = null;
+    this.sendDue = Infinity;
+    /** @type {ReturnType<typeof setTimeout>|null} */ this.periodicTimer = null;
+    this.periodicDue = Infinity;
+
+    // Leases: blockId → when our claim ends (Infinity: focused and in use).
+    /** @type {Map<string, number>} */
+    this.holds = new Map();
+    /** @type {string|null} */
+    this.focused = null;
+    this.lastInput = 0;
+    /** @type {ReturnType<typeof setTimeout>|null} */ this.leaseTimer = null;
+
+    /** Queue changes waiting for the next confirmed-state transaction. */
+    /** @type {import('./store.js').QueueKey[]} */
+    this.diskDel = [];
+    /** @type {Set<QueueItem>} */
+    this.diskPut = new Set();
+    /** The meta record last written (to skip writes when a sync changed nothing). */
+    this.savedMetaSig = '';
+    /** Something the view depends on changed (queue, leases, icon): rebuild it. */
+    this.viewStale = false;
+
+    /** @type {Set<(s: EngineState) => void>} */
+    this.listeners = new Set();
+    /** @type {() => void} */
+    this.releaseOwnLock = () => {};
+    /** @type {EngineState} */
+    this.state = this.buildState();
+  }
+
+  // ---------------------------------------------------------------- public API
+
+  /** @param {(s: EngineState) => void} fn @returns {() => void} unsubscribe */
+  subscribe(fn) {
+    this.listeners.add(fn);
+    fn(this.state);
+    return () => this.unsubscribe(fn);
+  }
+
+  /** @param {(s: EngineState) => void} fn */
+  unsubscribe(fn) {
+    this.listeners.delete(fn);
+  }
+
+  newBlockId() {
+    return newBlockId();
+  }
+
+  /**
+   * Shows the stored state at once, takes over orphaned queues, then talks to the server
+   * (snapshot or sync) and starts the wake-up ladder. Resolves once the first exchange with
+   * the server has settled (succeeded or failed); the stored state was emitted before that.
+   */
+  async open() {
+    if (this.opened) return;
+    this.opened = true;
+    await this.takeClientLock();
+    await this.loadStored();
+    await this.adoptOrphans();
+    this.rebuildView();
+    this.emit();
+    if (this.loaded && this.mode === 'full') this.startLadder();
+    // Without a stored copy this loads the snapshot first, then syncs.
+    await this.syncNow();
+  }
+
+  /**
+   * The editor's one write path: the new flat list is diffed into ops, checked against
+   * leases and role, applied to the view and queued.
+   * @param {FlatRow[]} next
+   * @param {{step: string}} opts
+   * @returns {EditResult}
+   */
+  commitRows(next, { step }) {
+    const refused = this.refuseIfViewer();
+    if (refused) return refused;
+    return this.submitOps(diffRows(this.view, next, newOpId), { step });
+  }
+
+  /**
+   * Ops built by the caller instead of diffed from rows: checked, applied, recorded as one
+   * undo step and queued exactly like commitRows' ops (tools, benchmarks, tests).
+   * @param {Op[]} ops
+   * @param {{step: string}} opts
+   * @returns {EditResult}
+   */
+  submitOps(ops, { step }) {
+    const refused = this.refuseIfViewer();
+    if (refused) return refused;
+    if (ops.length === 0) return { ok: true, ops };
+    const locked = this.lockedBy(ops);
+    if (locked) return this.refuseLocked(locked);
+    return this.applyLocal(ops, step, true);
+  }
+
+  /** @param {string} text */
+  setTitle(text) {
+    const refused = this.refuseIfViewer();
+    if (refused) return refused;
+    if (text === this.view.title) return { ok: true, ops: [] };
+    /** @type {Op} */
+    const op = { opId: newOpId(), kind: 'set_title', title: text, baseVersion: this.view.titleVersion };
+    const locked = this.lockedBy([op]);
+    if (locked) return this.refuseLocked(locked);
+    return this.applyLocal([op], 'typing', true);
+  }
+
+  /**
+   * The editor's focus moved. The new bullet's lease is requested at once; the one left
+   * stays held 20 s.
+   * @param {string|null} blockId a block ID, 'title', or null (nothing focused)
+   */
+  focus(blockId) {
+    const now = this.now();
+    if (this.focused && this.focused !== blockId && this.holds.has(this.focused)) {
+      this.holds.set(this.focused, now + LEASE_KEEP_MS);
+    }
+    this.focused = blockId;
+    this.lastInput = now;
+    if (blockId && this.holds.get(blockId) !== Infinity) {
+      this.holds.set(blockId, Infinity);
+      if (this.mode === 'full') this.requestSoon();
+    }
+    this.armLeaseTimer();
+  }
+
+  /** @returns {{done: boolean, skipped: {blockId: string, reason: string}[]}} */
+  undo() {
+    return this.undoRedo('undo');
+  }
+
+  /** @returns {{done: boolean, skipped: {blockId: string, reason: string}[]}} */
+  redo() {
+    return this.undoRedo('redo');
+  }
+
+  /**
+   * Accept a conflict copy: the original takes the copy's text (against the original's
+   * current version) and the copy goes. Refused while another client holds either.
+   * @param {string} copyId
+   * @returns {EditResult}
+   */
+  acceptConflict(copyId) {
+    const refused = this.refuseIfViewer();
+    if (refused) return refused;
+    const copy = this.view.get(copyId);
+    if (!copy || copy.deleted || !copy.conflictOf) return this.invalid('That conflict copy is gone.');
+    /** @type {Op[]} */
+    let ops;
+    if (copy.conflictOf === TITLE_LEASE) {
+      ops = [
+        { opId: newOpId(), kind: 'set_title', title: copy.content, baseVersion: this.view.titleVersion },
+        { opId: newOpId(), kind: 'delete', blockId: copyId },
+      ];
+    } else {
+      const orig = this.view.get(copy.conflictOf);
+      if (!orig) return this.invalid('The original bullet no longer exists.');
+      ops = [
+        { opId: newOpId(), kind: 'set_content', blockId: orig.id, content: copy.content, baseVersion: orig.version },
+        { opId: newOpId(), kind: 'delete', blockId: copyId },
+      ];
+    }
+    const locked = this.lockedBy(ops);
+    if (locked) return this.refuseLocked(locked);
+    return this.applyLocal(ops, 'merge', true);
+  }
+
+  /** @param {string} copyId @returns {EditResult} */
+  discardConflict(copyId) {
+    const refused = this.refuseIfViewer();
+    if (refused) return refused;
+    const copy = this.view.get(copyId);
+    if (!copy || copy.deleted || !copy.conflictOf) return this.invalid('That conflict copy is gone.');
+    /** @type {Op[]} */
+    const ops = [{ opId: newOpId(), kind: 'delete', blockId: copyId }];
+    const orig = copy.conflictOf === TITLE_LEASE ? TITLE_LEASE : copy.conflictOf;
+    const locked = this.locks.get(orig) ?? this.lockedBy(ops);
+    if (locked) return this.refuseLocked(locked);
+    return this.applyLocal(ops, 'delete', true);
+  }
+
+  /**
+   * Tab hidden: send what is pending with keepalive and release every lease (hold: []).
+   * Visible again: sync at once (which asks for the focused bullet again).
+   * @param {boolean} visible
+   */
+  setVisible(visible) {
+    if (visible === !this.hidden) return;
+    this.hidden = !visible;
+    if (this.hidden) this.sendKeepalive();
+    else {
+      this.retryAt = 0;
+      this.syncSoon(0);
+    }
+  }
+
+  /** @param {boolean} online */
+  setOnline(online) {
+    this.browserOffline = !online;
+    this.ladder?.setOnline(online);
+    if (online) {
+      // Back online: sync at once, without waiting out the backoff of the failures.
+      this.backoffMs = 0;
+      this.retryAt = 0;
+      this.syncSoon(0);
+    }
+    this.emit();
+  }
+
+  /** The page is going away: pending ops and `leave`, both with keepalive. */
+  pageHide() {
+    if (!this.hidden) this.sendKeepalive();
+    this.post('leave', { clientId: this.clientId }, true).catch(() => {});
+  }
+
+  /** Stops timers and channels, ends the session (`leave`) and frees the client lock. */
+  async close() {
+    if (this.closed) return;
+    this.closed = true;
+    this.clearTimers();
+    this.ladder?.stop();
+    this.releaseOwnLock();
+    if (!this.stopped) await this.post('leave', { clientId: this.clientId }, false).catch(() => {});
+  }
+
+  // ---------------------------------------------------------------- opening
+
+  /**
+   * Holds `docsync:client:<clientId>` for the engine's life, so no other tab adopts this
+   * queue. If a live tab already holds it (a duplicated tab copies sessionStorage), this
+   * engine takes a fresh clientId instead of sharing a queue.
+   */
+  async takeClientLock() {
+    const api = this.locksApi;
+    if (!api) return;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const got = await this.holdLock(api, this.clientId);
+      if (got) return;
+      this.clientId = newClientId();
+    }
+  }
+
+  /** @param {LockManagerLike} api @param {string} clientId @returns {Promise<boolean>} */
+  holdLock(api, clientId) {
+    return new Promise((resolve) => {
+      api
+        .request(`docsync:client:${clientId}`, { ifAvailable: true }, (lock) => {
+          if (!lock) {
+            resolve(false);
+            return undefined;
+          }
+          resolve(true);
+          return new Promise((release) => {
+            this.releaseOwnLock = () => release(undefined);
+          });
+        })
+        .catch(() => resolve(false));
+    });
+  }
+
+  async loadStored() {
+    try {
+      const stored = await this.store.loadDoc(this.docId);
+      if (stored) {
+        const m = stored.meta;
+        this.purged = m.purged ?? [];
+        this.confirmed = DocModel.fromSnapshot(
+          { docId: this.docId, title: m.title, titleVersion: m.titleVersion, icon: m.icon, headSeq: m.lastSeq, blocks: stored.blocks },
+          this.purged,
+        );
+        this.role = m.role;
+        this.mode = m.mode;
+        this.shared = m.shared;
+        this.sessions = m.sessions;
+        this.loaded = true;
+      }
+      const recs = await this.store.loadQueue(this.docId, this.clientId);
+      for (const rec of recs) this.queue.push(this.itemFromStore(rec));
+      this.nextN = recs.length ? recs[recs.length - 1].n + 1 : 1;
+    } catch (e) {
+      this.setStorageError(e);
+    }
+  }
+
+  /** @param {QueueRecord} rec @returns {QueueItem} */
+  itemFromStore(rec) {
+    // Anything read back from disk may have been sent before the reload: frozen.
+    return { rec, saved: true, saveFailed: false, sent: true, inFlight: false };
+  }
+
+  /**
+   * Queues of this document left by tabs that are gone (their client lock is free) move to
+   * this client's queue. Taking the lock with ifAvailable makes the move exactly-once.
+   */
+  async adoptOrphans() {
+    const api = this.locksApi;
+    if (!api) return;
+    try {
+      const owners = await this.store.queueOwners(this.docId);
+      for (const owner of owners) {
+        if (owner === this.clientId) continue;
+        const moved = await api.request(`docsync:client:${owner}`, { ifAvailable: true }, async (lock) =>
+          lock ? this.store.adoptQueue(this.docId, owner, this.clientId) : [],
+        );
+        for (const rec of /** @type {QueueRecord[]} */ (moved)) {
+          this.queue.push(this.itemFromStore(rec));
+          this.nextN = Math.max(this.nextN, rec.n + 1);
+        }
+      }
+    } catch (e) {
+      this.setStorageError(e);
+    }
+  }
+
+  startLadder() {
+    if (this.ladder || this.closed || this.stopped) return;
+    this.ladder = this.makeLadder();
+    if (!this.ladder) return;
+    this.ladder.noteCursor(this.confirmed.lastSeq, Math.max(0, this.leaseSeq));
+    if (this.browserOffline) this.ladder.setOnline(false);
+    this.ladder.start();
+  }
+
+  stopLadder() {
+    this.ladder?.stop();
+    this.ladder = null;
+  }
+
+  // ---------------------------------------------------------------- local edits
+
+  /** @returns {EditResult|null} */
+  refuseIfViewer() {
+    if (this.role !== 'viewer') return null;
+    const message = 'You can only read this document.';
+    this.setNotice(message);
+    return { ok: false, reason: 'viewer', message };
+  }
+
+  /** @param {string} message @returns {EditResult} */
+  invalid(message) {
+    this.setNotice(message);
+    return { ok: false, reason: 'invalid', message };
+  }
+
+  /** @param {Lock} lock @returns {EditResult} */
+  refuseLocked(lock) {
+    const message = `${lock.name} is editing this bullet right now.`;
+    this.setNotice(message);
+    return { ok: false, reason: 'locked', blockId: lock.blockId, heldBy: lock.name, message };
+  }
+
+  /**
+   * The lock of another client that one of these ops would touch, if any. Inserts never
+   * need a lease (a new bullet below a locked one is fine); a delete needs the whole
+   * subtree free, as on the server (rule 6).
+   * @param {Op[]} ops
+   * @returns {Lock|null}
+   */
+  lockedBy(ops) {
+    if (this.locks.size === 0) return null;
+    for (const op of ops) {
+      if (op.kind === 'insert') continue;
+      if (op.kind === 'set_title') {
+        const l = this.locks.get(TITLE_LEASE);
+        if (l) return l;
+        continue;
+      }
+      if (!op.blockId) continue;
+      if (op.kind === 'delete') {
+        for (const b of this.view.subtree(op.blockId)) {
+          const l = this.locks.get(b.id);
+          if (l && !b.deleted) return l;
+        }
+        continue;
+      }
+      const l = this.locks.get(op.blockId);
+      if (l) return l;
+    }
+    return null;
+  }
+
+  /** The context in which own ops are applied to the view (the server's rules). */
+  opContext() {
+    return {
+      clientId: this.clientId,
+      userId: this.user.userId,
+      name: this.user.name,
+      now: this.now(),
+      heldByOthers: (/** @type {string} */ id) => this.locks.has(id),
+      leasesEnabled: this.mode === 'full',
+    };
+  }
+
+  /**
+   * Applies own ops to the view (only these: no rebuild), records the undo step with each
+   * op's inverse taken against the view just before it, queues and persists them.
+   * @param {Op[]} ops @param {string} step @param {boolean} record
+   * @returns {EditResult}
+   */
+  applyLocal(ops, step, record) {
+    const ctx = this.opContext();
+    /** @type {Op[]} */
+    const inverse = [];
+    for (const op of ops) {
+      // Each inverse against the view just before its op; undo runs them last-first.
+      if (record) inverse.unshift(...inverseOps(this.view, op, newOpId));
+      this.view.applyOp(op, ctx);
+    }
+    if (record) this.history.record({ kind: step, forward: ops, inverse, at: ctx.now });
+    this.noteInput(ops);
+    this.enqueue(ops);
+    this.emit();
+    return { ok: true, ops };
+  }
+
+  /** @param {'undo'|'redo'} which */
+  undoRedo(which) {
+    if (this.role === 'viewer') return { done: false, skipped: [] };
+    const held = (/** @type {string} */ id) => this.locks.has(id);
+    const { ops, skipped } = which === 'undo'
+      ? this.history.undo(this.view, held, newOpId)
+      : this.history.redo(this.view, held, newOpId);
+    if (skipped.length) {
+      this.notice = skipped.length === 1
+        ? `One ${which} step was skipped: someone else changed or holds that bullet.`
+        : `${skipped.length} ${which} steps were skipped: someone else changed or holds those bullets.`;
+    }
+    if (ops.length) this.applyLocal(ops, which, false);
+    else this.emit();
+    return { done: ops.length > 0, skipped };
+  }
+
+  /**
+   * Typing and new bullets claim their blocks: the focused one for as long as it is used,
+   * others (new bullets, a bullet typed in without focus) for 20 s.
+   * @param {Op[]} ops
+   */
+  noteInput(ops) {
+    const now = this.now();
+    this.lastInput = now;
+    let added = false;
+    for (const op of ops) {
+      const id = op.kind === 'set_title' ? TITLE_LEASE : op.blockId;
+      if (!id || op.kind === 'delete') continue;
+      if (op.kind !== 'insert' && op.kind !== 'set_content' && op.kind !== 'set_title') continue;
+      if (id === this.focused) {
+        if (this.holds.get(id) !== Infinity) added = true;
+        this.holds.set(id, Infinity);
+      } else {
+        if (!this.holds.has(id)) added = true;
+        this.holds.set(id, Math.max(this.holds.get(id) ?? 0, now + LEASE_KEEP_MS));
+      }
+    }
+    if (this.focused && this.holds.get(this.focused) !== Infinity && this.focusedIsEditable()) {
+      // Input after the idle release: the focused bullet is wanted again.
+      this.holds.set(this.focused, Infinity);
+      added = true;
+    }
+    if (added) this.tightenPeriodic();
+    this.armLeaseTimer();
+  }
+
+  focusedIsEditable() {
+    const f = this.focused;
+    if (!f) return false;
+    if (f === TITLE_LEASE) return true;
+    const b = this.view.get(f);
+    return !!b && !b.deleted;
+  }
+
+  /**
+   * Queues ops. A set_content (or set_title) right after an unsent one of the same block
+   * merges into it, keeping the first baseVersion: what the user saw when typing started.
+   * @param {Op[]} ops
+   */
+  enqueue(ops) {
+    /** @type {QueueItem[]} */
+    const changed = [];
+    for (const op of ops) {
+      const last = this.queue[this.queue.length - 1];
+      if (last && !last.sent && last.rec.ackedSeq === null && mergeable(last.rec.op, op)) {
+        const base = last.rec.op.baseVersion;
+        last.rec = { ...last.rec, op: { ...op, opId: last.rec.op.opId, baseVersion: base } };
+        if (!changed.includes(last)) changed.push(last);
+        continue;
+      }
+      /** @type {QueueItem} */
+      const item = {
+        rec: { docId: this.docId, clientId: this.clientId, n: this.nextN++, op, ackedSeq: null },
+        saved: false, saveFailed: false, sent: false, inFlight: false,
+      };
+      this.queue.push(item);
+      changed.push(item);
+    }
+    this.persistItems(changed);
+  }
+
+  /** @param {QueueItem[]} items */
+  persistItems(items) {
+    const recs = items.map((i) => i.rec);
+    this.store.putQueued(recs).then(
+      () => {
+        for (const i of items) i.saved = true;
+        this.emit();
+        this.syncSoon(SEND_DELAY_MS);
+      },
+      (e) => {
+        // Not on this device: still send it (the server is the other safe place).
+        for (const i of items) i.saveFailed = true;
+        this.setStorageError(e);
+        this.syncSoon(SEND_DELAY_MS);
+      },
+    );
+  }
+
+  // ---------------------------------------------------------------- the send loop
+
+  /**
+   * Schedules a sync in `delay` ms unless one is already due sooner; never before the
+   * current backoff has run out (a server that is down is not hammered by typing).
+   * @param {number} delay
+   */
+  syncSoon(delay) {
+    if (this.closed || this.stopped || !this.opened) return;
+    this.armSend(Math.max(delay, this.retryAt - this.now()));
+  }
+
+  /** @param {number} delay */
+  armSend(delay) {
+    const due = this.now() + delay;
+    if (this.sendTimer && this.sendDue <= due) return;
+    if (this.sendTimer) globalThis.clearTimeout(this.sendTimer);
+    this.sendDue = due;
+    this.sendTimer = globalThis.setTimeout(() => {
+      this.sendTimer = null;
+      this.sendDue = Infinity;
+      this.syncNow();
+    }, delay);
+  }
+
+  /** A lease request: at once, not after the 300 ms batching delay. */
+  requestSoon() {
+    this.syncSoon(0);
+  }
+
+  /**
+   * One exchange now: the snapshot first if there is no confirmed state yet, then /sync
+   * with queued ops and the hold list. Only one runs at a time; a call meanwhile asks for
+   * another run right after.
+   */
+  async syncNow() {
+    if (this.closed || this.stopped || !this.opened) return;
+    if (this.inFlight) {
+      this.syncAgain = true;
+      return;
+    }
+    if (this.sendTimer) {
+      globalThis.clearTimeout(this.sendTimer);
+      this.sendTimer = null;
+      this.sendDue = Infinity;
+    }
+    this.syncAgain = false;
+    this.inFlight = true;
+    /** @type {QueueItem[]} */
+    let batch = [];
+    /** @type {number|null} ms until the retry, null: no retry (stopped) */
+    let retryIn = -1;
+    try {
+      if (!this.loaded) await this.reloadSnapshot();
+      batch = this.sendable().slice(0, this.batchLimit);
+      for (const i of batch) {
+        i.inFlight = true;
+        i.sent = true;
+      }
+      const reply = /** @type {SyncReply} */ (await this.post('sync', this.syncBody(batch), false));
+      this.netDown = false;
+      this.backoffMs = 0;
+      this.retryAt = 0;
+      this.batchLimit = MAX_OPS_PER_SYNC;
+      await this.applyReply(reply);
+    } catch (e) {
+      retryIn = this.onRequestError(e, batch);
+    } finally {
+      for (const i of batch) i.inFlight = false;
+      this.inFlight = false;
+    }
+    if (this.closed) return;
+    if (retryIn === null || this.stopped) {
+      this.emit();
+      return;
+    }
+    if (retryIn >= 0) {
+      this.retryAt = this.now() + retryIn;
+      this.armSend(retryIn);
+    } else if (this.syncAgain || this.sendable().length > 0) {
+      // Ops typed during the request, hasMore, or a lease asked for meanwhile: go again.
+      this.syncSoon(this.syncAgain ? 0 : SEND_DELAY_MS);
+    }
+    this.restartPeriodic();
+    this.emit();
+  }
+
+  /**
+   * Classifies a failed exchange; returns the delay before the retry, or null when sending
+   * stops for good (no access).
+   * @param {unknown} e
+   * @param {QueueItem[]} batch
+   * @returns {number|null}
+   */
+  onRequestError(e, batch) {
+    if (!(e instanceof HttpError)) {
+      if (e instanceof SyntaxError) throw e;
+      this.netDown = true;
+      return this.nextBackoff();
+    }
+    this.netDown = false;
+    if (e.status === 401 || e.status === 403 || e.status === 404) {
+      this.stopSending(e);
+      return null;
+    }
+    if ((e.status === 400 || e.status === 413) && batch.length > 0) {
+      if (batch.length > 1) {
+        // One op makes the whole request invalid: find it by sending one at a time.
+        this.batchLimit = 1;
+        return 0;
+      }
+      // This op can never be accepted; keeping it would block every op after it.
+      this.dropItems(batch);
+      this.rebuildView();
+      this.notice = `A change could not be saved: ${e.message}`;
+      return 0;
+    }
+    return this.nextBackoff();
+  }
+
+  /** 1 s, 2 s, 4 s … at most 30 s (PROTOCOL §7). */
+  nextBackoff() {
+    this.backoffMs = this.backoffMs === 0 ? BACKOFF_FIRST_MS : Math.min(BACKOFF_MAX_MS, this.backoffMs * 2);
+    return this.backoffMs;
+  }
+
+  /** @param {HttpError} e */
+  stopSending(e) {
+    this.stopped = true;
+    this.error = { status: e.status, code: e.code, message: e.message };
+    this.clearTimers();
+    this.stopLadder();
+  }
+
+  /** Ops that may go on the wire: on disk (or failed to get there), not yet answered. */
+  sendable() {
+    return this.queue.filter((i) => (i.saved || i.saveFailed) && i.rec.ackedSeq === null);
+  }
+
+  /** @param {QueueItem[]} batch */
+  syncBody(batch) {
+    /** @type {Record<string, any>} */
+    const body = { clientId: this.clientId, lastSeq: this.confirmed.lastSeq };
+    if (batch.length) body.ops = batch.map((i) => i.rec.op);
+    if (this.mode === 'full') body.leases = { hold: this.holdList() };
+    return body;
+  }
+
+  /**
+   * POSTs JSON to /api/v1/docs/{id}/{what}. Network failures throw TypeError-like errors;
+   * HTTP errors throw HttpError with the server's code and message.
+   * @param {string} what @param {unknown} body @param {boolean} keepalive
+   */
+  async post(what, body, keepalive) {
+    return this.request('POST', `/api/v1/docs/${encodeURIComponent(this.docId)}/${what}`, body, keepalive);
+  }
+
+  /**
+   * @param {string} method @param {string} path @param {unknown} body @param {boolean} keepalive
+   * @returns {Promise<any>}
+   */
+  async request(method, path, body, keepalive) {
+    const fetchFn = this.fetchFn;
+    if (!fetchFn) throw new TypeError('fetch is not available');
+    /** @type {RequestInit} */
+    const init = { method, headers: { ...this.headers }, credentials: 'same-origin' };
+    if (body !== undefined) {
+      init.body = JSON.stringify(body);
+      init.headers = { 'Content-Type': 'application/json', ...this.headers };
+    }
+    if (keepalive) init.keepalive = true;
+    const res = await fetchFn(this.url(path), init);
+    if (!res.ok) {
+      /** @type {any} */
+      let err = null;
+      try {
+        err = (await res.json())?.error;
+      } catch {
+        // a proxy's HTML error page: keep the status only
+      }
+      throw new HttpError(res.status, err?.code ?? `http_${res.status}`, err?.message ?? `HTTP ${res.status}`);
+    }
+    const text = await res.text();
+    return text ? JSON.parse(text) : null;
+  }
+
+  /** @param {string} path */
+  url(path) {
+    return this.baseUrl ? new URL(path, this.baseUrl).toString() : path;
+  }
+
+  /**
+   * Sends everything unanswered plus `hold: []` with keepalive (the page may be frozen or
+   * killed next). Exempt from the one-in-flight rule: a duplicate is harmless (same opIds).
+   * The reply is not used; the next normal sync gets the same results.
+   */
+  sendKeepalive() {
+    if (this.stopped || this.closed || !this.opened) return;
+    const items = this.sendable();
+    /** @type {Op[]} */
+    const ops = [];
+    let size = 200;
+    for (const i of items) {
+      const s = JSON.stringify(i.rec.op).length + 1;
+      if (size + s > KEEPALIVE_BODY_LIMIT || ops.length >= MAX_OPS_PER_SYNC) break;
+      size += s;
+      ops.push(i.rec.op);
+      i.sent = true;
+    }
+    if (ops.length === 0 && (this.mode !== 'full' || this.holds.size === 0)) return;
+    /** @type {Record<string, any>} */
+    const body = { clientId: this.clientId, lastSeq: this.confirmed.lastSeq, ops };
+    if (this.mode === 'full') body.leases = { hold: [] };
+    this.post('sync', body, true).catch(() => {});
+  }
+
+  // ---------------------------------------------------------------- replies
+
+  /**
+   * Applies a /sync reply: op results, meta, leases, log entries (or a snapshot reload on
+   * `resync` or a gap), then persists confirmed state and queue in one transaction.
+   * @param {SyncReply} reply
+   */
+  async applyReply(reply) {
+    /** @type {QueueItem[]} */
+    const dropped = [];
+    const byOpId = new Map(this.queue.map((i) => [i.rec.op.opId, i]));
+    for (const r of reply.results ?? []) {
+      const item = byOpId.get(r.opId);
+      if (!item) continue;
+      if (r.status === 'rejected') {
+        // The server refused it for good (e.g. a move into a deleted bullet): drop it.
+        dropped.push(item);
+        const why = REJECTION_TEXT[r.reason ?? ''] ?? r.reason ?? 'refused';
+        this.notice = `A change was not applied: ${why}.`;
+      } else if (r.seq === null || r.seq === undefined) {
+        dropped.push(item);
+      } else if (item.rec.ackedSeq === null) {
+        // Applied or conflict: it stays shown on top until the log catches up to its seq.
+        item.rec = { ...item.rec, ackedSeq: r.seq };
+        this.diskPut.add(item);
+        this.viewStale = true;
+      }
+    }
+    this.dropItems(dropped, false);
+    this.applyMeta(reply);
+    this.leaseSeq = reply.leaseSeq;
+    if (this.mode === 'full') this.setLocks(reply.leases?.others ?? []);
+    const fresh = (reply.ops ?? []).filter((e) => e.seq > this.confirmed.lastSeq);
+    if (reply.resync || (fresh.length && fresh[0].seq !== this.confirmed.lastSeq + 1)) {
+      // Ahead of the server, behind compaction, or a gap: start again from a snapshot.
+      await this.reloadSnapshot();
+      return;
+    }
+    this.applyEntries(fresh);
+    this.ladder?.noteCursor(this.confirmed.lastSeq, this.leaseSeq);
+    if (reply.hasMore) this.syncAgain = true;
+  }
+
+  /** @param {Partial<SyncReply>|Snapshot} r */
+  applyMeta(r) {
+    if (r.role) this.role = r.role;
+    if (typeof r.shared === 'boolean') this.shared = r.shared;
+    if (typeof r.sessions === 'number') this.sessions = r.sessions;
+    if (r.icon !== undefined && r.icon !== this.confirmed.icon) {
+      this.confirmed.icon = r.icon;
+      this.viewStale = true;
+    }
+    if (r.mode && r.mode !== this.mode) {
+      this.mode = r.mode;
+      if (r.mode === 'full') {
+        // Someone else opened it or it was shared: leases and wake-ups from now on.
+        this.startLadder();
+        if (this.holds.size > 0) this.syncAgain = true;
+      } else {
+        this.stopLadder();
+        this.locks = new Map();
+      }
+    }
+  }
+
+  /** @param {import('./types.js').LeaseOfOther[]} others */
+  setLocks(others) {
+    /** @type {Map<string, Lock>} */
+    const next = new Map();
+    for (const o of others) {
+      if (o.clientId === this.clientId) continue;
+      next.set(o.blockId, { blockId: o.blockId, userId: o.userId, name: o.name });
+    }
+    if (!sameLocks(this.locks, next)) {
+      this.locks = next;
+      // Queued ops re-apply against leases (a lock can turn an edit into a conflict copy).
+      this.viewStale = true;
+    }
+  }
+
+  /**
+   * Entries contiguous with lastSeq go onto the confirmed state; own ops they confirm are
+   * acknowledged; the view is rebuilt (queue re-applied) and everything is persisted in
+   * one transaction.
+   * @param {LogEntry[]} entries
+   */
+  applyEntries(entries) {
+    /** @type {Map<string, Block>} */
+    const changed = new Map();
+    /** @type {string[]} */
+    const purgedNow = [];
+    const byOpId = new Map(this.queue.map((i) => [i.rec.op.opId, i]));
+    for (const entry of entries) {
+      this.confirmed.applyEntry(entry);
+      for (const e of entry.effects) {
+        if (e.e === 'block') changed.set(e.block.id, e.block);
+        else if (e.e === 'purge') {
+          for (const id of e.blockIds) {
+            changed.delete(id);
+            purgedNow.push(id);
+          }
+        }
+      }
+      // Our own op seen in the log before its result came back (a wake-up with entries);
+      // matched by opId, as an adopted op was first sent under another clientId.
+      const own = byOpId.get(entry.opId);
+      if (own && own.rec.ackedSeq === null) {
+        own.rec = { ...own.rec, ackedSeq: entry.seq };
+        this.diskPut.add(own);
+      }
+    }
+    if (purgedNow.length) this.purged = [...this.purged, ...purgedNow];
+    const done = this.queue.filter((i) => i.rec.ackedSeq !== null && i.rec.ackedSeq <= this.confirmed.lastSeq);
+    this.dropItems(done, false);
+    if (entries.length || this.viewStale) this.rebuildView();
+    const meta = this.metaRecord();
+    const queueWrites = this.takeQueueWrites();
+    const metaChanged = metaSignature(meta) !== this.savedMetaSig;
+    if (!entries.length && !metaChanged && !queueWrites.del.length && !queueWrites.put.length) return;
+    this.savedMetaSig = metaSignature(meta);
+    this.store
+      .saveConfirmed(meta, [...changed.values()], purgedNow, queueWrites)
+      .catch((e) => this.setStorageError(e));
+  }
+
+  /** Queue changes not yet on disk (drops, acks), for the next state transaction. */
+  takeQueueWrites() {
+    const del = this.diskDel;
+    const put = [...this.diskPut].filter((i) => this.queue.includes(i)).map((i) => i.rec);
+    this.diskDel = [];
+    this.diskPut = new Set();
+    return { del, put };
+  }
+
+  /**
+   * Removes items from the queue (confirmed, rejected or undeliverable). With `persist`,
+   * also deletes them on disk now; otherwise the caller's transaction does.
+   * @param {QueueItem[]} items @param {boolean} [persist]
+   */
+  dropItems(items, persist = true) {
+    if (items.length === 0) return;
+    const gone = new Set(items);
+    this.queue = this.queue.filter((i) => !gone.has(i));
+    this.viewStale = true;
+    const keys = items.map((i) => ({ clientId: i.rec.clientId, n: i.rec.n }));
+    if (persist) {
+      this.store.deleteQueued(this.docId, keys).catch((e) => this.setStorageError(e));
+    } else {
+      this.diskDel.push(...keys);
+    }
+  }
+
+  metaRecord() {
+    return {
+      docId: this.docId,
+      title: this.confirmed.title,
+      titleVersion: this.confirmed.titleVersion,
+      icon: this.confirmed.icon,
+      lastSeq: this.confirmed.lastSeq,
+      role: this.role,
+      mode: this.mode,
+      shared: this.shared,
+      sessions: this.sessions,
+      savedAt: this.now(),
+      purged: this.purged,
+    };
+  }
+
+  /**
+   * GET the snapshot: the confirmed state is replaced; the queue is kept and re-applied on
+   * top (ops already in the snapshot are acknowledged ones and leave it). Throws like
+   * `request`; the caller (syncNow) retries.
+   */
+  async reloadSnapshot() {
+    const q = `?clientId=${encodeURIComponent(this.clientId)}`;
+    /** @type {Snapshot} */
+    const snap = await this.request('GET', `/api/v1/docs/${encodeURIComponent(this.docId)}/snapshot${q}`, undefined, false);
+    if (this.closed) return;
+    this.netDown = false;
+    // Purged IDs stay purged for good; the snapshot does not list them.
+    this.confirmed = DocModel.fromSnapshot(snap, this.purged);
+    this.loaded = true;
+    this.applyMeta(snap);
+    if (this.mode === 'full') this.setLocks(snap.leases?.others ?? []);
+    const done = this.queue.filter((i) => i.rec.ackedSeq !== null && i.rec.ackedSeq <= snap.headSeq);
+    this.dropItems(done, false);
+    this.rebuildView();
+    this.ladder?.noteCursor(this.confirmed.lastSeq, Math.max(0, this.leaseSeq));
+    if (this.mode === 'full') this.startLadder();
+    const meta = this.metaRecord();
+    this.savedMetaSig = metaSignature(meta);
+    this.store
+      .saveSnapshot(meta, snap.blocks, this.takeQueueWrites())
+      .catch((e) => this.setStorageError(e));
+    this.emit();
+  }
+
+  /** view = confirmed + queue, by the server's rules. */
+  rebuildView() {
+    const v = this.confirmed.clone();
+    const ctx = this.opContext();
+    for (const i of this.queue) v.applyOp(i.rec.op, ctx);
+    this.view = v;
+    this.viewStale = false;
+  }
+
+  // ---------------------------------------------------------------- wake-ups
+
+  /** @param {Wake} w */
+  onWake(w) {
+    if (this.closed || this.stopped) return;
+    const last = this.confirmed.lastSeq;
+    const entries = w.entries ?? [];
+    if (entries.length && !this.inFlight && entries[0].seq === last + 1 && isContiguous(entries)) {
+      // Small change delivered with the wake-up: no /sync needed for the content.
+      this.applyEntries(entries);
+      this.ladder?.noteCursor(this.confirmed.lastSeq, this.leaseSeq);
+      this.emit();
+      const leaseNews = w.leaseSeq !== undefined && w.leaseSeq !== this.leaseSeq;
+      const behind = w.headSeq !== undefined && w.headSeq > this.confirmed.lastSeq;
+      if (leaseNews || behind) this.syncSoon(0);
+      return;
+    }
+    if (w.headSeq === undefined || w.headSeq > last || (w.leaseSeq !== undefined && w.leaseSeq !== this.leaseSeq)) {
+      this.syncSoon(0);
+    }
+  }
+
+  onStageChange() {
+    this.tightenPeriodic();
+    this.emit();
+  }
+
+  // ---------------------------------------------------------------- timers
+
+  /**
+   * The background sync: 3 s in the interval stage, 7 s while holding leases (renewal before
+   * the server's 20 s run out), else 30 s; private mode: 30 s.
+   */
+  period() {
+    if (this.mode === 'private') return QUIET_EVERY_MS;
+    if (!this.hasTransport || this.ladder?.trying === 'interval') return INTERVAL_EVERY_MS;
+    return this.holdList().length > 0 ? RENEW_EVERY_MS : QUIET_EVERY_MS;
+  }
+
+  /** After each exchange: the next background sync one period from now. */
+  restartPeriodic() {
+    this.armPeriodic(true);
+  }
+
+  /** The period got shorter (leases taken, interval stage): bring the next sync forward. */
+  tightenPeriodic() {
+    this.armPeriodic(false);
+  }
+
+  /** @param {boolean} restart */
+  armPeriodic(restart) {
+    if (this.closed || this.stopped || !this.opened) return;
+    const delay = this.period();
+    const due = this.now() + delay;
+    if (!restart && this.periodicTimer && this.periodicDue <= due) return;
+    if (this.periodicTimer) globalThis.clearTimeout(this.periodicTimer);
+    this.periodicDue = due;
+    this.periodicTimer = globalThis.setTimeout(() => {
+      this.periodicTimer = null;
+      this.periodicDue = Infinity;
+      // Through syncSoon, so a running backoff is respected.
+      this.syncSoon(0);
+    }, delay);
+  }
+
+  /** The hold list for the next request: claims not yet run out; nothing while hidden. */
+  holdList() {
+    if (this.hidden || this.mode !== 'full') return [];
+    this.pruneHolds();
+    return [...this.holds.keys()];
+  }
+
+  /** Drops claims that ran out, and the focused bullet after 60 s without input. @returns {boolean} changed */
+  pruneHolds() {
+    const now = this.now();
+    let changed = false;
+    for (const [id, until] of this.holds) {
+      const idle = until === Infinity && now - this.lastInput >= FOCUS_IDLE_MS;
+      if (until <= now || idle) {
+        this.holds.delete(id);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  /** One timer for the next lease event (a 20 s claim ending, the 60 s idle release). */
+  armLeaseTimer() {
+    if (this.leaseTimer) globalThis.clearTimeout(this.leaseTimer);
+    this.leaseTimer = null;
+    if (this.closed || this.stopped) return;
+    let next = Infinity;
+    for (const until of this.holds.values()) {
+      next = Math.min(next, until === Infinity ? this.lastInput + FOCUS_IDLE_MS : until);
+    }
+    if (next === Infinity) return;
+    this.leaseTimer = globalThis.setTimeout(() => {
+      this.leaseTimer = null;
+      // Released leases go to the server at once, so others may edit without waiting.
+      if (this.pruneHolds() && this.mode === 'full') this.syncSoon(0);
+      this.armLeaseTimer();
+    }, Math.max(0, next - this.now()));
+  }
+
+  clearTimers() {
+    for (const t of [this.sendTimer, this.periodicTimer, this.leaseTimer]) {
+      if (t) globalThis.clearTimeout(t);
+    }
+    this.sendTimer = this.periodicTimer = this.leaseTimer = null;
+    this.sendDue = this.periodicDue = Infinity;
+  }
+
+  // ---------------------------------------------------------------- state
+
+  /** @param {string} message */
+  setNotice(message) {
+    this.notice = message;
+    this.emit();
+  }
+
+  /** @param {unknown} e */
+  setStorageError(e) {
+    const err = /** @type {any} */ (e);
+    const name = err?.name ? `${err.name}: ` : '';
+    this.storageError = `Could not save on this device (${name}${err?.message ?? String(e)})`;
+    this.emit();
+  }
+
+  /** @returns {Stage} */
+  stage() {
+    if (this.browserOffline || this.netDown) return 'offline';
+    // Private mode runs no wake-up channel; its health is that of its syncs.
+    if (this.mode === 'private') return 'live';
+    if (!this.hasTransport) return 'interval';
+    return this.ladder ? this.ladder.stage : 'live';
+  }
+
+  /** @returns {EngineState} */
+  buildState() {
+    const stage = this.stage();
+    return {
+      docId: this.docId,
+      title: this.view.title,
+      titleVersion: this.view.titleVersion,
+      icon: this.view.icon,
+      role: this.role,
+      mode: this.mode,
+      shared: this.shared,
+      sessions: this.sessions,
+      rows: this.view.rows(),
+      locks: this.locks,
+      lastSeq: this.confirmed.lastSeq,
+      stage,
+      stageLabel: STAGE_LABELS[stage],
+      pending: this.queue.filter((i) => i.saved && i.rec.ackedSeq === null).length,
+      loaded: this.loaded,
+      error: this.error,
+      notice: this.notice,
+      storageError: this.storageError,
+    };
+  }
+
+  emit() {
+    this.state = this.buildState();
+    for (const fn of this.listeners) fn(this.state);
+  }
+}
+
+/** @param {Op} a @param {Op} b */
+function mergeable(a, b) {
+  if (a.kind === 'set_content' && b.kind === 'set_content') return a.blockId === b.blockId;
+  return a.kind === 'set_title' && b.kind === 'set_title';
+}
+
+/** The meta fields whose change is worth a write. @param {Record<string, any>} m */
+function metaSignature(m) {
+  return JSON.stringify([m.title, m.titleVersion, m.icon, m.lastSeq, m.role, m.mode, m.shared, m.sessions, m.purged.length]);
+}
+
+/** @param {LogEntry[]} entries */
+function isContiguous(entries) {
+  for (let i = 1; i < entries.length; i++) if (entries[i].seq !== entries[i - 1].seq + 1) return false;
+  return true;
+}
+
+/** @param {Map<string, Lock>} a @param {Map<string, Lock>} b */
+function sameLocks(a, b) {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) {
+    const w = b.get(k);
+    if (!w || w.userId !== v.userId || w.name !== v.name) return false;
+  }
+  return true;
+}

@@ -1,0 +1,688 @@
+// DocSyncEngine against a fake server (model.js applies the ops, as the real server's rules
+// do): persistence before "saved", reload and resend, orphaned queues, merging, backoff, one
+// request in flight, 403, resync, hasMore, private mode, visibility, leases, wake-ups.
+import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
+import { DocModel } from '../../static/engine/model.js';
+import { openStore, createMemoryLocks } from '../../static/engine/store.js';
+import { DocSyncEngine } from '../../static/engine/engine.js';
+
+const DOC = 'doc_test';
+const USER = { userId: 'usr_me', name: 'Me' };
+
+/**
+ * Just enough of /snapshot, /sync and /leave: ops go through DocModel.applyOp (the server's
+ * rules), idempotent by opId, each change one log entry. Requests can be held (`gate`),
+ * failed as network errors (`down`) or answered with a status (`status`).
+ */
+class FakeServer {
+  constructor() {
+    this.model = DocModel.empty(DOC);
+    this.model.title = 'Doc';
+    /** @type {any[]} */ this.log = [];
+    /** @type {Map<string, any>} */ this.results = new Map();
+    this.leaseSeq = 1;
+    /** @type {'owner'|'editor'|'viewer'} */ this.role = 'editor';
+    /** @type {'full'|'private'} */ this.mode = 'full';
+    this.pageSize = 500;
+    this.down = false;
+    /** @type {number|null} */ this.status = null;
+    /** @type {any[]} others' leases */ this.others = [];
+    this.resyncOnce = false;
+    /** @type {{path: string, body: any, init: any, at: number}[]} */ this.requests = [];
+    /** @type {Promise<void>|null} */ this.gate = null;
+    this.open = 0;
+    this.maxOpen = 0;
+    this.fetch = this.fetch.bind(this);
+  }
+
+  /** A change made by someone else, straight into the log. @param {any} op */
+  apply(op, clientId = 'cl_other', userId = 'usr_other') {
+    const held = (/** @type {string} */ id) => this.others.some((o) => o.blockId === id && o.clientId !== clientId);
+    const a = this.model.applyOp(op, { clientId, userId, name: userId, now: 1000, heldByOthers: held, leasesEnabled: this.mode === 'full' });
+    const result = { ...a.result };
+    if (a.effects.length) {
+      const seq = this.model.lastSeq + 1;
+      this.log.push({ seq, opId: op.opId, kind: op.kind, clientId, userId, at: 1000, effects: a.effects });
+      this.model.lastSeq = seq;
+      result.seq = seq;
+    }
+    this.results.set(op.opId, result);
+    return result;
+  }
+
+  /** @param {string} url @param {any} init */
+  async fetch(url, init = {}) {
+    const path = new URL(url).pathname.replace(`/api/v1/docs/${DOC}/`, '');
+    const body = init.body ? JSON.parse(init.body) : null;
+    this.requests.push({ path, body, init, at: Date.now() });
+    this.open++;
+    this.maxOpen = Math.max(this.maxOpen, this.open);
+    try {
+      if (this.gate) await this.gate;
+      if (this.down) throw new TypeError('fetch failed');
+      if (this.status) return reply(this.status, { error: { code: 'forbidden', message: 'no access' } });
+      if (path.startsWith('snapshot')) return reply(200, this.snapshot());
+      if (path === 'sync') return reply(200, this.sync(body));
+      if (path === 'leave') return reply(204, null);
+      return reply(404, { error: { code: 'not_found', message: path } });
+    } finally {
+      this.open--;
+    }
+  }
+
+  snapshot() {
+    return {
+      docId: DOC, title: this.model.title, titleVersion: this.model.titleVersion, icon: null,
+      headSeq: this.model.lastSeq, logFloor: 0, role: this.role, shared: true, mode: this.mode, sessions: 1,
+      blocks: this.model.toSnapshotBlocks(), leases: { others: this.others },
+    };
+  }
+
+  /** @param {any} body */
+  sync(body) {
+    const results = (body.ops ?? []).map((/** @type {any} */ op) =>
+      this.results.get(op.opId) ?? this.apply(op, body.clientId, USER.userId));
+    const head = this.model.lastSeq;
+    const resync = this.resyncOnce || body.lastSeq > head;
+    this.resyncOnce = false;
+    const after = this.log.filter((e) => e.seq > body.lastSeq);
+    const ops = resync ? [] : after.slice(0, this.pageSize);
+    return {
+      results, ops, hasMore: !resync && after.length > ops.length, headSeq: head, leaseSeq: this.leaseSeq,
+      leases: { granted: body.leases?.hold ?? [], denied: [], others: this.mode === 'full' ? this.others : [] },
+      role: this.role, shared: true, sessions: 1, mode: this.mode, resync,
+    };
+  }
+
+  /** @param {string} path */
+  syncs(path = 'sync') {
+    return this.requests.filter((r) => r.path === path);
+  }
+
+  /** Every opId the server was sent, with how often. */
+  sentOps() {
+    /** @type {Map<string, number>} */
+    const m = new Map();
+    for (const r of this.syncs()) for (const op of r.body.ops ?? []) m.set(op.opId, (m.get(op.opId) ?? 0) + 1);
+    return m;
+  }
+}
+
+/** @param {number} status @param {any} body */
+function reply(status, body) {
+  return {
+    ok: status >= 200 && status < 300, status,
+    json: async () => body,
+    text: async () => (body === null ? '' : JSON.stringify(body)),
+  };
+}
+
+/** A ladder stand-in: records start/stop and lets tests deliver wake-ups. */
+function fakeLadder() {
+  const l = {
+    started: 0, stopped: 0, stage: /** @type {any} */ ('live'), trying: /** @type {any} */ ('live'),
+    /** @type {any} */ opts: null, online: true,
+    start() { this.started++; },
+    stop() { this.stopped++; },
+    /** @param {boolean} b */ setOnline(b) { this.online = b; },
+    noteCursor() {},
+  };
+  return { l, factory: (/** @type {any} */ o) => ((l.opts = o), l) };
+}
+
+/** @type {IDBFactory} */
+let idb;
+/** @type {FakeServer} */
+let server;
+/** @type {ReturnType<typeof createMemoryLocks>} */
+let locks;
+/** @type {DocSyncEngine[]} */
+let engines;
+
+beforeEach(() => {
+  // setImmediate stays real: fake-indexeddb schedules its work with it.
+  vi.useFakeTimers({ now: 1_000_000, toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+  idb = new IDBFactory();
+  server = new FakeServer();
+  locks = createMemoryLocks();
+  engines = [];
+});
+afterEach(async () => {
+  for (const e of engines) e.closed = true; // no leave request noise after a test
+  vi.useRealTimers();
+});
+
+/** A real turn of the event loop: lets fake-indexeddb (setImmediate) complete its work. */
+const turn = () => new Promise((r) => setImmediate(r));
+
+/**
+ * Moves fake time by `ms` in small steps, letting IndexedDB and fetch promises settle
+ * between steps, so timers armed after a write see the right clock.
+ */
+async function run(ms = 0) {
+  for (let left = ms; ; left -= 50) {
+    for (let i = 0; i < 10; i++) {
+      await turn();
+      await vi.advanceTimersByTimeAsync(0);
+    }
+    if (left <= 0) break;
+    await vi.advanceTimersByTimeAsync(Math.min(left, 50));
+  }
+  for (let i = 0; i < 30; i++) {
+    await turn();
+    // A setTimeout(fn, 0) armed inside a fake tick is due 1 ms later (fake-timers rule), so
+    // the final settling moves the clock by a few ms in all.
+    await vi.advanceTimersByTimeAsync(i % 3 === 2 ? 1 : 0);
+  }
+}
+
+/**
+ * @param {{clientId?: string, transport?: any, fetch?: any}} [o]
+ */
+async function makeEngine(o = {}) {
+  const store = await openStore({ indexedDB: idb, IDBKeyRange });
+  const e = new DocSyncEngine({
+    docId: DOC, clientId: o.clientId ?? 'cl_me', user: USER, store, baseUrl: 'http://test',
+    fetch: o.fetch ?? server.fetch, locks, transport: o.transport ?? null,
+  });
+  engines.push(e);
+  return e;
+}
+
+/** @param {DocSyncEngine} e */
+async function openEngine(e) {
+  const p = e.open();
+  await run();
+  await p;
+  return e;
+}
+
+/** Seeds the server document with top-level bullets. @param {string[]} texts */
+function seed(texts) {
+  let key = 'a0';
+  const ids = texts.map((t, i) => {
+    const id = `blk_seed${i}`;
+    server.apply({ opId: `op_seed${i}`, kind: 'insert', blockId: id, parentId: null, orderKey: key, content: t });
+    key = key === 'a0' ? 'a1' : `a${Number(key.slice(1)) + 1}`;
+    return id;
+  });
+  return ids;
+}
+
+/** @param {DocSyncEngine} e @param {string} id @param {string} content */
+function typeInto(e, id, content) {
+  const b = /** @type {any} */ (e.view.get(id));
+  return e.submitOps([{ opId: `op_${crypto.randomUUID()}`, kind: 'set_content', blockId: id, content, baseVersion: b.version }], { step: 'typing' });
+}
+
+describe('persistence', () => {
+  it('counts an edit as pending only once IndexedDB has it, and sends it only after that', async () => {
+    const [b0] = seed(['hello']);
+    const e = await openEngine(await makeEngine());
+    /** @type {number[]} */
+    const pendings = [];
+    e.subscribe((s) => pendings.push(s.pending));
+    const syncsBefore = server.syncs().length;
+    const r = typeInto(e, b0, 'hello world');
+    expect(r.ok).toBe(true);
+    expect(e.state.rows[0].content).toBe('hello world');
+    expect(e.state.pending).toBe(0); // applied to the view, not yet on disk
+    const stored = await e.store.loadQueue(DOC, e.clientId);
+    await run();
+    expect(stored.length + (await e.store.loadQueue(DOC, e.clientId)).length).toBeGreaterThan(0);
+    expect(e.state.pending).toBe(1);
+    expect(server.syncs().length).toBe(syncsBefore); // still inside the 300 ms batching delay
+    await run(300);
+    expect(server.syncs().length).toBe(syncsBefore + 1);
+    expect(e.state.pending).toBe(0);
+    expect(pendings).toContain(1);
+    expect(server.model.get(b0)?.content).toBe('hello world');
+    expect(await e.store.loadQueue(DOC, e.clientId)).toEqual([]);
+  });
+
+  it('reopening shows the stored state at once (offline) and resends the queue with the same opIds', async () => {
+    const [b0, b1] = seed(['one', 'two']);
+    const a = await openEngine(await makeEngine());
+    server.down = true;
+    typeInto(a, b0, 'one edited offline');
+    typeInto(a, b1, 'two edited offline');
+    await run(300);
+    expect(a.state.stage).toBe('offline');
+    expect(a.state.stageLabel).toBe('Offline – changes saved on this device');
+    expect(a.state.pending).toBe(2);
+    const firstIds = [...server.sentOps().keys()];
+    expect(firstIds).toHaveLength(2);
+    await a.close();
+
+    // A reload days later, still offline: the stored state shows before any network.
+    const b = await makeEngine();
+    /** @type {any[]} */
+    const states = [];
+    b.subscribe((s) => states.push(s));
+    const opening = b.open();
+    await run();
+    await opening;
+    const firstLoaded = states.find((s) => s.loaded);
+    expect(firstLoaded.rows.map((/** @type {any} */ r) => r.content)).toEqual(['one edited offline', 'two edited offline']);
+    expect(b.state.pending).toBe(2);
+    server.down = false;
+    b.setOnline(true);
+    await run();
+    expect(b.state.pending).toBe(0);
+    expect(server.model.get(b0)?.content).toBe('one edited offline');
+    // Same opIds on the wire again; each applied once.
+    expect([...server.sentOps().keys()].sort()).toEqual(firstIds.sort());
+    expect(server.log.filter((en) => firstIds.includes(en.opId))).toHaveLength(2);
+  });
+
+  it('an orphaned queue is adopted by exactly one of two engines opening together', async () => {
+    const [b0] = seed(['x']);
+    const gone = await openEngine(await makeEngine({ clientId: 'cl_gone' }));
+    server.down = true;
+    typeInto(gone, b0, 'typed in a tab that was then closed');
+    await run();
+    const orphanOp = (await gone.store.loadQueue(DOC, 'cl_gone'))[0].op.opId;
+    gone.closed = true;
+    gone.clearTimers();
+    gone.releaseOwnLock();
+    server.down = false;
+
+    const e1 = await makeEngine({ clientId: 'cl_one' });
+    const e2 = await makeEngine({ clientId: 'cl_two' });
+    const p = Promise.all([e1.open(), e2.open()]);
+    await run();
+    await p;
+    await run(1000);
+    expect(server.sentOps().get(orphanOp)).toBe(1);
+    expect(server.model.get(b0)?.content).toBe('typed in a tab that was then closed');
+    expect(await e1.store.queueOwners(DOC)).toEqual([]);
+  });
+
+  it('a live tab keeps its queue: its lock is not available to others', async () => {
+    seed(['x']);
+    const live = await openEngine(await makeEngine({ clientId: 'cl_live' }));
+    server.down = true;
+    typeInto(live, 'blk_seed0', 'mine');
+    await run();
+    const other = await openEngine(await makeEngine({ clientId: 'cl_other_tab' }));
+    expect(other.queue).toHaveLength(0);
+    expect(live.queue).toHaveLength(1);
+  });
+
+  it('a duplicated tab (same clientId, lock held) takes a fresh clientId', async () => {
+    seed(['x']);
+    const first = await openEngine(await makeEngine({ clientId: 'cl_same' }));
+    const dup = await openEngine(await makeEngine({ clientId: 'cl_same' }));
+    expect(first.clientId).toBe('cl_same');
+    expect(dup.clientId).not.toBe('cl_same');
+    expect(dup.clientId.startsWith('cl_')).toBe(true);
+  });
+});
+
+describe('the send loop', () => {
+  it('merges consecutive text edits of one block keeping the FIRST baseVersion', async () => {
+    const [b0] = seed(['v1']);
+    const e = await openEngine(await makeEngine());
+    const base = e.view.get(b0)?.version;
+    typeInto(e, b0, 'v1 a');
+    await run(50);
+    typeInto(e, b0, 'v1 ab'); // the view's version is now base+1; the merge must keep base
+    await run(50);
+    typeInto(e, b0, 'v1 abc');
+    await run(300);
+    const sent = server.syncs().flatMap((r) => r.body.ops ?? []);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ kind: 'set_content', content: 'v1 abc', baseVersion: base });
+    expect(server.model.get(b0)?.content).toBe('v1 abc');
+  });
+
+  it('never merges into an op that was already on the wire', async () => {
+    const [b0] = seed(['v1']);
+    const e = await openEngine(await makeEngine());
+    /** @type {() => void} */
+    let release = () => {};
+    server.gate = new Promise((r) => (release = () => r(undefined)));
+    typeInto(e, b0, 'first');
+    await run(300);
+    typeInto(e, b0, 'second'); // the first is in flight now
+    server.gate = null;
+    release();
+    await run(300);
+    const sent = server.syncs().flatMap((r) => r.body.ops ?? []);
+    expect(sent.map((o) => o.content)).toEqual(['first', 'second']);
+    expect(server.model.get(b0)?.content).toBe('second');
+  });
+
+  it('keeps one /sync in flight; edits meanwhile go in the next request', async () => {
+    const [b0, b1] = seed(['a', 'b']);
+    const e = await openEngine(await makeEngine());
+    /** @type {() => void} */
+    let release = () => {};
+    server.gate = new Promise((r) => (release = () => r(undefined)));
+    server.maxOpen = 0;
+    typeInto(e, b0, 'a1');
+    await run(300);
+    typeInto(e, b1, 'b1');
+    e.focus(b1); // a lease request wants a sync at once, but one is in flight
+    await run(5000);
+    expect(server.maxOpen).toBe(1);
+    const n = server.syncs().length;
+    server.gate = null;
+    release();
+    await run(300);
+    expect(server.syncs().length).toBeGreaterThan(n);
+    expect(server.maxOpen).toBe(1);
+    expect(server.model.get(b1)?.content).toBe('b1');
+  });
+
+  it('retries with backoff 1, 2, 4 … 30 s', async () => {
+    const [b0] = seed(['a']);
+    const e = await openEngine(await makeEngine());
+    server.down = true;
+    const from = server.syncs().length;
+    typeInto(e, b0, 'x');
+    await run(300);
+    await run(200_000);
+    const times = server.syncs().slice(from).map((r) => r.at);
+    const gaps = times.slice(1).map((t, i) => t - times[i]);
+    expect(gaps.slice(0, 8)).toEqual([1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+    server.down = false;
+    await run(30_000);
+    expect(e.state.pending).toBe(0);
+    expect(e.state.stage).not.toBe('offline');
+  });
+
+  it('403 keeps the queue, stops sending and sets the error', async () => {
+    const [b0] = seed(['a']);
+    const e = await openEngine(await makeEngine());
+    server.status = 403;
+    typeInto(e, b0, 'kept');
+    await run(300);
+    expect(e.state.error).toMatchObject({ status: 403 });
+    expect(e.state.pending).toBe(1);
+    const n = server.requests.length;
+    typeInto(e, b0, 'kept too');
+    await run(120_000);
+    expect(server.requests.length).toBe(n);
+    // 'kept' was on the wire (frozen), so 'kept too' is a second op; both stay on the device.
+    expect((await e.store.loadQueue(DOC, e.clientId)).map((r) => r.op.content)).toEqual(['kept', 'kept too']);
+  });
+
+  it('resync: reloads the snapshot and re-applies the queue on top', async () => {
+    const [b0, b1] = seed(['a', 'b']);
+    const e = await openEngine(await makeEngine());
+    server.down = true;
+    typeInto(e, b1, 'mine, unsent');
+    await run(300);
+    server.apply({ opId: 'op_theirs', kind: 'set_content', blockId: b0, content: 'theirs', baseVersion: 1 });
+    server.resyncOnce = true;
+    server.down = false;
+    // The first reply says resync (and applies nothing new for us thanks to results): the
+    // engine then GETs the snapshot and shows it with the queue on top.
+    await run(1000);
+    expect(server.requests.some((r) => r.path.startsWith('snapshot'))).toBe(true);
+    expect(e.state.rows.map((r) => r.content)).toEqual(['theirs', 'mine, unsent']);
+    await run(1000);
+    expect(server.model.get(b1)?.content).toBe('mine, unsent');
+  });
+
+  it('a gap in seq reloads the snapshot too', async () => {
+    const [b0] = seed(['a']);
+    const e = await openEngine(await makeEngine());
+    server.apply({ opId: 'op_t1', kind: 'set_content', blockId: b0, content: 't1', baseVersion: 1 });
+    server.apply({ opId: 'op_t2', kind: 'set_content', blockId: b0, content: 't2', baseVersion: 2 });
+    server.log = server.log.filter((en) => en.opId !== 'op_t1'); // as if compacted away
+    const snaps = server.syncs('snapshot').length;
+    e.syncNow();
+    await run();
+    expect(server.requests.filter((r) => r.path.startsWith('snapshot')).length).toBeGreaterThan(snaps);
+    expect(e.state.rows[0].content).toBe('t2');
+    expect(e.state.lastSeq).toBe(server.model.lastSeq);
+  });
+
+  it('hasMore: keeps pulling until caught up', async () => {
+    seed(['a', 'b', 'c', 'd', 'e']);
+    server.pageSize = 2;
+    const e = await makeEngine();
+    // Start from an empty stored copy at seq 0 so the log is read in pages.
+    await e.store.saveSnapshot({ docId: DOC, title: 'Doc', titleVersion: 1, icon: null, lastSeq: 0, role: 'editor', mode: 'full', shared: true, sessions: 1, savedAt: 0 }, []);
+    await openEngine(e);
+    expect(server.syncs().map((r) => r.body.lastSeq)).toEqual([0, 2, 4]);
+    expect(e.state.lastSeq).toBe(5);
+    expect(e.state.rows.map((r) => r.content)).toEqual(['a', 'b', 'c', 'd', 'e']);
+  });
+
+  it('a rejected op is dropped with a notice; a conflict copy arrives through the log', async () => {
+    const [b0, b1] = seed(['a', 'b']);
+    const e = await openEngine(await makeEngine());
+    server.others = [{ blockId: b0, clientId: 'cl_x', userId: 'usr_x', name: 'Xena', expiresInMs: 10000 }];
+    // The engine does not know of the lease yet: the server refuses the move, conflicts the text.
+    e.submitOps([{ opId: 'op_mv', kind: 'move', blockId: b0, parentId: b1, orderKey: 'a0' }], { step: 'move' });
+    e.submitOps([{ opId: 'op_tx', kind: 'set_content', blockId: b0, content: 'mine', baseVersion: 1 }], { step: 'typing' });
+    await run(300);
+    expect(e.state.notice).toContain('someone else is editing');
+    expect(e.state.pending).toBe(0);
+    const copy = e.state.rows.find((r) => r.conflictOf === b0);
+    expect(copy?.content).toBe('mine');
+    expect(e.state.rows.find((r) => r.id === b0)?.content).toBe('a');
+    expect(e.state.locks.get(b0)).toEqual({ blockId: b0, userId: 'usr_x', name: 'Xena' });
+  });
+});
+
+describe('edits, locks and conflicts', () => {
+  it('refuses an edit of a bullet another client holds, and any edit by a viewer', async () => {
+    const [b0] = seed(['a']);
+    server.others = [{ blockId: b0, clientId: 'cl_x', userId: 'usr_x', name: 'Xena', expiresInMs: 10000 }];
+    const e = await openEngine(await makeEngine());
+    const r = typeInto(e, b0, 'nope');
+    expect(r).toMatchObject({ ok: false, reason: 'locked', heldBy: 'Xena' });
+    expect(e.state.rows[0].content).toBe('a');
+    expect(e.state.notice).toContain('Xena');
+    // An insert below the locked bullet is fine.
+    const ins = e.submitOps([{ opId: 'op_i', kind: 'insert', blockId: 'blk_new', parentId: null, orderKey: 'a0V', content: 'below' }], { step: 'insert' });
+    expect(ins.ok).toBe(true);
+    const del = e.submitOps([{ opId: 'op_d', kind: 'delete', blockId: b0 }], { step: 'delete' });
+    expect(del.ok).toBe(false);
+
+    server.role = 'viewer';
+    server.others = [];
+    await e.syncNow();
+    await run();
+    expect(typeInto(e, 'blk_new', 'x')).toMatchObject({ ok: false, reason: 'viewer' });
+  });
+
+  it('acceptConflict: the original takes the copy text (against its current version), the copy goes', async () => {
+    const [b0] = seed(['original']);
+    const e = await openEngine(await makeEngine());
+    // Someone else's rejected text became a conflict copy of b0.
+    server.apply({ opId: 'op_other1', kind: 'set_content', blockId: b0, content: 'theirs', baseVersion: 0 });
+    await e.syncNow();
+    await run();
+    const copy = e.state.rows.find((r) => r.conflictOf === b0);
+    expect(copy).toBeTruthy();
+    const r = e.acceptConflict(/** @type {any} */ (copy).id);
+    expect(r.ok).toBe(true);
+    await run(300);
+    expect(server.model.get(b0)?.content).toBe('theirs');
+    expect(server.model.get(/** @type {any} */ (copy).id)?.deleted).toBe(true);
+    expect(e.state.rows.map((x) => x.content)).toEqual(['theirs']);
+  });
+
+  it('accept and discard are refused while another client holds the copy or original', async () => {
+    const [b0] = seed(['original']);
+    const e = await openEngine(await makeEngine());
+    server.apply({ opId: 'op_other1', kind: 'set_content', blockId: b0, content: 'theirs', baseVersion: 0 });
+    server.others = [{ blockId: b0, clientId: 'cl_x', userId: 'usr_x', name: 'Xena', expiresInMs: 10000 }];
+    await e.syncNow();
+    await run();
+    const copy = /** @type {any} */ (e.state.rows.find((r) => r.conflictOf === b0));
+    expect(e.acceptConflict(copy.id)).toMatchObject({ ok: false, reason: 'locked' });
+    expect(e.discardConflict(copy.id)).toMatchObject({ ok: false, reason: 'locked' });
+    server.others = [];
+    await e.syncNow();
+    await run();
+    expect(e.discardConflict(copy.id).ok).toBe(true);
+    expect(e.state.rows.map((x) => x.content)).toEqual(['original']);
+  });
+});
+
+describe('modes, visibility and leases', () => {
+  it('private mode: no hold list and no wake-ups until the server says full', async () => {
+    const [b0] = seed(['a']);
+    server.mode = 'private';
+    const { l, factory } = fakeLadder();
+    const e = await openEngine(await makeEngine({ transport: factory }));
+    e.focus(b0);
+    await run(300);
+    expect(l.started).toBe(0);
+    expect(server.syncs().every((r) => r.body.leases === undefined)).toBe(true);
+    // Only the 30 s sync in private mode.
+    const n = server.syncs().length;
+    await run(29_000);
+    expect(server.syncs().length).toBe(n);
+    server.mode = 'full';
+    await run(1_000);
+    expect(server.syncs().length).toBeGreaterThan(n);
+    expect(e.state.mode).toBe('full');
+    expect(l.started).toBe(1);
+    await run(100);
+    // The focused bullet is asked for at once after the switch.
+    expect(server.syncs().at(-1)?.body.leases).toEqual({ hold: [b0] });
+  });
+
+  it('hidden: pending ops go with keepalive and hold: []; pagehide sends leave with keepalive', async () => {
+    const [b0] = seed(['a']);
+    const e = await openEngine(await makeEngine());
+    e.focus(b0);
+    await run();
+    typeInto(e, b0, 'last words');
+    await run(); // saved, not yet sent (300 ms)
+    e.setVisible(false);
+    const ka = server.syncs().at(-1);
+    expect(ka?.init.keepalive).toBe(true);
+    expect(ka?.body.leases).toEqual({ hold: [] });
+    expect(ka?.body.ops.map((/** @type {any} */ o) => o.content)).toEqual(['last words']);
+    e.pageHide();
+    const leave = server.requests.at(-1);
+    expect(leave?.path).toBe('leave');
+    expect(leave?.init.keepalive).toBe(true);
+    expect(leave?.body).toEqual({ clientId: e.clientId });
+    // Visible again: sync at once, asking for the focused bullet again.
+    await run();
+    const before = server.syncs().length;
+    e.setVisible(true);
+    await run();
+    expect(server.syncs().length).toBe(before + 1);
+    expect(server.syncs().at(-1)?.body.leases).toEqual({ hold: [b0] });
+  });
+
+  it('focus requests at once; a left bullet is kept 20 s; the focused one goes after 60 s idle', async () => {
+    const [b0, b1] = seed(['a', 'b']);
+    const { factory } = fakeLadder();
+    const e = await openEngine(await makeEngine({ transport: factory }));
+    await run(100);
+    const holds = () => server.syncs().at(-1)?.body.leases?.hold;
+    const n = server.syncs().length;
+    e.focus(b0);
+    await run(); // no 300 ms wait for a lease
+    expect(server.syncs().length).toBe(n + 1);
+    expect(holds()).toEqual([b0]);
+    await run(5_000);
+    e.focus(b1);
+    await run();
+    expect(holds()?.sort()).toEqual([b0, b1].sort());
+    // Renewal every 7 s while holding leases.
+    const t = Date.now();
+    await run(7_000);
+    expect(server.syncs().at(-1)?.at).toBeGreaterThan(t);
+    await run(13_000); // 20 s after leaving b0
+    expect(holds()).toEqual([b1]);
+    await run(60_000); // no input since the focus on b1
+    expect(holds()).toEqual([]);
+    // Typing brings the lease back.
+    typeInto(e, b1, 'b again');
+    await run(300);
+    expect(holds()).toEqual([b1]);
+  });
+
+  it('new bullets are held by their creator', async () => {
+    seed(['a']);
+    const { factory } = fakeLadder();
+    const e = await openEngine(await makeEngine({ transport: factory }));
+    e.submitOps([{ opId: 'op_n', kind: 'insert', blockId: 'blk_mine', parentId: null, orderKey: 'a5', content: '' }], { step: 'insert' });
+    await run(300);
+    expect(server.syncs().at(-1)?.body.leases?.hold).toEqual(['blk_mine']);
+  });
+});
+
+describe('wake-ups', () => {
+  it('entries contiguous with lastSeq are applied without a /sync; a gap pulls', async () => {
+    const [b0] = seed(['a']);
+    const { l, factory } = fakeLadder();
+    const e = await openEngine(await makeEngine({ transport: factory }));
+    await run(100);
+    const n = server.syncs().length;
+    server.apply({ opId: 'op_w1', kind: 'set_content', blockId: b0, content: 'woken', baseVersion: 1 });
+    const entry = server.log.at(-1);
+    l.opts.onWake({ headSeq: entry.seq, leaseSeq: server.leaseSeq, entries: [entry] });
+    await run();
+    expect(e.state.rows[0].content).toBe('woken');
+    expect(e.state.lastSeq).toBe(entry.seq);
+    expect(server.syncs().length).toBe(n);
+
+    server.apply({ opId: 'op_w2', kind: 'set_content', blockId: b0, content: 'w2', baseVersion: 2 });
+    server.apply({ opId: 'op_w3', kind: 'set_content', blockId: b0, content: 'w3', baseVersion: 3 });
+    const last = server.log.at(-1);
+    l.opts.onWake({ headSeq: last.seq, leaseSeq: server.leaseSeq, entries: [last] }); // seq-1 missing
+    await run();
+    expect(server.syncs().length).toBe(n + 1);
+    expect(e.state.rows[0].content).toBe('w3');
+  });
+
+  it('entries are applied under a queued own op, which is re-applied on top', async () => {
+    const [b0, b1] = seed(['a', 'b']);
+    const { l, factory } = fakeLadder();
+    const e = await openEngine(await makeEngine({ transport: factory }));
+    await run(100);
+    server.down = true;
+    typeInto(e, b1, 'mine');
+    await run(300);
+    server.down = false;
+    server.apply({ opId: 'op_w1', kind: 'set_content', blockId: b0, content: 'theirs', baseVersion: 1 });
+    const entry = server.log.at(-1);
+    l.opts.onWake({ headSeq: entry.seq, leaseSeq: server.leaseSeq, entries: [entry] });
+    expect(e.state.rows.map((r) => r.content)).toEqual(['theirs', 'mine']);
+  });
+
+  it('a wake-up with only a new head or lease news pulls; an old head does not', async () => {
+    seed(['a']);
+    const { l, factory } = fakeLadder();
+    const e = await openEngine(await makeEngine({ transport: factory }));
+    await run(100);
+    const n = server.syncs().length;
+    l.opts.onWake({ headSeq: e.state.lastSeq, leaseSeq: server.leaseSeq });
+    await run();
+    expect(server.syncs().length).toBe(n);
+    l.opts.onWake({ headSeq: e.state.lastSeq, leaseSeq: server.leaseSeq + 1 });
+    await run();
+    expect(server.syncs().length).toBe(n + 1);
+  });
+});
+
+describe('undo', () => {
+  it('undoes and redoes an own text change through normal ops', async () => {
+    const [b0] = seed(['before']);
+    const e = await openEngine(await makeEngine());
+    typeInto(e, b0, 'after');
+    await run(300);
+    const u = e.undo();
+    expect(u.done).toBe(true);
+    expect(e.state.rows[0].content).toBe('before');
+    await run(1300);
+    expect(server.model.get(b0)?.content).toBe('before');
+    expect(e.redo().done).toBe(true);
+    await run(300);
+    expect(server.model.get(b0)?.content).toBe('after');
+  });
+});
