@@ -210,7 +210,11 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   /** @param {string} id */
   const lockedBy = (id) => state?.locks.get(id)?.name ?? null;
   // the engine's current rows (engine.state is updated synchronously by every edit)
-  const rows = () => /** @type {FlatRow[]} */ (engine.state?.rows ?? state?.rows ?? []);
+  // (text typed but not yet handed over goes first, so no edit is built on stale rows)
+  const rows = () => {
+    flushTyping();
+    return /** @type {FlatRow[]} */ (engine.state?.rows ?? state?.rows ?? []);
+  };
 
   // ---- notices ------------------------------------------------------------------------------
   /** @param {string|null} msg @param {{sticky?: boolean}} [o] */
@@ -229,6 +233,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
    * @returns {boolean}
    */
   function commit(result) {
+    flushTyping();
     if (!result) return false;
     if (!result.ok) {
       showNotice(result.message);
@@ -724,7 +729,8 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
     const focused = document.activeElement === v.text;
     if (focused && canType) {
       const cur = v.text.textContent ?? '';
-      if (cur !== r.content) replaceFocusedText(v, r.content);
+      // the field may be ahead of the engine (typing not handed over yet): never go back
+      if (cur !== r.content && typingView !== v) replaceFocusedText(v, r.content);
       v.raw = true;
       v.tokens = null;
     } else if (!prev || prev.content !== r.content || prev.type !== r.type || (focused && !canType)) {
@@ -889,11 +895,13 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   }
 
   function undo() {
+    flushTyping();
     const r = engine.undo();
     if (r && r.skipped && r.skipped.length && !state?.notice) showNotice('Some changes could not be undone because someone else changed those bullets.');
     renderNow();
   }
   function redo() {
+    flushTyping();
     engine.redo();
     renderNow();
   }
@@ -912,6 +920,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   // ---- event handlers ---------------------------------------------------------------------------
   /** @param {KeyboardEvent} e */
   function onKeyDown(e) {
+    flushTyping();
     const v = viewOf(e.target);
     if (!v || e.target !== v.text || !v.row || e.isComposing) return;
     const cmd = commandFor(e);
@@ -1058,11 +1067,33 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
     }
     const v = viewOf(e.target);
     if (!v || e.target !== v.text || composing) return;
-    commitTyping(v);
+    // The typed character is already in the field: let the browser paint it first and hand
+    // the text to the engine right after that frame (one commit per frame however fast the
+    // keys come). Everything that reads the engine's rows flushes first (flushTyping).
+    if (typingView && typingView !== v) flushTyping();
+    typingView = v;
+    if (!typingRaf) typingRaf = requestAnimationFrame(() => {
+      typingTimer = window.setTimeout(flushTyping, 0);
+    });
+  }
+
+  /** @type {RowView|null} a field whose text the engine has not been given yet */
+  let typingView = null;
+  let typingRaf = 0;
+  let typingTimer = 0;
+  function flushTyping() {
+    if (typingRaf) cancelAnimationFrame(typingRaf);
+    clearTimeout(typingTimer);
+    typingRaf = 0;
+    typingTimer = 0;
+    const v = typingView;
+    typingView = null;
+    if (v && v.text.isConnected && v.row) commitTyping(v);
   }
 
   /** @param {ClipboardEvent} e */
   function onPaste(e) {
+    flushTyping();
     const v = viewOf(e.target);
     if (!v || e.target !== v.text || !v.row || !v.editable) return;
     const text = e.clipboardData?.getData('text/plain') ?? '';
@@ -1097,6 +1128,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
 
   /** @param {FocusEvent} e */
   function onFocusOut(e) {
+    flushTyping();
     if (reconciling) return;
     const v = viewOf(e.target);
     if (v && e.target === v.text) {
@@ -1342,10 +1374,16 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   title.addEventListener('keydown', onTitleKey);
   add.addEventListener('click', onAdd);
 
-  const onVisibility = () => engine.setVisible(document.visibilityState === 'visible');
+  const onVisibility = () => {
+    flushTyping();
+    engine.setVisible(document.visibilityState === 'visible');
+  };
   const onOnline = () => engine.setOnline(true);
   const onOffline = () => engine.setOnline(false);
-  const onPageHide = () => engine.pageHide();
+  const onPageHide = () => {
+    flushTyping();
+    engine.pageHide();
+  };
   document.addEventListener('visibilitychange', onVisibility);
   window.addEventListener('online', onOnline);
   window.addEventListener('offline', onOffline);
@@ -1366,6 +1404,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   return {
     engine,
     destroy() {
+      flushTyping();
       destroyed = true;
       if (rafId) cancelAnimationFrame(rafId);
       clearTimeout(noticeTimer);
