@@ -302,11 +302,9 @@ fn long_poll_times_out_at_wait_and_answers_at_once_when_behind() {
         assert!(v["error"]["message"].is_string(), "?{q}: {v}");
     }
     // The same for every other query string.
-    for path in ["/api/v1/users?nom=x".to_string()] {
-        let (s, v) = srv.get(&alice, &path);
-        assert_eq!(s, 400, "{path}: {v}");
-        assert_eq!(v["error"]["code"], "bad_request", "{path}: {v}");
-    }
+    let (s, v) = srv.get(&alice, "/api/v1/users?nom=x");
+    assert_eq!(s, 400, "{v}");
+    assert_eq!(v["error"]["code"], "bad_request", "{v}");
 }
 
 #[test]

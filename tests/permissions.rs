@@ -1163,7 +1163,10 @@ fn login_timing_does_not_reveal_user_names() {
     let (k, u) = (median(&mut known), median(&mut unknown));
     let ratio = k.max(u) / k.min(u);
     // Two hashes against one was a ratio of about 1.75; equal work stays well inside 1.35.
-    assert!(ratio < 1.35, "known {k:.4}s vs unknown {u:.4}s (ratio {ratio:.2})");
+    assert!(
+        ratio < 1.35,
+        "known {k:.4}s vs unknown {u:.4}s (ratio {ratio:.2})"
+    );
 }
 
 #[test]

@@ -99,13 +99,19 @@ mod tests {
         assert!(t.blocked(&alice_here).is_none());
         t.fail(&alice_here);
         assert!(t.blocked(&alice_here).is_some(), "name at address locked");
-        assert!(t.blocked(&alice_there).is_none(), "same name elsewhere free");
+        assert!(
+            t.blocked(&alice_there).is_none(),
+            "same name elsewhere free"
+        );
         assert!(t.blocked(&bob_here).is_none(), "other name here free");
         // The address limit is ADDRESS_FACTOR × max failures over all names.
         for i in 0..(2 * ADDRESS_FACTOR - 2) {
             t.fail(&LoginKeys::new(&format!("user{i}"), "10.0.0.1"));
         }
-        assert!(t.blocked(&bob_here).is_some(), "address locked after spraying");
+        assert!(
+            t.blocked(&bob_here).is_some(),
+            "address locked after spraying"
+        );
         assert!(t.blocked(&alice_there).is_none());
         // Success clears the name counter, not the address counter.
         t.succeed(&alice_here);

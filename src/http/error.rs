@@ -129,9 +129,8 @@ impl From<actix::MailboxError> for ApiError {
 /// Query strings that do not parse (`since=1e400`, `wait=-5`) get the JSON error shape like
 /// every other bad input, instead of actix's plain-text 400. Registered once as app data.
 pub fn query_config() -> actix_web::web::QueryConfig {
-    actix_web::web::QueryConfig::default().error_handler(|err, _req| {
-        ApiError::BadRequest(format!("query string: {err}")).into()
-    })
+    actix_web::web::QueryConfig::default()
+        .error_handler(|err, _req| ApiError::BadRequest(format!("query string: {err}")).into())
 }
 
 /// Path segments that do not parse get the JSON error shape too.

@@ -43,7 +43,11 @@ fn request_host(req: &HttpRequest, trusted: &[IpAddr]) -> String {
 
 /// True when the request has no `Origin` or its origin names the host it was sent to.
 pub fn same_origin(req: &HttpRequest) -> bool {
-    let Some(origin) = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
+    let Some(origin) = req
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+    else {
         return true;
     };
     let trusted = req
