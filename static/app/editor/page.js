@@ -118,7 +118,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   const engine = new DocSyncEngine({
     docId,
     clientId,
-    user: { userId: me.userId ?? me.id ?? '', name: me.displayName || me.name || '' },
+    user: { userId: me?.userId ?? me?.id ?? '', name: me?.displayName || me?.name || '' },
     store,
     locks: /** @type {any} */ (navigator.locks),
   });
@@ -142,7 +142,6 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   bar.append(presence, viewOnly, share);
   const title = el('h1', 'ed-title');
   title.id = 'doc-title';
-  title.setAttribute('contenteditable', 'plaintext-only');
   title.setAttribute('aria-label', 'Document title');
   title.dataset.placeholder = 'Untitled';
   title.spellcheck = true;
@@ -815,9 +814,14 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   }
 
   function revealHash() {
-    const id = decodeURIComponent(location.hash.slice(1));
-    if (!id || id === highlighted || !state?.loaded) return;
-    const all = rows();
+    let id = '';
+    try {
+      id = decodeURIComponent(location.hash.slice(1));
+    } catch {
+      return;
+    }
+    if (!id.startsWith('blk_') || id === highlighted || !state?.loaded) return;
+    const all = /** @type {FlatRow[]} */ (engine.state.rows);
     const i = indexOfId(all, id);
     if (i < 0) return;
     highlighted = id;
