@@ -3,7 +3,7 @@
 // counted in `pending` only once IndexedDB has it; at most one /sync is in flight; an op
 // that was ever on the wire is never changed again (it may be resent, with the same opId).
 
-import { DocModel, TITLE_LEASE } from './model.js';
+import { DocModel, TITLE_LEASE, conflictCopyId } from './model.js';
 import { diffRows } from './diff.js';
 import { inverseOps, UndoHistory } from './undo.js';
 import { newOpId, newBlockId, newClientId } from './ids.js';
@@ -785,6 +785,7 @@ export class DocSyncEngine {
         return 0;
       }
       // This op can never be accepted; keeping it would block every op after it.
+      this.rebaseNext(batch[0], /** @type {number} */ (batch[0].rec.op.baseVersion));
       this.dropItems(batch);
       this.rebuildView();
       this.notice = `A change could not be saved: ${e.message}`;
@@ -807,9 +808,65 @@ export class DocSyncEngine {
     this.stopLadder();
   }
 
-  /** Ops that may go on the wire: on disk (or failed to get there), not yet answered. */
+  /**
+   * The ops that may go on the wire now: a prefix of the queue (order matters: a delete
+   * must not overtake the text typed before it) of ops on disk (or failed to get there)
+   * and not yet answered. It ends before a text op whose target still has an earlier text
+   * op in the queue: that one's outcome decides this one's baseVersion (see rebaseNext).
+   */
   sendable() {
-    return this.queue.filter((i) => (i.saved || i.saveFailed) && i.rec.ackedSeq === null);
+    /** @type {QueueItem[]} */
+    const out = [];
+    /** @type {Set<string>} */
+    const open = new Set();
+    for (const i of this.queue) {
+      const t = textTarget(i.rec.op);
+      if (i.rec.ackedSeq !== null) {
+        if (t !== null) open.add(t);
+        continue;
+      }
+      if (t !== null && open.has(t)) break;
+      if (!i.saved && !i.saveFailed) break;
+      if (t !== null) open.add(t);
+      out.push(i);
+    }
+    return out;
+  }
+
+  /**
+   * A text op (set_content/set_title) left the queue with a known outcome: the next text op
+   * of the same target, held back until now, gets the version that outcome left. Sent
+   * with a guess instead, it could overwrite someone's text: if our op conflicted and
+   * another client's change took the version we guessed, ours would apply over theirs.
+   * @param {QueueItem} item @param {number} version the target's version after `item`
+   */
+  rebaseNext(item, version) {
+    const t = textTarget(item.rec.op);
+    if (t === null) return;
+    const at = this.queue.indexOf(item);
+    for (let k = at + 1; k < this.queue.length; k++) {
+      const next = this.queue[k];
+      if (textTarget(next.rec.op) !== t) continue;
+      if (next.rec.op.baseVersion !== version) {
+        next.rec = { ...next.rec, op: { ...next.rec.op, baseVersion: version } };
+        this.diskPut.add(next);
+        this.viewStale = true;
+      }
+      return;
+    }
+  }
+
+  /**
+   * The version a text op left its target, read from its own log entry's effects: none
+   * for the target means it conflicted (only the copy was written), so the version stays.
+   * @param {Op} op @param {LogEntry} entry
+   */
+  versionAfter(op, entry) {
+    for (const e of entry.effects) {
+      if (op.kind === 'set_title' && e.e === 'title') return e.titleVersion;
+      if (op.kind === 'set_content' && e.e === 'block' && e.block.id === op.blockId) return e.block.version;
+    }
+    return /** @type {number} */ (op.baseVersion);
   }
 
   /** @param {QueueItem[]} batch */
@@ -905,10 +962,13 @@ export class DocSyncEngine {
       if (!item) continue;
       if (r.status === 'rejected') {
         // The server refused it for good (e.g. a move into a deleted bullet): drop it.
+        this.rebaseNext(item, /** @type {number} */ (item.rec.op.baseVersion));
         dropped.push(item);
         const why = REJECTION_TEXT[r.reason ?? ''] ?? r.reason ?? 'refused';
         this.notice = `A change was not applied: ${why}.`;
       } else if (r.seq === null || r.seq === undefined) {
+        // Nothing changed (same text as the server's): the version stays.
+        this.rebaseNext(item, /** @type {number} */ (item.rec.op.baseVersion));
         dropped.push(item);
       } else if (item.rec.ackedSeq === null) {
         // Applied or conflict: it stays shown on top until the log catches up to its seq.
@@ -995,9 +1055,12 @@ export class DocSyncEngine {
       // Our own op seen in the log before its result came back (a wake-up with entries);
       // matched by opId, as an adopted op was first sent under another clientId.
       const own = byOpId.get(entry.opId);
-      if (own && own.rec.ackedSeq === null) {
-        own.rec = { ...own.rec, ackedSeq: entry.seq };
-        this.diskPut.add(own);
+      if (own) {
+        if (own.rec.ackedSeq === null) {
+          own.rec = { ...own.rec, ackedSeq: entry.seq };
+          this.diskPut.add(own);
+        }
+        this.rebaseNext(own, this.versionAfter(own.rec.op, entry));
       }
     }
     if (purgedNow.length) this.purged = [...this.purged, ...purgedNow];
@@ -1074,6 +1137,13 @@ export class DocSyncEngine {
     this.applyMeta(snap);
     if (this.mode === 'full') this.setLocks(snap.leases?.others ?? []);
     const done = this.queue.filter((i) => i.rec.ackedSeq !== null && i.rec.ackedSeq <= snap.headSeq);
+    for (const i of done) {
+      // Its log entry was never seen: its conflict copy (deterministic id) tells the outcome.
+      const op = i.rec.op;
+      if (textTarget(op) === null) continue;
+      const conflicted = !!this.confirmed.get(conflictCopyId(this.docId, op.opId));
+      this.rebaseNext(i, /** @type {number} */ (op.baseVersion) + (conflicted ? 0 : 1));
+    }
     this.dropItems(done, false);
     this.rebuildView();
     this.ladder?.noteCursor(this.confirmed.lastSeq, Math.max(0, this.leaseSeq));
@@ -1261,6 +1331,12 @@ export class DocSyncEngine {
     this.state = this.buildState();
     for (const fn of this.listeners) fn(this.state);
   }
+}
+
+/** The target of a text op (block ID, or 'title'); null for every other op. @param {Op} op */
+function textTarget(op) {
+  if (op.kind === 'set_content') return /** @type {string} */ (op.blockId);
+  return op.kind === 'set_title' ? TITLE_LEASE : null;
 }
 
 /** @param {Op} a @param {Op} b */

@@ -26,6 +26,8 @@ class FakeServer {
     /** @type {'full'|'private'} */ this.mode = 'full';
     this.pageSize = 500;
     this.down = false;
+    /** The request is processed but its reply is lost. */
+    this.dropReply = false;
     /** @type {number|null} */ this.status = null;
     /** @type {any[]} others' leases */ this.others = [];
     this.resyncOnce = false;
@@ -63,7 +65,11 @@ class FakeServer {
       if (this.down) throw new TypeError('fetch failed');
       if (this.status) return reply(this.status, { error: { code: 'forbidden', message: 'no access' } });
       if (path.startsWith('snapshot')) return reply(200, this.snapshot());
-      if (path === 'sync') return reply(200, this.sync(body));
+      if (path === 'sync') {
+        const r = reply(200, this.sync(body));
+        if (this.dropReply) throw new TypeError('reply lost');
+        return r;
+      }
       if (path === 'leave') return reply(204, null);
       return reply(404, { error: { code: 'not_found', message: path } });
     } finally {
@@ -352,6 +358,45 @@ describe('the send loop', () => {
     const sent = server.syncs().flatMap((r) => r.body.ops ?? []);
     expect(sent.map((o) => o.content)).toEqual(['first', 'second']);
     expect(server.model.get(b0)?.content).toBe('second');
+  });
+
+  it('holds a text op back until the earlier one of its bullet is answered, then bases it on the outcome', async () => {
+    const [b0] = seed(['x']);
+    const e = await openEngine(await makeEngine());
+    server.apply({ opId: 'op_r', kind: 'set_content', blockId: b0, content: 'x theirs', baseVersion: 1 }); // v2, unseen
+    server.dropReply = true;
+    typeInto(e, b0, 'x mine'); // baseVersion 1: conflicts on the server; we never hear
+    await run(300);
+    typeInto(e, b0, 'x mine more'); // view says v2, but v2 is THEIR text
+    await run(500);
+    // Not sent while the first one's outcome is unknown.
+    expect(server.syncs().flatMap((r) => r.body.ops ?? []).map((o) => o.content)).toEqual(['x mine']);
+    server.dropReply = false;
+    await run(2000);
+    const sent = server.syncs().flatMap((r) => r.body.ops ?? []);
+    const second = sent.find((o) => o.content === 'x mine more');
+    expect(second?.baseVersion).toBe(1); // the first conflicted: the version stays 1
+    const texts = server.model.toSnapshotBlocks().filter((b) => !b.deleted).map((b) => b.content);
+    expect(texts).toContain('x theirs');
+    expect(texts).toContain('x mine more');
+  });
+
+  it('after an applied text op, the next one is based on the version it produced', async () => {
+    const [b0] = seed(['x']);
+    const e = await openEngine(await makeEngine());
+    /** @type {() => void} */
+    let release = () => {};
+    server.gate = new Promise((r) => (release = () => r(undefined)));
+    typeInto(e, b0, 'x1');
+    await run(300);
+    typeInto(e, b0, 'x12'); // the first is in flight: a second op, held back
+    server.gate = null;
+    release();
+    await run(1000);
+    const sent = server.syncs().flatMap((r) => r.body.ops ?? []);
+    expect(sent.map((o) => [o.content, o.baseVersion])).toEqual([['x1', 1], ['x12', 2]]);
+    expect(server.model.get(b0)?.content).toBe('x12');
+    expect(e.state.rows.filter((r) => r.conflictOf)).toEqual([]);
   });
 
   it('keeps one /sync in flight; edits meanwhile go in the next request', async () => {
