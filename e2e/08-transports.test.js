@@ -21,8 +21,11 @@ const STAGES = [
 
 /** Watches which wake-up channels a page uses: WebSocket frames, SSE and long-poll answers. */
 function watchChannels(page) {
-  const seen = { wsJoined: 0, wsFailed: 0, sseOk: 0, longpollOk: 0, longpollFailed: 0 };
+  const seen = { wsJoined: 0, wsFailed: 0, sseOk: 0, longpollStarted: 0, longpollOk: 0, longpollFailed: 0 };
   if (!page) return seen;
+  page.on('request', (req) => {
+    if (/\/changes$/.test(new URL(req.url()).pathname)) seen.longpollStarted++;
+  });
   page.on('websocket', (ws) => {
     ws.on('framereceived', (f) => {
       if (typeof f.payload === 'string' && f.payload.includes('"JOINED"')) seen.wsJoined++;
@@ -58,8 +61,18 @@ scenario('8 transports: every ladder stage through nginx names itself, carries e
       const ca = await h.loggedIn(`alice-${st.channel}`, s.base, ua);
       const cb = await h.loggedIn(`bob-${st.channel}`, s.base, ub);
       /** @type {ReturnType<typeof watchChannels>} */ let seen = watchChannels(null);
+      let seenBob = seen;
       const alice = await h.openDoc(ca, s.doc, { before: (p) => { seen = watchChannels(p); } });
-      const bob = await h.openDoc(cb, s.doc);
+      const bob = await h.openDoc(cb, s.doc, { before: (p) => { seenBob = watchChannels(p); } });
+      if (st.channel === 'longpoll') {
+        // The stage shows once a long-poll answers, which an idle document makes wait 25 s:
+        // once both poll, alice's focus (a lease change) answers them.
+        await waitFor(() => seen.longpollStarted > 0 && seenBob.longpollStarted > 0, {
+          timeout: 20_000,
+          message: () => `both browsers long-polling: ${JSON.stringify({ alice: seen, bob: seenBob })}`,
+        });
+        await focusEnd(alice, s.ids[0]);
+      }
       for (const p of [alice, bob]) await waitStage(p, st.label, 20_000);
       const channelOk = () => {
         if (st.channel === 'websocket') return seen.wsJoined > 0;
