@@ -1099,7 +1099,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   function onPaste(e) {
     flushTyping();
     const v = viewOf(e.target);
-    if (!v || e.target !== v.text || !v.row || !v.editable) return;
+    if (!v || e.target !== v.text || !v.row || !v.editable || v.row.type === 'code') return; // code: the field pastes as is
     const text = e.clipboardData?.getData('text/plain') ?? '';
     if (!/\n/.test(text.trim())) return; // one line: the field pastes plain text itself
     e.preventDefault();
