@@ -6,7 +6,7 @@ import { ApiError, describeError, seg } from '../api.js';
 import { currentUser } from '../session.js';
 import { h, replaceChildren, uid } from '../ui/dom.js';
 import { icon } from '../ui/icons.js';
-import { openModal } from '../ui/dialog.js';
+import { openModal, formDialog } from '../ui/dialog.js';
 import { rememberPerson, personById } from './local-names.js';
 
 /** @typedef {{kind: 'user'|'team', id: string, access: 'read'|'write', name?: string, displayName?: string}} Share */
@@ -103,6 +103,7 @@ async function openSharing(target) {
   const accessSel = accessSelect('read', 'Access for the new share');
   const addBtn = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add');
   const addForm = h('form', { class: 'share-add', id: 'share-add', novalidate: true }, kindSel, nameInput, teamSel, accessSel, addBtn);
+  const newTeamBtn = h('button', { type: 'button', class: 'link-btn new-team', id: 'new-team', hidden: true }, '+ New team…');
 
   const title = target.kind === 'doc'
     ? (target.label ? `Share “${target.label}”` : 'Share document')
@@ -112,7 +113,7 @@ async function openSharing(target) {
     : 'Shares of a folder apply to every document and folder inside it.';
   const { dialog, close } = openModal({
     id: 'share-dialog', title, description, wide: true,
-    content: [addForm, errorEl, listHead, list, status,
+    content: [addForm, newTeamBtn, errorEl, listHead, list, status,
       h('div', { class: 'dialog-actions' }, h('button', { type: 'button', class: 'btn', onclick: () => close() }, 'Done'))],
   });
   dialog.dataset.target = `${target.kind}:${target.id}`;
@@ -121,6 +122,7 @@ async function openSharing(target) {
     const team = kindSel.value === 'team';
     nameInput.hidden = team;
     teamSel.hidden = !team;
+    newTeamBtn.hidden = !team || denied;
     (team ? teamSel : nameInput).focus();
   });
   addForm.addEventListener('submit', async (ev) => {
@@ -130,7 +132,7 @@ async function openSharing(target) {
     const access = /** @type {'read'|'write'} */ (accessSel.value);
     if (kindSel.value === 'team') {
       const teamId = teamSel.value;
-      if (!teamId) return showError('You are not in any team yet.');
+      if (!teamId) return showError('You are not in any team yet — create one with “New team”.');
       await save(upsertShare(shares, { kind: 'team', id: teamId, access }), 'Team added.');
       return;
     }
@@ -157,6 +159,48 @@ async function openSharing(target) {
       setBusy(false);
     }
   });
+
+  newTeamBtn.addEventListener('click', async () => {
+    const team = await formDialog({
+      title: 'New team',
+      description: 'A team is a named group of people; share with it once instead of person by person. You are its owner and a member.',
+      fields: [
+        { name: 'name', label: 'Team name', placeholder: 'e.g. Writers', maxLength: 200, required: true },
+        { name: 'members', label: 'Members (user names, separated by commas)', placeholder: 'e.g. bob, carol' },
+      ],
+      submitLabel: 'Create team',
+      onSubmit: async (v) => {
+        const names = [...new Set(v.members.split(/[\s,;]+/).map((n) => n.trim().replace(/^@/, '')).filter(Boolean))];
+        /** @type {string[]} */
+        const ids = [];
+        for (const n of names) {
+          try {
+            const u = await api.get(`/users?name=${seg(n)}`);
+            rememberPerson(u);
+            ids.push(u.id);
+          } catch (e) {
+            throw e instanceof ApiError && e.status === 404 ? new Error(`No user is called “${n}”.`) : e;
+          }
+        }
+        /** @type {Team} */
+        let created = await api.post('/teams', { name: v.name.trim() });
+        if (ids.length) created = (await api.put(`/teams/${seg(created.teamId)}/members`, { members: ids })) ?? created;
+        return created;
+      },
+    });
+    if (!team) return;
+    teams = [...teams.filter((t) => t.teamId !== team.teamId), team];
+    fillTeams();
+    teamSel.value = team.teamId;
+    status.textContent = `Team “${team.name}” created. Choose the access and press Add.`;
+    teamSel.focus();
+  });
+
+  function fillTeams() {
+    replaceChildren(teamSel, teams.length
+      ? teams.map((t) => h('option', { value: t.teamId }, t.name))
+      : [h('option', { value: '' }, 'No teams yet')]);
+  }
 
   /** @param {string|null} msg */
   function showError(msg) {
@@ -255,9 +299,7 @@ async function openSharing(target) {
   nameInput.focus();
   const [, teamsR] = await Promise.allSettled([reload(), api.get('/teams')]);
   if (teamsR.status === 'fulfilled') teams = teamsR.value?.teams ?? [];
-  replaceChildren(teamSel, teams.length
-    ? teams.map((t) => h('option', { value: t.teamId }, t.name))
-    : [h('option', { value: '' }, 'No teams')]);
+  fillTeams();
   renderList();
 }
 
