@@ -44,3 +44,21 @@ describe('shell-files.json', () => {
     expect(list.files.some((/** @type {string} */ f) => f.startsWith('/api/'))).toBe(false);
   });
 });
+
+describe('index.html', () => {
+  const html = readFileSync(join(STATIC, 'index.html'), 'utf8');
+  it('has no inline script or style', () => {
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/i);
+    expect(html).not.toMatch(/\sstyle=/i);
+    expect(html).not.toMatch(/<style/i);
+    expect(html).not.toMatch(/\son[a-z]+=/i);
+  });
+  it('preloads only modules that exist and are in the shell list', () => {
+    const hrefs = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]);
+    expect(hrefs.length).toBeGreaterThan(0);
+    for (const href of hrefs) {
+      expect(existsSync(join(STATIC, href)), href).toBe(true);
+      expect(list.files).toContain(href);
+    }
+  });
+});
