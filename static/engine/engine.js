@@ -395,26 +395,35 @@ export class DocSyncEngine {
     if (!api) return;
     for (let attempt = 0; attempt < 3; attempt++) {
       const got = await this.holdLock(api, this.clientId);
-      if (got) return;
+      if (got === 'held') return;
+      if (got === 'broken') {
+        // Web Locks unusable here: keep our clientId (and its queue) and adopt nothing,
+        // since adoption could not be made exactly-once.
+        this.locksApi = null;
+        return;
+      }
       this.clientId = newClientId();
     }
   }
 
-  /** @param {LockManagerLike} api @param {string} clientId @returns {Promise<boolean>} */
+  /**
+   * @param {LockManagerLike} api @param {string} clientId
+   * @returns {Promise<'held'|'taken'|'broken'>}
+   */
   holdLock(api, clientId) {
     return new Promise((resolve) => {
       api
         .request(`docsync:client:${clientId}`, { ifAvailable: true }, (lock) => {
           if (!lock) {
-            resolve(false);
+            resolve('taken');
             return undefined;
           }
-          resolve(true);
+          resolve('held');
           return new Promise((release) => {
             this.releaseOwnLock = () => release(undefined);
           });
         })
-        .catch(() => resolve(false));
+        .catch(() => resolve('broken'));
     });
   }
 
@@ -1232,7 +1241,8 @@ export class DocSyncEngine {
 
   /** The hold list for the next request: claims not yet run out; nothing while hidden. */
   holdList() {
-    if (this.hidden || this.mode !== 'full') return [];
+    // A viewer never edits, so it must not lock bullets away from editors.
+    if (this.hidden || this.mode !== 'full' || this.role === 'viewer') return [];
     this.pruneHolds();
     return [...this.holds.keys()];
   }

@@ -282,6 +282,21 @@ describe('persistence', () => {
     expect(server.log.filter((en) => firstIds.includes(en.opId))).toHaveLength(2);
   });
 
+  it('a failed IndexedDB write shows in storageError; the op is still sent', async () => {
+    const [b0] = seed(['a']);
+    const e = await openEngine(await makeEngine());
+    const quota = Object.assign(new Error('quota exceeded'), { name: 'QuotaExceededError' });
+    e.store.putQueued = async () => {
+      throw quota;
+    };
+    typeInto(e, b0, 'not on disk');
+    await run();
+    expect(e.state.storageError).toContain('QuotaExceededError');
+    expect(e.state.pending).toBe(0); // never counted as saved on this device
+    await run(300);
+    expect(server.model.get(b0)?.content).toBe('not on disk');
+  });
+
   it('an orphaned queue is adopted by exactly one of two engines opening together', async () => {
     const [b0] = seed(['x']);
     const gone = await openEngine(await makeEngine({ clientId: 'cl_gone' }));
