@@ -109,7 +109,27 @@ export function renderHome(root, ctx) {
   search.setAttribute('aria-keyshortcuts', '/');
 
   if (ctx.offline) renderOffline();
-  else load();
+  else {
+    load();
+    // /?q=words or /?tag=name (back from a result, or a #tag link in the editor).
+    const params = new URLSearchParams(location.search);
+    const q = params.get('q');
+    const tag = params.get('tag');
+    if (tag) openTag(tag.replace(/^#/, ''));
+    else if (q) {
+      search.value = q;
+      runSearch(true);
+    }
+  }
+
+  /** Keep the search or tag in the address (replaceState), so Back from a result returns here. */
+  function syncUrl() {
+    const url = new URL(location.href);
+    url.search = '';
+    if (view?.kind === 'search') url.searchParams.set('q', view.q);
+    if (view?.kind === 'tag') url.searchParams.set('tag', view.tag);
+    if (url.href !== location.href) history.replaceState(history.state, '', url);
+  }
 
   // ---- loading ----
   async function load() {
@@ -422,6 +442,7 @@ export function renderHome(root, ctx) {
     }
     if (!immediate && view?.kind === 'search' && view.q === q) return;
     view = { kind: 'search', q };
+    syncUrl();
     const seq = ++searchSeq;
     showResults(`Results for “${q}”`, null, q);
     try {
@@ -437,6 +458,7 @@ export function renderHome(root, ctx) {
   /** @param {string} tag */
   async function openTag(tag) {
     view = { kind: 'tag', tag };
+    syncUrl();
     search.value = '';
     const seq = ++searchSeq;
     showResults(`#${tag}`, null, '');
@@ -453,6 +475,7 @@ export function renderHome(root, ctx) {
 
   function closeView() {
     view = null;
+    syncUrl();
     searchSeq++;
     highlightTag(null);
     renderList();
