@@ -59,8 +59,9 @@ export function cachedUser() {
 }
 
 /**
- * GET /me. Resolves to the user, `null` when not signed in (401). Offline (network error) it
- * resolves to the cached user with `offline: true`, or rethrows when none is cached.
+ * GET /me. Resolves to the user, `null` when not signed in (401). Offline (network error,
+ * timeout, or a 5xx from a proxy while the server is down) it resolves to the cached user with
+ * `offline: true`, or rethrows when none is cached.
  * @param {import('./api.js').Api} api
  * @returns {Promise<{me: Me|null, offline: boolean}>}
  */
@@ -80,7 +81,8 @@ export async function loadMe(api) {
       current = null;
       return { me: null, offline: false };
     }
-    if (err && err.status === 0) {
+    // Unreachable, or a proxy answering for a server that is down: open from this device.
+    if (err && (err.status === 0 || err.status >= 500)) {
       current = cachedUser();
       if (current) return { me: current, offline: true };
     }
