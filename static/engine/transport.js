@@ -142,7 +142,8 @@ export class WakeLadder {
   /** @param {string} path */
   url(path) {
     const base = this.baseUrl || globalThis.location?.href;
-    return new URL(path, base).toString();
+    // No base at all (a worker without location): relative, as fetch resolves it.
+    return base ? new URL(path, base).toString() : path;
   }
 
   /**
