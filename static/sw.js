@@ -94,6 +94,11 @@ async function networkFirstPage(req) {
     if (res.ok && (res.headers.get('Content-Type') ?? '').includes('text/html')) {
       await cache.put('/index.html', res.clone());
     }
+    // A proxy answering 502/503/504 for a server that is down: the cached shell is better.
+    if (res.status >= 500) {
+      const cached = await cache.match('/index.html');
+      if (cached) return cached;
+    }
     return res;
   } catch {
     const cached = (await cache.match('/index.html')) ?? (await cache.match('/'));

@@ -145,3 +145,15 @@ describe('service worker', () => {
     expect(names.filter((n) => n.startsWith('docsync-shell-'))).toHaveLength(1);
   });
 });
+
+describe('service worker behind a proxy', () => {
+  it('a 502 for a page while the server is down gives the cached shell', async () => {
+    let up = true;
+    const w = loadWorker((p) => (up ? online(p) : new Response('Bad Gateway', { status: 502 })));
+    await w.dispatch('install');
+    up = false;
+    const res = await w.fetchEvent('/d/doc_1', 'navigate');
+    expect(res?.status).toBe(200);
+    expect(await res?.text()).toBe('<html>shell');
+  });
+});
