@@ -90,7 +90,9 @@ describe('counter-check: broken engines are caught', () => {
 });
 
 describe('regression: a set_content typed while an earlier one of the same bullet is unanswered', () => {
-  // Found by seeds 2 and 3 above, reduced by hand. Engine A's first edit of bullet X
+  // Found by the simulation (seeds 2 and 3 as of commit 73719b1; 19, 21, 28 and 38 of a
+  // 9–40 sweep), reduced by hand; the engine waits for the earlier op since 7a513ee.
+  // Engine A's first edit of bullet X
   // (baseVersion 1) is on the wire when someone else (R, plain HTTP, no lease) has already
   // made X version 2; A's edit conflicts, but A has not heard so yet and types on. Its view
   // counts its own unanswered edit as version 2, so the next edit goes out with
@@ -128,6 +130,44 @@ describe('regression: a set_content typed while an earlier one of the same bulle
       // R's r0x3 must still be somewhere (X itself); A's text in X or in conflict copies.
       expect(texts.join(' | ')).toContain('r0x3');
       expect(texts.join(' | ')).toContain('a0x4');
+    } finally {
+      await run.teardown();
+    }
+  }, 60_000);
+});
+
+describe('regression: accepting a conflict copy whose original was deleted', () => {
+  // Found by seed 8 (after accept/discard joined the action mix): the original X held text
+  // someone typed, then someone deleted X; X's tombstone still holds that text (undoing the
+  // delete brings it back, until compaction purges it). Accepting X's conflict copy sends
+  // set_content on the tombstone: the server restores X with the copy's text, and the text
+  // in the tombstone is gone for good.
+  it('must not overwrite the text of a deleted original', async () => {
+    const run = new SimRun({ seed: 9002, steps: 0, tabs: 1 });
+    await run.setup();
+    run.net.lossy = false;
+    try {
+      const s = run.server;
+      const [alice] = run.users;
+      const a = run.tabs[0];
+      const sync = (clientId, ops) =>
+        s.ok(alice.token, 'POST', `/api/v1/docs/${run.docId}/sync`, { clientId, lastSeq: 0, ops, leases: { hold: [] } });
+      await sync('cl_r1', [{ opId: 'op_r1', kind: 'insert', blockId: 'blk_x', parentId: null, orderKey: 'a0', content: 'x0x1' }]);
+      await sync('cl_r1', [{ opId: 'op_r2', kind: 'set_content', blockId: 'blk_x', content: 'x0x1 r0x2', baseVersion: 1 }]);
+      const r3 = await sync('cl_r2', [{ opId: 'op_r3', kind: 'set_content', blockId: 'blk_x', content: 'x0x1 q0x3', baseVersion: 1 }]);
+      expect(r3.results[0].status).toBe('conflict');
+      await sync('cl_r2', []);
+      await sync('cl_r1', [{ opId: 'op_r4', kind: 'delete', blockId: 'blk_x' }]);
+      await run.settle(31_000);
+      const copy = a.engine.state.rows.find((r) => r.conflictOf === 'blk_x');
+      expect(copy?.content).toBe('x0x1 q0x3');
+      const res = a.engine.acceptConflict(copy.id);
+      await run.settle(5_000);
+      const snap = await s.snapshot(alice.token, run.docId);
+      const texts = snap.blocks.map((b) => `${b.id}${b.deleted ? ' (deleted)' : ''}: ${b.content}`).join(' | ');
+      expect(res.ok, texts).toBe(true);
+      expect(texts).toContain('r0x2');
+      expect(texts).toContain('q0x3');
     } finally {
       await run.teardown();
     }

@@ -152,12 +152,13 @@ export const TOKEN = /\b[a-z]\d+x\d+\b/g;
 /**
  * No typed text lost: each token of the text an engine typed last into a bullet (or the
  * title) is somewhere in the document: a block's content (live, tombstone, conflict copy),
- * the title, or a block that compaction purged after someone deleted it.
+ * the title, or a block that compaction purged after someone deleted it. `replaced`: tokens a
+ * user deliberately replaced (accepted a conflict copy over an original showing them).
  * @param {{typed: Map<string, {engine: string, target: string, text: string, step: number}>,
- *   snap: any, purgedText: string[]}} x
+ *   snap: any, purgedText: string[], replaced?: Set<string>}} x
  */
-export function checkNoTextLost({ typed, snap, purgedText }) {
-  const present = new Set();
+export function checkNoTextLost({ typed, snap, purgedText, replaced = new Set() }) {
+  const present = new Set(replaced);
   const add = (s) => { for (const t of s.match(TOKEN) ?? []) present.add(t); };
   for (const b of snap.blocks) add(b.content);
   add(snap.title);

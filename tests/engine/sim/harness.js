@@ -8,7 +8,7 @@ import { Rng } from './rng.js';
 import { TestServer } from './server.js';
 import { Network, idle, trackImmediates } from './network.js';
 import { randomEdit, flat } from './edits.js';
-import { checkConvergence, checkTree, checkExactlyOnce, checkNoTextLost } from './checks.js';
+import { checkConvergence, checkTree, checkExactlyOnce, checkNoTextLost, TOKEN } from './checks.js';
 
 const DAY = 86_400_000;
 export const COMPACT_EVERY = 25;
@@ -90,10 +90,13 @@ export class SimRun {
     /** `${tab}|${target}` → {engine, target, text, step} */
     this.typed = new Map();
     this.purgedText = [];
+    /** tokens a user replaced on purpose (accepting a conflict copy over the original) */
+    this.replaced = new Set();
     this.tokenCounter = 0;
     this.step = 0;
     this.figures = {
-      edits: 0, refused: 0, noop: 0, undos: 0, undoSkipped: 0, titles: 0, focus: 0, reloads: 0, adopted: 0,
+      edits: 0, refused: 0, noop: 0, undos: 0, undoSkipped: 0, redos: 0, titles: 0, focus: 0, hides: 0,
+      accepted: 0, discarded: 0, reloads: 0, pageHides: 0, adopted: 0,
       offline: 0, compactions: 0, purged: 0, conflictCopies: 0, resyncs: 0, snapshots: 0, ops: 0, retries: 0,
     };
     this.failures = [];
@@ -253,12 +256,16 @@ export class SimRun {
     if (!before?.loaded) return;
     const roll = this.actRng.f();
     let kind;
-    if (roll < 0.08) {
+    if (roll < 0.07) {
       kind = 'undo';
       const r = e.undo();
       this.figures.undos++;
       if (r?.skipped?.length) this.figures.undoSkipped += r.skipped.length;
-    } else if (roll < 0.12) {
+    } else if (roll < 0.09) {
+      kind = 'redo';
+      e.redo();
+      this.figures.redos++;
+    } else if (roll < 0.13) {
       kind = 'title';
       e.setTitle(before.title ? `${before.title} ${this.token(tab)}` : this.token(tab));
       this.figures.titles++;
@@ -268,6 +275,32 @@ export class SimRun {
       e.focus(row ? row.id : null);
       this.figures.focus++;
       return;
+    } else if (roll < 0.18) {
+      // The tab goes to the background (pending ops go with keepalive, leases are released)
+      // or comes back.
+      kind = 'visibility';
+      tab.hidden = !tab.hidden;
+      e.setVisible(!tab.hidden);
+      this.figures.hides += tab.hidden ? 1 : 0;
+      return;
+    } else if (roll < 0.21) {
+      // Accept or discard a conflict copy. Accepting replaces the original's text, which
+      // this user saw: the tokens only the original had are deliberately gone.
+      kind = 'conflict';
+      const copy = this.actRng.pick(before.rows.filter((r) => r.conflictOf));
+      if (!copy) return;
+      const orig = copy.conflictOf === 'title' ? before.title : before.rows.find((r) => r.id === copy.conflictOf)?.content;
+      const accept = this.actRng.chance(0.5);
+      const r = accept ? e.acceptConflict(copy.id) : e.discardConflict(copy.id);
+      if (r && r.ok === false) {
+        this.figures.refused++;
+        return;
+      }
+      if (accept) {
+        this.figures.accepted++;
+        const keep = new Set(copy.content.match(TOKEN) ?? []);
+        for (const t of (orig ?? '').match(TOKEN) ?? []) if (!keep.has(t)) this.replaced.add(t);
+      } else this.figures.discarded++;
     } else {
       const locked = new Set(before.locks ? [...before.locks.keys()] : []);
       const ed = randomEdit(this.actRng, before.rows, { token: () => this.token(tab), newId: () => e.newBlockId(), locked });
@@ -277,6 +310,7 @@ export class SimRun {
       }
       kind = ed.kind;
       const r = e.commitRows(ed.rows, { step: ed.step });
+      if (this.trace) this.trace.push(`  ${tab.name} ${ed.kind} → ${r.ok ? r.ops.map((o) => `${o.kind}:${o.opId.slice(3, 9)}`).join(',') : r.reason} queue=${e.queue?.map((q) => `${q.rec.op.opId.slice(3, 9)}${q.sent ? 's' : ''}${q.saved ? 'd' : ''}`).join(',')}`);
       this.figures.edits++;
       if (r && r.ok === false) {
         this.figures.refused++;
@@ -291,6 +325,13 @@ export class SimRun {
   async reload(i) {
     const old = this.tabs[i];
     const q = await old.store.loadQueue(this.docId, old.clientId);
+    if (this.actRng.chance(0.4)) {
+      // A normal tab close: pagehide sends the pending ops and `leave` with keepalive (they
+      // may still be lost); the new tab adopts the same ops and sends them again.
+      old.engine.pageHide();
+      await this.net.drain();
+      this.figures.pageHides++;
+    }
     old.link.kill();
     old.off?.();
     try {
@@ -383,6 +424,8 @@ export class SimRun {
       t.link.setDown(false);
       t.link.healed = true;
       t.engine.setOnline(true);
+      if (t.hidden) t.engine.setVisible(true);
+      t.hidden = false;
     }
     const token = this.users[0].token;
     for (let round = 0; round < 400; round++) {
@@ -408,7 +451,7 @@ export class SimRun {
     for (const t of this.tabs) f.push(...checkConvergence(t.name, this.current(t), snap));
     f.push(...checkTree(snap));
     f.push(...checkExactlyOnce({ opRows, resultRows, snap, queued: this.queued, net: this.net }));
-    f.push(...checkNoTextLost({ typed: this.typed, snap, purgedText: this.purgedText }));
+    f.push(...checkNoTextLost({ typed: this.typed, snap, purgedText: this.purgedText, replaced: this.replaced }));
     if (this.net.serverErrors.length) f.push(`server 5xx: ${this.net.serverErrors.slice(0, 3).join(' | ')}`);
     // Reloaded tabs: the adopted queue went out, each op applied exactly once.
     const stored = new Set(resultRows.map((r) => r.op_id));

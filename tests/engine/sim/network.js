@@ -7,8 +7,8 @@
 // `/changes`. A real long-poll holds a socket up to 25 s of *real* time, so the shim parks
 // `/changes` requests instead and answers them itself, as the server would (PROTOCOL §3:
 // "answers as soon as headSeq > N or the lease state differs from M, at the latest after
-// `wait` seconds"), from the newest headSeq/leaseSeq it has seen in any reply of the real
-// server; `wait` runs on the (fake) engine clock. Wake-ups carry no data, so everything the
+// `wait` seconds"), from the newest headSeq it has seen in any reply of the real server
+// (see _wakePolls for why not leaseSeq); `wait` runs on the (fake) engine clock. Wake-ups carry no data, so everything the
 // checks look at still comes from the real server over /snapshot and /sync.
 //
 // Everything that crosses the wire is recorded for the checker: every op sent (by opId,
@@ -306,7 +306,12 @@ export class Link {
   _wakePolls() {
     const net = this.net;
     for (const p of [...this.parked]) {
-      if (net.knownHead > p.since || (p.leaseSeq >= 0 && net.knownLeaseSeq !== p.leaseSeq)) p.answer();
+      // Only a new headSeq wakes (and `wait` running out). The real server also answers when
+      // the lease state moves, but leaseSeq depends on when the server's 1-second real-time
+      // actor tick expires leases against the manual clock, which would make a seed's run
+      // depend on wall time. Lease news still reach the engines through their syncs (every 7 s
+      // while they hold leases, 30 s otherwise).
+      if (net.knownHead > p.since) p.answer();
     }
   }
 }

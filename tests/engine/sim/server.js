@@ -16,6 +16,12 @@ export const BIN = process.env.DOCSYNC_BIN || path.join(ROOT, 'target/debug/docs
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
+// Servers still running when this process exits (a test that was interrupted) go with it.
+const running = new Set();
+process.on('exit', () => {
+  for (const c of running) c.kill('SIGKILL');
+});
+
 /**
  * One HTTP request over node:http. Resolves `{status, headers, text}`; rejects on a socket
  * error. Bounded by `timeoutMs` of real time.
@@ -110,6 +116,8 @@ export class TestServer {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
+    running.add(child);
+    child.on('exit', () => running.delete(child));
     let stderr = '';
     child.stderr.on('data', (d) => {
       stderr += d;
