@@ -146,7 +146,8 @@ export function renderHome(root, ctx) {
       renderList();
     } catch (e) {
       if (destroyed) return;
-      if (e instanceof ApiError && e.offline) renderOffline();
+      // Unreachable (or a proxy's 502/503/504): what this device has is still useful.
+      if (e instanceof ApiError && (e.offline || [502, 503, 504].includes(e.status))) renderOffline();
       else replaceChildren(main, errorBox(describeError(e), load));
     }
     loadTags();
