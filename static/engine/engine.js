@@ -1146,6 +1146,14 @@ export class DocSyncEngine {
     this.applyMeta(snap);
     if (this.mode === 'full') this.setLocks(snap.leases?.others ?? []);
     const done = this.queue.filter((i) => i.rec.ackedSeq !== null && i.rec.ackedSeq <= snap.headSeq);
+    for (const i of this.queue) {
+      if (i.rec.ackedSeq !== null && i.rec.ackedSeq > snap.headSeq) {
+        // Acknowledged at a seq the server no longer has (restored from a backup): send it
+        // again; a server that still knows the opId answers with the stored result.
+        i.rec = { ...i.rec, ackedSeq: null };
+        this.diskPut.add(i);
+      }
+    }
     for (const i of done) {
       // Its log entry was never seen: its conflict copy (deterministic id) tells the outcome.
       const op = i.rec.op;

@@ -487,6 +487,27 @@ describe('the send loop', () => {
     expect(server.model.get(b1)?.content).toBe('mine, unsent');
   });
 
+  it('ops acknowledged beyond a rolled-back server head are sent again after the resync', async () => {
+    const [b0] = seed(['a']);
+    const e = await openEngine(await makeEngine());
+    typeInto(e, b0, 'acked then lost');
+    // The reply acknowledges the op but carries no entries (as if the page ended there).
+    const realSync = server.sync.bind(server);
+    server.sync = (body) => ({ ...realSync(body), ops: [], headSeq: e.state.lastSeq, hasMore: false });
+    await run(300);
+    expect(e.queue[0]?.rec.ackedSeq).toBe(2);
+    // The server is restored from a backup taken before that op.
+    server.sync = realSync;
+    server.model = DocModel.fromSnapshot({ docId: DOC, title: 'Doc', titleVersion: 1, icon: null, headSeq: 1, blocks: server.model.toSnapshotBlocks().map((b) => ({ ...b, content: 'a', version: 1 })) });
+    server.log = server.log.slice(0, 1);
+    server.results = new Map([...server.results].filter(([k]) => k.startsWith('op_seed')));
+    server.resyncOnce = true;
+    e.syncNow();
+    await run(1000);
+    expect(server.model.get(b0)?.content).toBe('acked then lost');
+    expect(e.state.pending).toBe(0);
+  });
+
   it('a gap in seq reloads the snapshot too', async () => {
     const [b0] = seed(['a']);
     const e = await openEngine(await makeEngine());
