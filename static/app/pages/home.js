@@ -543,7 +543,8 @@ export function renderHome(root, ctx) {
     search.disabled = true;
     replaceChildren(main,
       h('div', { class: 'banner banner-offline', id: 'offline-banner', role: 'status' }, icon('offline', { size: 18 }),
-        h('span', null, h('strong', null, 'Offline'), ' — showing documents opened on this device')),
+        h('span', null, h('strong', null, 'Offline'), ' — showing documents opened on this device'),
+        h('button', { type: 'button', class: 'btn btn-small', onclick: () => location.reload() }, 'Try again')),
       recent.length
         ? h('ul', { class: 'doc-tree', role: 'list' }, recent.map((r) =>
           h('li', { class: 'doc' }, h('div', { class: 'doc-row' }, h('a', { href: docHref(r.docId), class: 'doc-link', dataset: { docId: r.docId } },
