@@ -1012,6 +1012,84 @@ fn viewers_cannot_lock_blocks_with_leases() {
     );
 }
 
+/// `GET /folders`: the folders a user reaches (owned, shared with them or a team, and every
+/// subfolder), with their role; a parent they cannot see is not named.
+#[test]
+fn folder_list_shows_what_each_user_reaches() {
+    let srv = TestServer::start();
+    let alice = srv.add_user("alice");
+    let bob = srv.add_user("bob");
+    let carol = srv.add_user("carol");
+    let bob_id = user_id(&srv, &alice, "bob");
+    let carol_id = user_id(&srv, &alice, "carol");
+    let space = create_folder(&srv, &alice, "Space", None);
+    let projects = create_folder(&srv, &alice, "Projects", Some(&space));
+    let private = create_folder(&srv, &alice, "Private", None);
+    let team = create_team(&srv, &alice, "Writers", &[&bob_id]);
+    put_folder_shares(&srv, &alice, &space, vec![share("team", &team, "write")]);
+    put_folder_shares(
+        &srv,
+        &alice,
+        &projects,
+        vec![share("user", &carol_id, "read")],
+    );
+    let list = |token: &str| -> Vec<(String, String, Option<String>, String)> {
+        let (s, v) = srv.get(token, "/api/v1/folders");
+        assert_eq!(s, 200, "{v}");
+        v["folders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["folderId"].as_str().unwrap().to_string(),
+                    f["name"].as_str().unwrap().to_string(),
+                    f["parentId"].as_str().map(str::to_string),
+                    f["role"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let owner = |id: &str, name: &str, parent: Option<&str>| {
+        (
+            id.to_string(),
+            name.to_string(),
+            parent.map(str::to_string),
+            "owner".to_string(),
+        )
+    };
+    assert_eq!(
+        list(&alice),
+        vec![
+            owner(&private, "Private", None),
+            owner(&projects, "Projects", Some(&space)),
+            owner(&space, "Space", None),
+        ]
+    );
+    let as_role = |id: &str, name: &str, parent: Option<&str>, role: &str| {
+        (
+            id.to_string(),
+            name.to_string(),
+            parent.map(str::to_string),
+            role.to_string(),
+        )
+    };
+    assert_eq!(
+        list(&bob),
+        vec![
+            as_role(&projects, "Projects", Some(&space), "editor"),
+            as_role(&space, "Space", None, "editor"),
+        ]
+    );
+    // Carol sees Projects only; its parent Space is not hers to see, so it is not named.
+    assert_eq!(
+        list(&carol),
+        vec![as_role(&projects, "Projects", None, "viewer")]
+    );
+    let (s, _) = srv.get("not-a-token", "/api/v1/folders");
+    assert_eq!(s, 401);
+}
+
 #[test]
 fn create_doc_directly_in_a_folder() {
     // PROTOCOL §3: `POST /docs {title?, folderId?}`.

@@ -81,6 +81,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/teams", web::get().to(sharing::list_teams))
                 .route("/teams/{id}/members", web::put().to(sharing::put_members))
                 .route("/folders", web::post().to(sharing::create_folder))
+                .route("/folders", web::get().to(sharing::list_folders))
                 .route(
                     "/folders/{id}/shares",
                     web::get().to(sharing::get_folder_shares),

@@ -265,6 +265,18 @@ pub async fn list_teams(
     Ok(HttpResponse::Ok().json(json!({"teams": teams})))
 }
 
+/// Every folder the caller can see, with their role (the home page's folder tree).
+pub async fn list_folders(
+    state: web::Data<AppState>,
+    creds: Credentials,
+) -> Result<HttpResponse, ApiError> {
+    let folders = read_as(&state, &creds, |c, user| {
+        roles::readable_folders(c, &user.id)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(json!({"folders": folders})))
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Members {

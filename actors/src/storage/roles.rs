@@ -145,9 +145,11 @@ pub fn is_shared(conn: &Connection, doc_id: &str) -> Result<bool> {
         .query_row(params![folder, owner], |r| r.get(0))?)
 }
 
-/// Candidate documents: owned, shared directly or by team, or inside a folder the user owns
-/// or that is shared with them or a team of theirs (including subfolders).
-const CANDIDATES: &str = "WITH RECURSIVE
+/// Folders the user reaches (`reach`): owned, or shared with them or a team of theirs, and
+/// every subfolder of those. Needs `?1` = the user.
+macro_rules! folder_reach {
+    () => {
+        "WITH RECURSIVE
     my_teams(id) AS (SELECT team_id FROM team_members WHERE user_id = ?1),
     roots(id) AS (
         SELECT id FROM folders WHERE owner_id = ?1
@@ -155,11 +157,64 @@ const CANDIDATES: &str = "WITH RECURSIVE
         UNION SELECT folder_id FROM workspace_folder_shares WHERE kind = 'team' AND principal_id IN (SELECT id FROM my_teams)),
     reach(id, depth) AS (
         SELECT id, 0 FROM roots
-        UNION SELECT f.id, r.depth + 1 FROM folders f JOIN reach r ON f.parent_id = r.id WHERE r.depth < 64)
+        UNION SELECT f.id, r.depth + 1 FROM folders f JOIN reach r ON f.parent_id = r.id WHERE r.depth < 64)"
+    };
+}
+
+/// Candidate documents: owned, shared directly or by team, or inside a folder the user owns
+/// or that is shared with them or a team of theirs (including subfolders).
+const CANDIDATES: &str = concat!(
+    folder_reach!(),
+    "
     SELECT id FROM documents WHERE owner_id = ?1
     UNION SELECT doc_id FROM doc_shares WHERE user_id = ?1
     UNION SELECT doc_id FROM doc_team_shares WHERE team_id IN (SELECT id FROM my_teams)
-    UNION SELECT id FROM documents WHERE folder_id IN (SELECT id FROM reach)";
+    UNION SELECT id FROM documents WHERE folder_id IN (SELECT id FROM reach)"
+);
+
+/// A folder the user can see, with their role on it (for the home page's folder tree).
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FolderSummary {
+    pub folder_id: String,
+    pub name: String,
+    pub owner_id: String,
+    /// None at the top, or when the parent is not visible to this user.
+    pub parent_id: Option<String>,
+    pub role: String,
+}
+
+/// Every folder the user reaches (owned or shared, and their subfolders), by name. A parent
+/// the user cannot see is reported as None, so no folder name leaks.
+pub fn readable_folders(conn: &Connection, user_id: &str) -> Result<Vec<FolderSummary>> {
+    let sql = concat!(
+        folder_reach!(),
+        "
+    SELECT f.id, f.name, f.owner_id, f.parent_id FROM folders f
+     WHERE f.id IN (SELECT id FROM reach) ORDER BY f.name COLLATE NOCASE, f.id"
+    );
+    let rows: Vec<(String, String, String, Option<String>)> = conn
+        .prepare_cached(sql)?
+        .query_map([user_id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let visible: std::collections::HashSet<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    let mut out = Vec::with_capacity(rows.len());
+    for (id, name, owner_id, parent) in &rows {
+        let Some(role) = folder_role(conn, user_id, id)? else {
+            continue;
+        };
+        out.push(FolderSummary {
+            folder_id: id.clone(),
+            name: name.clone(),
+            owner_id: owner_id.clone(),
+            parent_id: parent.clone().filter(|p| visible.contains(p.as_str())),
+            role: role.as_str().to_string(),
+        });
+    }
+    Ok(out)
+}
 
 pub fn readable_documents(conn: &Connection, user_id: &str) -> Result<Vec<DocSummary>> {
     let ids = readable_doc_ids(conn, user_id)?;
