@@ -136,6 +136,13 @@ async function onRoute(route) {
         navigate(route.next, { replace: true });
       },
     }), 'Sign in');
+    // Already signed in (a bookmark of /login, or a second tab)? Go on without asking.
+    loadMe(api).then(({ me, offline: off }) => {
+      if (me && !off && token === renderToken) {
+        offline = false;
+        navigate(route.next, { replace: true });
+      }
+    }).catch(() => {});
     return;
   }
 
