@@ -314,7 +314,15 @@ export class DocSyncEngine {
       ];
     } else {
       const orig = this.view.get(copy.conflictOf);
-      if (!orig) return this.invalid('The original bullet no longer exists.');
+      if (!orig || orig.deleted) {
+        // Decision: writing into a deleted original would bring it back with its own text
+        // overwritten (text someone may still restore). The copy's text stays where it is,
+        // now an ordinary bullet: marked resolved.
+        ops = [{ opId: newOpId(), kind: 'set_props', blockId: copyId, props: { conflictResolved: true } }];
+        const held = this.lockedBy(ops);
+        if (held) return this.refuseLocked(held);
+        return this.applyLocal(ops, 'props', true);
+      }
       ops = [
         { opId: newOpId(), kind: 'set_content', blockId: orig.id, content: copy.content, baseVersion: orig.version },
         { opId: newOpId(), kind: 'delete', blockId: copyId },
@@ -742,6 +750,7 @@ export class DocSyncEngine {
         i.sent = true;
       }
       const reply = /** @type {SyncReply} */ (await this.post('sync', this.syncBody(batch), false));
+      if (this.closed) return;
       this.netDown = false;
       this.backoffMs = 0;
       this.retryAt = 0;

@@ -590,6 +590,20 @@ describe('edits, locks and conflicts', () => {
     expect(e.state.rows.map((x) => x.content)).toEqual(['theirs']);
   });
 
+  it('accepting a copy whose original was deleted keeps both texts: the copy is marked resolved', async () => {
+    const [b0] = seed(['original']);
+    const e = await openEngine(await makeEngine());
+    server.apply({ opId: 'op_other1', kind: 'set_content', blockId: b0, content: 'theirs', baseVersion: 0 });
+    server.apply({ opId: 'op_del', kind: 'delete', blockId: b0 });
+    await e.syncNow();
+    await run();
+    const copy = /** @type {any} */ (e.state.rows.find((r) => r.conflictOf === b0));
+    expect(e.acceptConflict(copy.id).ok).toBe(true);
+    await run(300);
+    expect(server.model.get(b0)).toMatchObject({ deleted: true, content: 'original' });
+    expect(server.model.get(copy.id)).toMatchObject({ deleted: false, content: 'theirs', conflictResolved: true });
+  });
+
   it('accept and discard are refused while another client holds the copy or original', async () => {
     const [b0] = seed(['original']);
     const e = await openEngine(await makeEngine());
