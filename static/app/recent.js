@@ -76,6 +76,27 @@ export function rememberDoc(doc, opts = {}) {
 }
 
 /**
+ * Update the title/icon of a remembered document in place (order unchanged); no-op when the
+ * document is not in the list.
+ * @param {{docId: string, title?: string|null, icon?: string|null}} doc
+ * @param {{storage?: Pick<Storage, 'getItem'|'setItem'|'removeItem'>|null, userId?: string}} [opts]
+ */
+export function updateRecent(doc, opts = {}) {
+  const user = opts.userId ?? defaultUser();
+  const all = readAll(opts);
+  const list = all[user];
+  if (!Array.isArray(list)) return;
+  const entry = list.find((d) => d && d.docId === doc.docId);
+  if (!entry) return;
+  const title = typeof doc.title === 'string' ? doc.title : entry.title;
+  const icon = doc.icon !== undefined ? doc.icon : entry.icon ?? null;
+  if (entry.title === title && (entry.icon ?? null) === icon) return;
+  entry.title = title;
+  entry.icon = icon;
+  writeAll(all, opts);
+}
+
+/**
  * Recently opened documents, newest first.
  * @param {{storage?: Pick<Storage, 'getItem'|'setItem'|'removeItem'>|null, userId?: string}} [opts]
  * @returns {RecentDoc[]}

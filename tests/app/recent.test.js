@@ -39,3 +39,16 @@ describe('recent documents', () => {
     expect(recentDocs({ storage: null, userId: 'u' })).toEqual([]);
   });
 });
+
+describe('updateRecent', () => {
+  it('changes title and icon in place, never the order, and ignores unknown documents', async () => {
+    const { updateRecent } = await import('../../static/app/recent.js');
+    const storage = memoryStorage();
+    const a = { storage, userId: 'u' };
+    rememberDoc({ docId: 'doc_1', title: 'One' }, { ...a, now: 1 });
+    rememberDoc({ docId: 'doc_2', title: 'Two' }, { ...a, now: 2 });
+    updateRecent({ docId: 'doc_1', title: 'One renamed', icon: '📘' }, a);
+    updateRecent({ docId: 'doc_9', title: 'Nine' }, a);
+    expect(recentDocs(a).map((d) => [d.docId, d.title, d.icon])).toEqual([['doc_2', 'Two', null], ['doc_1', 'One renamed', '📘']]);
+  });
+});

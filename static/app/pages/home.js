@@ -4,7 +4,7 @@
 import { ApiError, describeError, seg } from '../api.js';
 import { getClientId, uuid } from '../session.js';
 import { navigate } from '../router.js';
-import { recentDocs, forgetDoc, rememberDoc } from '../recent.js';
+import { recentDocs, forgetDoc, rememberDoc, updateRecent } from '../recent.js';
 import { h, replaceChildren } from '../ui/dom.js';
 import { icon } from '../ui/icons.js';
 import { menuButton } from '../ui/menu.js';
@@ -168,7 +168,7 @@ export function renderHome(root, ctx) {
   /** @param {DocSummary} d */
   function rememberTitle(d) {
     // Keep titles of recently opened documents fresh for the offline list.
-    if (recentDocs().some((r) => r.docId === d.docId)) rememberDoc({ docId: d.docId, title: d.title, icon: d.icon }, { now: recentDocs().find((r) => r.docId === d.docId)?.openedAt });
+    updateRecent({ docId: d.docId, title: d.title, icon: d.icon });
   }
 
   async function loadTags() {
