@@ -247,6 +247,16 @@ export class UndoHistory {
   }
 
   /**
+   * Records ops about to be applied as one step, their inverses taken against `viewBefore`
+   * in undo order (the safe way to call record).
+   * @param {DocModel} viewBefore @param {string} kind @param {Op[]} forward @param {number} at
+   * @param {() => string} newOpId
+   */
+  recordOps(viewBefore, kind, forward, at, newOpId) {
+    this.record({ kind, forward, inverse: inverseOfOps(viewBefore, forward, newOpId), at });
+  }
+
+  /**
    * Ops undoing the last own step, or the reasons it was skipped (then it is dropped; the
    * next call goes on with the step before it).
    * @param {DocModel} model the current view

@@ -107,6 +107,22 @@ describe('UndoHistory: every step kind undoes and redoes exactly', () => {
 });
 
 describe('UndoHistory: steps', () => {
+  it('recordOps takes the inverses in undo order: insert a parent, move a bullet under it', () => {
+    const m = base();
+    const h = new UndoHistory();
+    const before = stateOf(m);
+    const forward = /** @type {Op[]} */ ([
+      { opId: newOpId(), kind: 'insert', blockId: 'blk_p', parentId: null, orderKey: 'a2', content: 'p' },
+      { opId: newOpId(), kind: 'move', blockId: 'blk_b', parentId: 'blk_p', orderKey: 'a0' },
+    ]);
+    h.recordOps(m, 'indent', forward, 0, newOpId);
+    for (const op of forward) m.applyOp(op, me());
+    const u = h.undo(m, free, newOpId);
+    expect(u.ops.map((o) => o.kind)).toEqual(['move', 'delete']);
+    send(m, u.ops);
+    expect(stateOf(m)).toBe(before);
+  });
+
   it('typing in one bullet is one step until a 1 s pause', () => {
     const m = base();
     const h = new UndoHistory();
