@@ -180,6 +180,9 @@ async function onRoute(route) {
     if (token !== renderToken) return;
     if (mod && typeof mod.mountEditor === 'function') {
       root.replaceChildren();
+      // A sensible tab title until the editor sets its own.
+      const listed = pendingTitles.get(route.docId);
+      document.title = `${listed?.title.trim() || 'Untitled'} · docsync`;
       try {
         let handle = mod.mountEditor(root, {
           docId: route.docId, blockId: route.blockId, me, clientId: getClientId(), api, openShareDialog, offline,
