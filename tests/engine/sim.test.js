@@ -34,7 +34,9 @@ afterAll(() => {
     `engine simulation: ${t.seeds} seeds × ${STEPS} steps; ops queued ${t.ops}, retried sends ${t.retries}, ` +
       `reloads ${t.reloads} (adopted ops ${t.adopted}), resyncs ${t.resyncs}, snapshots ${t.snapshots}, ` +
       `conflict copies ${t.conflictCopies}, compactions ${t.compactions} (purged ${t.purged}), edits ${t.edits} ` +
-      `(refused ${t.refused}), undos ${t.undos} (skipped ${t.undoSkipped}), offline periods ${t.offline}; ` +
+      `(refused ${t.refused}), undos ${t.undos} (skipped ${t.undoSkipped}), redos ${t.redos}, conflict copies accepted ` +
+      `${t.accepted} / discarded ${t.discarded}, tab hidden ${t.hides}, pagehide before reload ${t.pageHides}, ` +
+      `offline periods ${t.offline}; ` +
       `network: requests ${t['net.requests']}, dropped requests ${t['net.droppedRequests']}, dropped replies ` +
       `${t['net.droppedReplies']}, duplicated ${t['net.duplicated']}, delayed ${t['net.delayed']}, ` +
       `refused offline ${t['net.offlineRefused']}, long-polls ${t['net.polls']}`,
@@ -141,7 +143,7 @@ describe('regression: accepting a conflict copy whose original was deleted', () 
   // someone typed, then someone deleted X; X's tombstone still holds that text (undoing the
   // delete brings it back, until compaction purges it). Accepting X's conflict copy sends
   // set_content on the tombstone: the server restores X with the copy's text, and the text
-  // in the tombstone is gone for good.
+  // in the tombstone is gone for good. Fixed in dc137c8 (the copy stays, marked resolved).
   it('must not overwrite the text of a deleted original', async () => {
     const run = new SimRun({ seed: 9002, steps: 0, tabs: 1 });
     await run.setup();
