@@ -3,7 +3,7 @@
 
 import { createApi, ApiError, describeError } from './api.js';
 import { startRouter, navigate, loginUrlFor } from './router.js';
-import { loadMe, currentUser, clearUser, getClientId } from './session.js';
+import { loadMe, currentUser, cachedUser, clearUser, getClientId } from './session.js';
 import { h, replaceChildren } from './ui/dom.js';
 import { icon, logo } from './ui/icons.js';
 import { toast } from './ui/toast.js';
@@ -136,8 +136,9 @@ async function onRoute(route) {
         navigate(route.next, { replace: true });
       },
     }), 'Sign in');
-    // Already signed in (a bookmark of /login, or a second tab)? Go on without asking.
-    loadMe(api).then(({ me, offline: off }) => {
+    // Already signed in (a bookmark of /login, or a second tab)? Go on without asking. Only
+    // asked when this device knows a user (no 401 noise for first visits).
+    if (cachedUser()) loadMe(api).then(({ me, offline: off }) => {
       if (me && !off && token === renderToken) {
         offline = false;
         navigate(route.next, { replace: true });
