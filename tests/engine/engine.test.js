@@ -184,13 +184,15 @@ async function run(ms = 0) {
 }
 
 /**
- * @param {{clientId?: string, transport?: any, fetch?: any}} [o]
+ * `transport: 'ladder'`: the real WakeLadder; default: none (syncs every 3 s).
+ * @param {{clientId?: string, transport?: any, fetch?: any, WebSocket?: any}} [o]
  */
 async function makeEngine(o = {}) {
   const store = await openStore({ indexedDB: idb, IDBKeyRange });
   const e = new DocSyncEngine({
     docId: DOC, clientId: o.clientId ?? 'cl_me', user: USER, store, baseUrl: 'http://test',
-    fetch: o.fetch ?? server.fetch, locks, transport: o.transport ?? null,
+    fetch: o.fetch ?? server.fetch, locks, transport: o.transport === 'ladder' ? undefined : (o.transport ?? null),
+    WebSocket: o.WebSocket ?? null, EventSource: null,
   });
   engines.push(e);
   return e;
@@ -762,6 +764,67 @@ describe('wake-ups', () => {
     l.opts.onWake({ headSeq: e.state.lastSeq, leaseSeq: server.leaseSeq + 1 });
     await run();
     expect(server.syncs().length).toBe(n + 1);
+  });
+});
+
+describe('with the real wake-up ladder', () => {
+  /** A WebSocket the server side of which is this test. */
+  class TestSocket {
+    /** @type {TestSocket[]} */
+    static all = [];
+    constructor() {
+      /** @type {any[]} */ this.sent = [];
+      this.readyState = 0;
+      /** @type {any} */ this.onopen = null;
+      /** @type {any} */ this.onmessage = null;
+      /** @type {any} */ this.onerror = null;
+      /** @type {any} */ this.onclose = null;
+      TestSocket.all.push(this);
+    }
+    /** @param {string} m */
+    send(m) {
+      this.sent.push(JSON.parse(m));
+    }
+    close() {
+      this.readyState = 3;
+    }
+    /** @param {any} m */
+    push(m) {
+      this.onmessage?.({ data: JSON.stringify(m) });
+    }
+  }
+
+  it('WebSocket live: label "Live"; DOC_SEQ with entries applies them without a /sync', async () => {
+    TestSocket.all = [];
+    const [b0] = seed(['a']);
+    const e = await openEngine(await makeEngine({ transport: 'ladder', WebSocket: TestSocket }));
+    const ws = TestSocket.all[0];
+    ws.readyState = 1;
+    ws.onopen();
+    expect(ws.sent[0]).toEqual({ type: 'JOIN', room: `doc:${DOC}`, clientId: e.clientId });
+    ws.push({ type: 'JOINED', room: `doc:${DOC}` });
+    await run();
+    expect(e.state.stageLabel).toBe('Live');
+    const n = server.syncs().length;
+    server.apply({ opId: 'op_ws', kind: 'set_content', blockId: b0, content: 'via ws', baseVersion: 1 });
+    ws.push({ type: 'DOC_SEQ', docId: DOC, headSeq: server.model.lastSeq, leaseSeq: server.leaseSeq, entries: [server.log.at(-1)] });
+    await run();
+    expect(e.state.rows[0].content).toBe('via ws');
+    expect(server.syncs().length).toBe(n);
+  });
+
+  it('nothing works but /sync: down the ladder to "Syncing every 3 s", and a sync every 3 s', async () => {
+    TestSocket.all = [];
+    seed(['a']);
+    const e = await openEngine(await makeEngine({ transport: 'ladder', WebSocket: TestSocket }));
+    TestSocket.all[0].onerror(); // blocked WebSocket; no EventSource; /changes answers 404
+    await run(5_000);
+    expect(server.requests.filter((r) => r.path.startsWith('changes'))).toHaveLength(3);
+    expect(e.state.stage).toBe('interval');
+    expect(e.state.stageLabel).toBe('Syncing every 3 s');
+    const n = server.syncs().length;
+    await run(9_000);
+    expect(server.syncs().length - n).toBe(3);
   });
 });
 
