@@ -64,7 +64,7 @@ export function diffRows(model, next, newOpId) {
     }
     return ops;
   }
-  return structuralDiff(model, current, next, depths, newOpId);
+  return windowDiff(model, current, next, depths, newOpId) ?? structuralDiff(model, current, next, depths, newOpId);
 }
 
 /** @param {Row[]} current @param {FlatRow[]} next @param {number[]} depths */
@@ -110,6 +110,108 @@ function pushContentOps(ops, b, r, newOpId) {
     }
   }
   if (any) ops.push({ opId: newOpId(), kind: 'set_props', blockId: b.id, props: /** @type {BlockProps} */ (props) });
+}
+
+/**
+ * The usual structural edit (Enter, indent, drag, delete, paste) touches one stretch of the
+ * list: rows before it and after it keep their ids and depths. Only that window, rows after
+ * it whose parent changed, and the sibling lists they join need ops and keys; every other
+ * row is compared with its old self for text and props only. Returns null when ids of
+ * tombstones or purged ids come back (the general path handles those with a scratch copy).
+ * Duplicate ids throw, as in the general path.
+ * @param {DocModel} model @param {Row[]} current @param {FlatRow[]} next @param {number[]} depths
+ * @param {() => string} newOpId @returns {Op[]|null}
+ */
+function windowDiff(model, current, next, depths, newOpId) {
+  const n = next.length;
+  const m = current.length;
+  let lo = 0;
+  while (lo < n && lo < m && next[lo].id === current[lo].id && depths[lo] === current[lo].depth) lo++;
+  let suffix = 0;
+  while (
+    suffix < n - lo && suffix < m - lo &&
+    next[n - 1 - suffix].id === current[m - 1 - suffix].id && depths[n - 1 - suffix] === current[m - 1 - suffix].depth
+  ) suffix++;
+  const hiN = n - suffix; // next window: [lo, hiN)
+  const hiC = m - suffix; // current window: [lo, hiC)
+  for (let i = lo; i < hiN; i++) {
+    const b = model.get(next[i].id);
+    if (b ? b.deleted : model.isPurged(next[i].id)) return null;
+  }
+
+  // Parent of each row as an index into next (-1 = top level); ids only where needed.
+  const parentIdx = new Int32Array(n);
+  const stack = new Int32Array(n + 1);
+  const nextIds = new Set();
+  for (let i = 0; i < n; i++) {
+    const id = next[i].id;
+    if (nextIds.has(id)) throw new Error(`diffRows: duplicate id ${id}`);
+    nextIds.add(id);
+    parentIdx[i] = depths[i] === 0 ? -1 : stack[depths[i] - 1];
+    stack[depths[i]] = i;
+  }
+  const parentOf = (/** @type {number} */ i) => (parentIdx[i] < 0 ? null : next[parentIdx[i]].id);
+
+  // Sibling lists that gain rows or change order: those of window rows, and of rows after
+  // the window whose parent changed (a row before the window keeps all its predecessors).
+  const dirty = new Uint8Array(n + 1); // index parentIdx + 1
+  for (let i = lo; i < hiN; i++) dirty[parentIdx[i] + 1] = 1;
+  for (let i = hiN; i < n; i++) {
+    if (parentOf(i) !== current[i - hiN + hiC].parentId) dirty[parentIdx[i] + 1] = 1;
+  }
+  /** @type {Map<string|null, number[]>} */
+  const wanted = new Map();
+  for (let i = 0; i < n; i++) {
+    if (!dirty[parentIdx[i] + 1]) continue;
+    const p = parentOf(i);
+    const list = wanted.get(p);
+    if (list) list.push(i);
+    else wanted.set(p, [i]);
+  }
+  const keys = assignKeys(model, next, wanted);
+
+  /** @type {Op[]} */
+  const ops = [];
+  for (let i = 0; i < n; i++) {
+    const r = next[i];
+    const key = keys[i];
+    if (key === undefined && (i < lo || i >= hiN)) {
+      // In place: only text and props can differ (the old row says what they were).
+      const c = i < lo ? current[i] : current[i - hiN + hiC];
+      if (r.content !== c.content || propsDiffer(c, r)) pushContentOps(ops, /** @type {Block} */ (model.get(r.id)), r, newOpId);
+      continue;
+    }
+    const parentId = parentOf(i);
+    const b = model.get(r.id);
+    /** @type {Block} */
+    let after;
+    if (!b) {
+      /** @type {Op} */
+      const op = { opId: newOpId(), kind: 'insert', blockId: r.id, parentId, orderKey: /** @type {string} */ (key), content: r.content };
+      if (r.type !== undefined && r.type !== 'bullet') op.type = r.type;
+      if (r.checked) op.checked = true;
+      if (r.language != null) op.language = r.language;
+      ops.push(op);
+      after = insertedBlock(op);
+    } else {
+      // A window row without a key already sits under its parent in the right order.
+      if (key !== undefined && (b.parentId !== parentId || b.orderKey !== key)) {
+        ops.push({ opId: newOpId(), kind: 'move', blockId: r.id, parentId, orderKey: key });
+      }
+      after = b;
+    }
+    pushContentOps(ops, after, r, newOpId);
+  }
+
+  // Only rows of the old window can be gone: one delete per removed subtree root.
+  for (let j = lo; j < hiC; j++) {
+    const row = current[j];
+    if (nextIds.has(row.id)) continue;
+    if (row.parentId === null || nextIds.has(row.parentId) || model.get(row.parentId)?.deleted !== false) {
+      ops.push({ opId: newOpId(), kind: 'delete', blockId: row.id });
+    }
+  }
+  return ops;
 }
 
 /**
@@ -175,7 +277,7 @@ function structuralDiff(model, current, next, depths, newOpId) {
       emit({ opId: newOpId(), kind: 'restore', blockId: r.id });
       b = /** @type {Block} */ (view.get(r.id));
     }
-    const key = keys.get(r.id);
+    const key = keys[i];
     /** @type {Block} */
     let after;
     if (!b) {
@@ -220,11 +322,11 @@ function structuralDiff(model, current, next, depths, newOpId) {
  * the right relative order (a longest increasing subsequence) stay; each run of others gets
  * keys between its stable neighbours.
  * @param {DocModel} model @param {FlatRow[]} next @param {Map<string|null, number[]>} wanted
- * @returns {Map<string, string>}
+ * @returns {(string|undefined)[]} the new key of each row of `next` that needs one, by index
  */
 function assignKeys(model, next, wanted) {
-  /** @type {Map<string, string>} */
-  const keys = new Map();
+  /** @type {(string|undefined)[]} */
+  const keys = new Array(next.length);
   for (const [parentId, list] of wanted) {
     const siblings = model.childIds(parentId);
     if (sameLiveChildren(model, siblings, next, list)) continue; // all stay: the common case
@@ -258,7 +360,7 @@ function assignKeys(model, next, wanted) {
         if (nextKey === null || prevKey === null || prevKey < nextKey) {
           try {
             const fresh = nKeysBetween(prevKey, nextKey, end - j);
-            for (let k = j; k < end; k++) keys.set(next[list[k]].id, fresh[k - j]);
+            for (let k = j; k < end; k++) keys[list[k]] = fresh[k - j];
             break;
           } catch {
             if (nextKey === null) throw new Error('diffRows: no order key left at the end of a list');
@@ -269,7 +371,7 @@ function assignKeys(model, next, wanted) {
         end++;
         while (end < list.length && !stable.has(list[end])) end++;
       }
-      prevKey = keys.get(next[list[end - 1]].id) ?? prevKey;
+      prevKey = keys[list[end - 1]] ?? prevKey;
       j = end;
     }
   }

@@ -102,7 +102,7 @@ const keystroke = prepared((next) => {
 const check = keystroke();
 if (check.length !== 1 || check[0].kind !== 'set_content') throw new Error('expected one set_content');
 report(`diffRows(${N} rows, one keystroke)`, keystroke, 200);
-report(`diffRows(${N} rows, one indent: general path)`, prepared((next) => {
+report(`diffRows(${N} rows, one indent: structural edit)`, prepared((next) => {
   let i = 1 + Math.floor(rng() * (next.length - 2));
   while (next[i - 1].depth < next[i].depth) i++;
   next[i] = { ...next[i], depth: next[i].depth + 1 };
