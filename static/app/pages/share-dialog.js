@@ -242,6 +242,12 @@ async function openSharing(target) {
         target.kind === 'doc' ? 'Only you (and anyone with access to its folder) can open it. Add a person or team above.' : 'Not shared yet. Add a person or team above.'));
       return;
     }
+    // Keep keyboard focus on the same row's control across the re-render.
+    const active = document.activeElement;
+    const row = active instanceof HTMLElement ? active.closest('.share-row') : null;
+    const focusKey = row instanceof HTMLElement && list.contains(row)
+      ? { kind: row.dataset.kind, id: row.dataset.id, remove: active instanceof HTMLElement && active.classList.contains('share-remove') }
+      : null;
     replaceChildren(list, sortShares(shares, nameOf).map((s) => {
       const name = nameOf(s);
       const sel = accessSelect(s.access, `Access for ${name}`);
@@ -253,6 +259,12 @@ async function openSharing(target) {
         h('span', { class: 'share-who' }, h('span', { class: 'share-name' }, name), h('span', { class: 'share-handle muted small' }, handleOf(s))),
         sel, remove);
     }));
+    if (focusKey) {
+      const again = [...list.querySelectorAll('.share-row')].find((r) => r instanceof HTMLElement && r.dataset.kind === focusKey.kind && r.dataset.id === focusKey.id);
+      const target = again?.querySelector(focusKey.remove ? '.share-remove' : 'select');
+      if (target instanceof HTMLElement) target.focus();
+      else (/** @type {HTMLElement|null} */ (list.querySelector('.share-remove')) ?? (kindSel.value === 'team' ? teamSel : nameInput)).focus();
+    }
   }
 
   /**
