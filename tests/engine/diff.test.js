@@ -61,6 +61,20 @@ describe('diffRows property: ops applied to the old model give exactly the new f
     expect(opCount).toBeGreaterThan(2400);
   });
 
+  it('a 1,500-bullet tree × 40 random edits (windows far from the list ends)', () => {
+    const rng = mulberry32(777);
+    const model = randomModel(rng, 1500, newOpId);
+    const st = { n: 0, graveyard: [] };
+    for (let step = 0; step < 40; step++) {
+      const [kind, next] = randomEdit(rng, flat(model), st);
+      for (const op of diffRows(model, next, newOpId)) {
+        const { result } = model.applyOp(op, CTX);
+        if (result.status !== 'applied') expect.fail(`step ${step} ${kind}: ${JSON.stringify(op)} → ${JSON.stringify(result)}`);
+      }
+      expect(model.rows().map((r) => ({ id: r.id, depth: r.depth, content: r.content })), `step ${step} (${kind})`).toEqual(expected(next));
+    }
+  });
+
   it('an unchanged list gives no ops; the diff does not modify the model', () => {
     const model = randomModel(mulberry32(3), 60, newOpId);
     const rows = model.rows();

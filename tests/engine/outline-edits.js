@@ -20,7 +20,10 @@ export function randomModel(rng, size, newOpId) {
   for (let i = 0; i < size; i++) {
     const parent = ids.length > 0 && chance(0.6) ? ids[int(ids.length)] : null;
     const last = m.childIds(parent).at(-1);
-    const key = nKeysBetween(last ? /** @type {any} */ (m.get(last)).orderKey : null, null, 1)[0];
+    // Sometimes the same key as the last sibling, as two clients inserting at once produce
+    // (siblings then order by id).
+    const lastKey = last ? /** @type {any} */ (m.get(last)).orderKey : null;
+    const key = lastKey !== null && chance(0.15) ? lastKey : nKeysBetween(lastKey, null, 1)[0];
     const id = `blk_${i}`;
     m.applyOp({ opId: newOpId(), kind: 'insert', blockId: id, parentId: parent, orderKey: key, content: `text ${i}` }, CTX);
     ids.push(id);
