@@ -803,7 +803,7 @@ export class DocSyncEngine {
         return 0;
       }
       // This op can never be accepted; keeping it would block every op after it.
-      this.rebaseNext(batch[0], /** @type {number} */ (batch[0].rec.op.baseVersion));
+      this.rebaseNext(batch[0], { version: /** @type {number} */ (batch[0].rec.op.baseVersion) });
       this.dropItems(batch);
       this.rebuildView();
       this.notice = `A change could not be saved: ${e.message}`;
@@ -852,40 +852,61 @@ export class DocSyncEngine {
   }
 
   /**
-   * A text op (set_content/set_title) left the queue with a known outcome: the next text op
-   * of the same target, held back until now, gets the version that outcome left. Sent
-   * with a guess instead, it could overwrite someone's text: if our op conflicted and
-   * another client's change took the version we guessed, ours would apply over theirs.
-   * @param {QueueItem} item @param {number} version the target's version after `item`
+   * A text op (set_content/set_title) left the queue with a known outcome: the text ops of
+   * the same target held back behind it now know what they are based on.
+   * - Applied (or nothing to change): the next one gets the version that outcome left.
+   *   Sent with a guess instead, it could overwrite someone's text: if our op conflicted
+   *   and another client's change took the version we guessed, ours would apply over theirs.
+   * - Conflict: our text went to a conflict copy (deterministic ID, leased to us). Every
+   *   later text op of the target continues that same typing, so all of them move to the
+   *   copy (one copy holding the whole text, not one copy per batch); the first gets the
+   *   copy's version 1, the others wait their turn behind it as usual.
+   * @param {QueueItem} item
+   * @param {{version: number} | {copyId: string}} outcome
    */
-  rebaseNext(item, version) {
+  rebaseNext(item, outcome) {
     const t = textTarget(item.rec.op);
     if (t === null) return;
     const at = this.queue.indexOf(item);
     for (let k = at + 1; k < this.queue.length; k++) {
       const next = this.queue[k];
       if (textTarget(next.rec.op) !== t) continue;
-      if (next.rec.op.baseVersion !== version) {
-        next.rec = { ...next.rec, op: { ...next.rec.op, baseVersion: version } };
-        this.diskPut.add(next);
-        this.viewStale = true;
+      const op = next.rec.op;
+      /** @type {Op} */
+      let moved;
+      if ('copyId' in outcome) {
+        const content = /** @type {string} */ (op.kind === 'set_title' ? op.title : op.content);
+        moved = { opId: op.opId, kind: 'set_content', blockId: outcome.copyId, content, baseVersion: 1 };
+      } else if (op.baseVersion !== outcome.version) {
+        moved = { ...op, baseVersion: outcome.version };
+      } else {
+        return;
       }
-      return;
+      next.rec = { ...next.rec, op: moved };
+      this.diskPut.add(next);
+      this.viewStale = true;
+      if (!('copyId' in outcome)) return;
     }
   }
 
   /**
-   * The version a text op left its target, read from its own log entry's effects: none
-   * for the target means it conflicted (only the copy was written), so the version stays.
+   * What a text op did, read from its own log entry: its conflict copy appears (then the
+   * text is there), or the target's new version.
    * @param {Op} op @param {LogEntry} entry
+   * @returns {{version: number} | {copyId: string}}
    */
-  versionAfter(op, entry) {
+  outcomeOf(op, entry) {
+    const copyId = conflictCopyId(this.docId, op.opId);
     for (const e of entry.effects) {
-      if (op.kind === 'set_title' && e.e === 'title') return e.titleVersion;
-      if (op.kind === 'set_content' && e.e === 'block' && e.block.id === op.blockId) return e.block.version;
+      if (e.e === 'block' && e.block.id === copyId) return { copyId };
     }
-    return /** @type {number} */ (op.baseVersion);
+    for (const e of entry.effects) {
+      if (op.kind === 'set_title' && e.e === 'title') return { version: e.titleVersion };
+      if (op.kind === 'set_content' && e.e === 'block' && e.block.id === op.blockId) return { version: e.block.version };
+    }
+    return { version: /** @type {number} */ (op.baseVersion) };
   }
+
 
   /** @param {QueueItem[]} batch */
   syncBody(batch) {
@@ -980,13 +1001,13 @@ export class DocSyncEngine {
       if (!item) continue;
       if (r.status === 'rejected') {
         // The server refused it for good (e.g. a move into a deleted bullet): drop it.
-        this.rebaseNext(item, /** @type {number} */ (item.rec.op.baseVersion));
+        this.rebaseNext(item, { version: /** @type {number} */ (item.rec.op.baseVersion) });
         dropped.push(item);
         const why = REJECTION_TEXT[r.reason ?? ''] ?? r.reason ?? 'refused';
         this.notice = `A change was not applied: ${why}.`;
       } else if (r.seq === null || r.seq === undefined) {
         // Nothing changed (same text as the server's): the version stays.
-        this.rebaseNext(item, /** @type {number} */ (item.rec.op.baseVersion));
+        this.rebaseNext(item, { version: /** @type {number} */ (item.rec.op.baseVersion) });
         dropped.push(item);
       } else if (item.rec.ackedSeq === null) {
         // Applied or conflict: it stays shown on top until the log catches up to its seq.
@@ -1078,7 +1099,7 @@ export class DocSyncEngine {
           own.rec = { ...own.rec, ackedSeq: entry.seq };
           this.diskPut.add(own);
         }
-        this.rebaseNext(own, this.versionAfter(own.rec.op, entry));
+        this.rebaseNext(own, this.outcomeOf(own.rec.op, entry));
       }
     }
     if (purgedNow.length) this.purged = [...this.purged, ...purgedNow];
@@ -1167,8 +1188,8 @@ export class DocSyncEngine {
       // Its log entry was never seen: its conflict copy (deterministic id) tells the outcome.
       const op = i.rec.op;
       if (textTarget(op) === null) continue;
-      const conflicted = !!this.confirmed.get(conflictCopyId(this.docId, op.opId));
-      this.rebaseNext(i, /** @type {number} */ (op.baseVersion) + (conflicted ? 0 : 1));
+      const copyId = conflictCopyId(this.docId, op.opId);
+      this.rebaseNext(i, this.confirmed.get(copyId) ? { copyId } : { version: /** @type {number} */ (op.baseVersion) + 1 });
     }
     this.dropItems(done, false);
     this.rebuildView();

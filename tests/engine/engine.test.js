@@ -398,6 +398,27 @@ describe('the send loop', () => {
     expect(texts).toContain('x mine more');
   });
 
+  it('typing split over several ops by a failed send ends in ONE conflict copy with the whole text', async () => {
+    const [b0] = seed(['plan']);
+    const e = await openEngine(await makeEngine());
+    server.down = true;
+    typeInto(e, b0, 'plan (bob');
+    await run(300); // this attempt fails: the op is frozen (it may have reached the server)
+    typeInto(e, b0, 'plan (bob: one)');
+    await run(500);
+    server.apply({ opId: 'op_alice', kind: 'set_content', blockId: b0, content: 'plan (alice: two)', baseVersion: 1 });
+    server.down = false;
+    e.setOnline(true);
+    await run(3000);
+    const live = server.model.toSnapshotBlocks().filter((b) => !b.deleted);
+    expect(live.map((b) => [b.content, b.conflictOf])).toEqual([
+      ['plan (alice: two)', null],
+      ['plan (bob: one)', b0],
+    ]);
+    expect(e.state.rows.map((r) => r.content)).toEqual(['plan (alice: two)', 'plan (bob: one)']);
+    expect(e.state.pending).toBe(0);
+  });
+
   it('after an applied text op, the next one is based on the version it produced', async () => {
     const [b0] = seed(['x']);
     const e = await openEngine(await makeEngine());
