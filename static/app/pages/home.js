@@ -424,8 +424,13 @@ export function renderHome(root, ctx) {
     try {
       await api.del(`/docs/${seg(d.docId)}`);
       forgetDoc(d.docId);
+      const links = [...main.querySelectorAll('a[data-doc-id]')];
+      const at = links.findIndex((a) => a instanceof HTMLElement && a.dataset.docId === d.docId);
       docs = docs.filter((x) => x.docId !== d.docId);
       renderList();
+      // Focus the document that took its place (keyboard users keep their position).
+      const after = [...main.querySelectorAll('a[data-doc-id]')];
+      /** @type {HTMLElement|undefined} */ (after[Math.min(Math.max(at, 0), after.length - 1)] ?? newDoc)?.focus();
       toast('Document deleted.');
     } catch (e) {
       toast(`Could not delete: ${describeError(e)}`, { kind: 'error' });
