@@ -722,7 +722,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
         v.text.setAttribute('aria-readonly', 'true');
       }
       v.text.setAttribute('role', 'textbox');
-      v.text.setAttribute('aria-multiline', 'false');
+      v.text.setAttribute('aria-multiline', 'true'); // Shift+Enter adds line breaks
     }
     // text
     const focused = document.activeElement === v.text;
