@@ -1088,6 +1088,17 @@ fn folder_list_shows_what_each_user_reaches() {
     );
     let (s, _) = srv.get("not-a-token", "/api/v1/folders");
     assert_eq!(s, 401);
+
+    // Share lists name who they are for, so the owner sees people, not IDs.
+    let (_, v) = srv.get(&alice, &format!("/api/v1/folders/{space}/shares"));
+    assert_eq!(v["shares"][0]["name"], "Writers", "{v}");
+    let (_, v) = srv.get(&alice, &format!("/api/v1/folders/{projects}/shares"));
+    assert_eq!(
+        (&v["shares"][0]["id"], &v["shares"][0]["name"]),
+        (&json!(carol_id), &json!("carol")),
+        "{v}"
+    );
+    assert!(v["shares"][0]["displayName"].is_string(), "{v}");
 }
 
 #[test]

@@ -49,7 +49,7 @@ pub async fn get_doc_shares(
     }
     let shares = state
         .storage
-        .read(move |c| sharing::doc_shares(c, &doc))
+        .read(move |c| sharing::with_names(c, sharing::doc_shares(c, &doc)?))
         .await?;
     Ok(HttpResponse::Ok().json(json!({"shares": shares})))
 }
@@ -81,7 +81,7 @@ pub async fn put_doc_shares(
     });
     let shares = state
         .storage
-        .read(move |c| sharing::doc_shares(c, &doc))
+        .read(move |c| sharing::with_names(c, sharing::doc_shares(c, &doc)?))
         .await?;
     Ok(HttpResponse::Ok().json(json!({"shares": shares})))
 }
@@ -199,7 +199,7 @@ pub async fn get_folder_shares(
     owned_folder(&state, &creds, &folder).await?;
     let shares = state
         .storage
-        .read(move |c| sharing::folder_shares(c, &folder))
+        .read(move |c| sharing::with_names(c, sharing::folder_shares(c, &folder)?))
         .await?;
     Ok(HttpResponse::Ok().json(json!({"shares": shares})))
 }
@@ -229,7 +229,7 @@ pub async fn put_folder_shares(
         .map(|doc_ids| state.registry.do_send(AccessChangedFor { doc_ids }))?;
     let shares = state
         .storage
-        .read(move |c| sharing::folder_shares(c, &folder))
+        .read(move |c| sharing::with_names(c, sharing::folder_shares(c, &folder)?))
         .await?;
     Ok(HttpResponse::Ok().json(json!({"shares": shares})))
 }

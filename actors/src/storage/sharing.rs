@@ -47,6 +47,48 @@ pub struct Share {
     pub access: Access,
 }
 
+/// A share as the owner sees it: who (with a name a person can read) and what access.
+/// Only in answers; `PUT` takes plain `Share`s.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NamedShare {
+    #[serde(flatten)]
+    pub share: Share,
+    /// The user's login name or the team's name.
+    pub name: String,
+    /// The user's display name (users only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+}
+
+/// Adds names to shares (a principal deleted meanwhile keeps its ID as its name).
+pub fn with_names(conn: &Connection, shares: Vec<Share>) -> Result<Vec<NamedShare>> {
+    let mut user = conn.prepare_cached("SELECT name, display_name FROM users WHERE id = ?1")?;
+    let mut team = conn.prepare_cached("SELECT name FROM teams WHERE id = ?1")?;
+    shares
+        .into_iter()
+        .map(|share| {
+            let (name, display_name) = match share.kind {
+                ShareKind::User => user
+                    .query_row([&share.id], |r| {
+                        Ok((r.get::<_, String>(0)?, Some(r.get::<_, String>(1)?)))
+                    })
+                    .optional()?
+                    .unwrap_or_else(|| (share.id.clone(), None)),
+                ShareKind::Team => team
+                    .query_row([&share.id], |r| r.get::<_, String>(0))
+                    .optional()?
+                    .map_or_else(|| (share.id.clone(), None), |n| (n, None)),
+            };
+            Ok(NamedShare {
+                share,
+                name,
+                display_name,
+            })
+        })
+        .collect()
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Team {
