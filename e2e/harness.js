@@ -819,7 +819,13 @@ export class Harness {
     // lets a test end a lease or an idle period without waiting for it.
     if (opts.fakeClock) await context.clock.install();
     context.setDefaultTimeout(15_000);
-    await context.tracing.start({ screenshots: true, snapshots: true, title: `${this.name} — ${label}` });
+    // The trace keeps DOM snapshots of every action; the screencast (a JPEG per frame) is
+    // costly while typing on 2 cores, so it is opt-in: E2E_TRACE_SCREENSHOTS=1.
+    await context.tracing.start({
+      screenshots: process.env.E2E_TRACE_SCREENSHOTS === '1',
+      snapshots: true,
+      title: `${this.name} — ${label}`,
+    });
     this.contexts.push({ label, context });
     const tag = (p) => `${label}#${context.pages().indexOf(p)}`;
     context.on('page', (p) => {
