@@ -453,6 +453,7 @@ export class SimRun {
     f.push(...checkExactlyOnce({ opRows, resultRows, snap, queued: this.queued, net: this.net }));
     f.push(...checkNoTextLost({ typed: this.typed, snap, purgedText: this.purgedText, replaced: this.replaced }));
     if (this.net.serverErrors.length) f.push(`server 5xx: ${this.net.serverErrors.slice(0, 3).join(' | ')}`);
+    if (this.net.stats.realErrors) f.push(`harness: ${this.net.stats.realErrors} real requests failed (${this.net.realErrorText})`);
     // Reloaded tabs: the adopted queue went out, each op applied exactly once.
     const stored = new Set(resultRows.map((r) => r.op_id));
     for (const r of this.reloadQueues ?? []) {

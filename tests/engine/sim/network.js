@@ -44,7 +44,7 @@ export class Network {
     this.stats = {
       requests: 0, syncs: 0, snapshots: 0, polls: 0, leaves: 0, other: 0,
       droppedRequests: 0, droppedReplies: 0, duplicated: 0, delayed: 0, offlineRefused: 0,
-      pollsAnswered: 0, pollsFailed: 0, resyncReplies: 0, http4xx: 0, http5xx: 0,
+      pollsAnswered: 0, pollsFailed: 0, resyncReplies: 0, http4xx: 0, http5xx: 0, realErrors: 0,
     };
     /** opId → {op, clientIds:Set, sends:number} */
     this.sentOps = new Map();
@@ -75,7 +75,16 @@ export class Network {
       // effects (and the requests they cause) come in the same order on every run.
       await idle(IDLE_TURNS);
       const one = () =>
-        this.realFetch(url, init).then(async (res) => ({ status: res.status, headers: res.headers, text: await res.text() }));
+        this.realFetch(url, init).then(
+          async (res) => ({ status: res.status, headers: res.headers, text: await res.text() }),
+          (e) => {
+            // Not a fault the seed chose: the harness or the machine failed. Counted and
+            // reported (a run with these is not a clean replay of its seed).
+            this.stats.realErrors++;
+            this.realErrorText ??= String(e?.message ?? e);
+            throw e;
+          },
+        );
       if (process.env.SIM_VERBOSE === '3') console.log('real >', init.method, url.slice(-40));
       const out = await Promise.all(Array.from({ length: count }, one));
       if (process.env.SIM_VERBOSE === '3') console.log('real <', out.map((o) => o.status));
