@@ -1376,6 +1376,18 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   editor.addEventListener('click', onClick);
   title.addEventListener('input', onInput);
   title.addEventListener('keydown', onTitleKey);
+  title.addEventListener('paste', (e) => {
+    // a title is one line: pasted line breaks become spaces
+    const text = e.clipboardData?.getData('text/plain') ?? '';
+    if (!/[\r\n]/.test(text)) return;
+    e.preventDefault();
+    const sel = getSelectionOffsets(title) ?? { start: 0, end: 0 };
+    const cur = title.textContent ?? '';
+    const ins = text.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+    title.textContent = cur.slice(0, sel.start) + ins + cur.slice(sel.end);
+    setSelectionOffsets(title, sel.start + ins.length);
+    if (canEdit()) engine.setTitle(title.textContent ?? '');
+  });
   add.addEventListener('click', onAdd);
 
   const onVisibility = () => {
