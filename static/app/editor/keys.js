@@ -48,18 +48,3 @@ export function commandFor(e) {
       return null;
   }
 }
-
-/** The key map as documentation rows (shown in docs/browser.md and the help popover). */
-export const KEYMAP = [
-  ['Enter', 'split at the caret / new bullet below (first child of an expanded parent)'],
-  ['Shift+Enter', 'line break inside the bullet (in a code block: new bullet)'],
-  ['Backspace at start', 'plain bullet again, then merge with the bullet above (removes an empty one)'],
-  ['Delete at end', 'merge the bullet below into this one'],
-  ['Tab / Shift+Tab', 'indent / outdent with children'],
-  ['Alt+Shift+↑ / ↓', 'move the bullet with its children'],
-  ['↑ / ↓', 'previous / next bullet, keeping the caret column'],
-  ['Ctrl+Enter', 'todo → done → plain bullet'],
-  ['Ctrl+↑ / Ctrl+↓', 'collapse / expand'],
-  ['Ctrl+Z, Ctrl+Shift+Z / Ctrl+Y', 'undo, redo (own changes only)'],
-  ['Escape', 'leave the bullet (Tab then moves on through the page)'],
-];

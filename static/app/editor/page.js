@@ -352,7 +352,13 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
       }
     }
     setHidden(empty, s.loaded && s.rows.length > 0);
-    const emptyText = !s.loaded ? 'Loading…' : !ro ? 'Empty document. Click here or press Enter in the title to start.' : 'This document is empty.';
+    const emptyText = !s.loaded
+      ? s.stage === 'offline'
+        ? 'This document has not been opened on this device yet — it will appear when you are back online.'
+        : 'Loading…'
+      : !ro
+        ? 'Empty document. Click here or press Enter in the title to start.'
+        : 'This document is empty.';
     if (empty.textContent !== emptyText) empty.textContent = emptyText;
     setHidden(add, !s.loaded || ro || s.rows.length === 0);
   }
