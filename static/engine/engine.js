@@ -75,6 +75,9 @@ const REJECTION_TEXT = /** @type {Record<string, string>} */ ({
  *   noteCursor(headSeq: number, leaseSeq: number): void, stage: Stage, trying: Stage}} LadderLike
  */
 
+/** The request did not get an HTTP answer (offline, DNS, connection reset, aborted). */
+class NetworkError extends Error {}
+
 /** A failed request that reached the server: carries the status and the error body. */
 class HttpError extends Error {
   /** @param {number} status @param {string} code @param {string} message */
@@ -786,9 +789,13 @@ export class DocSyncEngine {
    * @returns {number|null}
    */
   onRequestError(e, batch) {
-    if (!(e instanceof HttpError)) {
-      if (e instanceof SyntaxError) throw e;
+    if (e instanceof NetworkError) {
       this.netDown = true;
+      return this.nextBackoff();
+    }
+    if (!(e instanceof HttpError)) {
+      // A bug of ours, not the network: say so loudly, but keep retrying (the queue is safe).
+      console.error('docsync engine: sync failed', e);
       return this.nextBackoff();
     }
     this.netDown = false;
@@ -940,7 +947,13 @@ export class DocSyncEngine {
       init.headers = { 'Content-Type': 'application/json', ...this.headers };
     }
     if (keepalive) init.keepalive = true;
-    const res = await fetchFn(this.url(path), init);
+    /** @type {Response} */
+    let res;
+    try {
+      res = await fetchFn(this.url(path), init);
+    } catch (e) {
+      throw new NetworkError(e instanceof Error ? e.message : String(e));
+    }
     if (!res.ok) {
       /** @type {any} */
       let err = null;
@@ -951,8 +964,19 @@ export class DocSyncEngine {
       }
       throw new HttpError(res.status, err?.code ?? `http_${res.status}`, err?.message ?? `HTTP ${res.status}`);
     }
-    const text = await res.text();
-    return text ? JSON.parse(text) : null;
+    let text;
+    try {
+      text = await res.text();
+    } catch (e) {
+      // The connection broke while the body was arriving.
+      throw new NetworkError(e instanceof Error ? e.message : String(e));
+    }
+    try {
+      return text ? JSON.parse(text) : null;
+    } catch {
+      // A proxy's or captive portal's page instead of our JSON: a server-side failure.
+      throw new HttpError(res.status, 'bad_response', 'The server sent something that is not JSON');
+    }
   }
 
   /** @param {string} path */

@@ -476,6 +476,27 @@ describe('the send loop', () => {
     expect(e.state.stage).not.toBe('offline');
   });
 
+  it('a proxy page instead of JSON is a server failure: retried with backoff, not shown as offline', async () => {
+    const [b0] = seed(['a']);
+    const e = await openEngine(await makeEngine());
+    const real = server.fetch;
+    let html = 2;
+    e.fetchFn = async (url, init) => {
+      if (html-- > 0) {
+        server.requests.push({ path: 'html', body: null, init, at: Date.now() });
+        return { ok: true, status: 200, json: async () => { throw new SyntaxError('<'); }, text: async () => '<html>portal</html>' };
+      }
+      return real(url, init);
+    };
+    typeInto(e, b0, 'through the portal');
+    await run(300);
+    expect(e.state.stage).not.toBe('offline');
+    expect(e.state.pending).toBe(1);
+    await run(3000); // retries after 1 s, then 2 s
+    expect(server.model.get(b0)?.content).toBe('through the portal');
+    expect(e.state.pending).toBe(0);
+  });
+
   it('403 keeps the queue, stops sending and sets the error', async () => {
     const [b0] = seed(['a']);
     const e = await openEngine(await makeEngine());
