@@ -1143,7 +1143,8 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
     const v = viewOf(e.target);
     if (v && e.target === v.text) {
       v.el.classList.remove('is-focused');
-      if (v.row && v.raw) drawText(v, v.row.content, v.row.type);
+      // the field's text is what was just handed to the engine (v.row may be a frame behind)
+      if (v.row && v.raw) drawText(v, v.editable ? (v.text.textContent ?? '') : v.row.content, v.row.type);
       if (focusedId === v.row?.id) focusedId = null;
     }
     const to = e.relatedTarget;
