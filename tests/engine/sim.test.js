@@ -2,9 +2,10 @@
 // own clientId, bearer tokens) edit one shared document through a lossy network (dropped
 // requests and replies, duplicates, delays, offline periods), tabs are reloaded from their
 // IndexedDB mid-stream, and compaction runs with the server's clock moved 8 days. At the end
-// every engine must show exactly the server's snapshot, every queued op must be applied
-// exactly once, no typed text may be missing, and the tree must be valid. A counter-check
-// proves the checks catch two deliberately broken engines. See docs/browser.md ("Proof").
+// every engine must show exactly the server's snapshot (and so must a new engine opened
+// offline on each device's IndexedDB), every queued op must be applied exactly once, no
+// typed text may be missing, and the tree must be valid. A counter-check proves the checks
+// catch three deliberately broken engines. See docs/browser.md ("Proof").
 //
 //   npx vitest run tests/engine/sim.test.js
 //   SIM_SEEDS=3,5 SIM_STEPS=300 SIM_VERBOSE=1 npx vitest run tests/engine/sim.test.js
@@ -82,6 +83,10 @@ describe('counter-check: broken engines are caught', () => {
 
   it('a store that forgets the queue on reload fails the exactly-once check', async () => {
     expect(await catches('forgetQueue', { steps: 80, reloadRate: 0.08 }, /never applied/)).toBe(true);
+  }, 120_000);
+
+  it('a store that loses synced block changes fails the offline-reopen check', async () => {
+    expect(await catches('staleStore', { steps: 60 }, /IndexedDB \(opened offline\)/)).toBe(true);
   }, 120_000);
 
   it('taking the latest baseVersion for set_content (last writer wins) fails the text check', async () => {

@@ -11,7 +11,11 @@ import { randomEdit, flat } from './edits.js';
 import { checkConvergence, checkTree, checkExactlyOnce, checkNoTextLost, TOKEN } from './checks.js';
 
 const DAY = 86_400_000;
+/** Compaction every this many steps (at least), each after moving the server clock 8 days. */
 export const COMPACT_EVERY = 25;
+const COMPACT_DAYS = 8;
+/** Idempotency results are kept 90 days (PROTOCOL §6): a run stays inside that. */
+const RESULTS_DAYS = 90;
 
 /** Fake only the timer functions and Date: fake-indexeddb (setImmediate) and node:http stay real. */
 const FAKE = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'];
@@ -21,8 +25,10 @@ const FAKE = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Dat
  * - 'forgetQueue': a reloaded tab's store loses the queue it should adopt (the records of the
  *   old clientId are deleted, not moved);
  * - 'latestBase': every outgoing set_content/set_title has its baseVersion rewritten (in the
- *   network shim) to the server's current version: last writer wins.
- * @typedef {'none'|'forgetQueue'|'latestBase'} Variant
+ *   network shim) to the server's current version: last writer wins;
+ * - 'staleStore': the store drops the block changes of every confirmed-state write (what a
+ *   sync brings never reaches IndexedDB; the engine's memory is fine).
+ * @typedef {'none'|'forgetQueue'|'latestBase'|'staleStore'} Variant
  */
 
 /** crypto.randomUUID from the seed, so block/op/client IDs repeat with the seed. */
@@ -53,6 +59,8 @@ function recordingStore(store, engineName, queued, variant) {
         return (...args) => {
           const q = args[prop === 'saveSnapshot' ? 2 : 3];
           note(q?.put);
+          // Broken on purpose ('staleStore'): block changes from log entries never reach disk.
+          if (variant === 'staleStore' && prop === 'saveConfirmed') args = [args[0], [], args[2], args[3]];
           return v.apply(target, args);
         };
       }
@@ -85,6 +93,9 @@ export class SimRun {
     this.reloadRate = o.reloadRate ?? 0.015;
     this.offlineRate = o.offlineRate ?? 0.025;
     this.offlineSteps = o.offlineSteps ?? [5, 60];
+    // At most 10 compactions (80 days): every op's stored result must still be there at the end.
+    this.compactEvery = Math.max(COMPACT_EVERY, Math.ceil(this.steps / 10));
+    if (Math.floor(this.steps / this.compactEvery) * COMPACT_DAYS >= RESULTS_DAYS) throw new Error('run longer than the results retention');
     /** opId → {op, engine} */
     this.queued = new Map();
     /** `${tab}|${target}` → {engine, target, text, step} */
@@ -353,7 +364,7 @@ export class SimRun {
   async compact() {
     const s = this.server;
     const before = await s.snapshot(this.users[0].token, this.docId);
-    await s.advanceClock(8 * DAY);
+    await s.advanceClock(COMPACT_DAYS * DAY);
     const sum = await s.compact(this.admin.token);
     if (sum.failed) this.failures.push(`compaction failed: ${JSON.stringify(sum)}`);
     const after = await s.snapshot(this.users[0].token, this.docId);
@@ -374,7 +385,7 @@ export class SimRun {
       const offlineUntil = new Array(this.tabs.length).fill(-1);
       for (this.step = 0; this.step < this.steps; this.step++) {
         if (this.step % 10 === 0) this.log(`step (${Math.round(performance.now() - this.t0)} ms real)`);
-        if (this.step > 0 && this.step % COMPACT_EVERY === 0) await this.compact();
+        if (this.step > 0 && this.step % this.compactEvery === 0) await this.compact();
         for (let i = 0; i < this.tabs.length; i++) {
           if (offlineUntil[i] === this.step) {
             this.tabs[i].link.setDown(false);
@@ -449,6 +460,7 @@ export class SimRun {
     const resultRows = await s.sql(`SELECT op_id, result FROM doc_op_results WHERE doc_id = '${this.docId}'`);
     const f = this.failures;
     for (const t of this.tabs) f.push(...checkConvergence(t.name, this.current(t), snap));
+    f.push(...(await this.checkStoredCopies(snap)));
     f.push(...checkTree(snap));
     f.push(...checkExactlyOnce({ opRows, resultRows, snap, queued: this.queued, net: this.net }));
     f.push(...checkNoTextLost({ typed: this.typed, snap, purgedText: this.purgedText, replaced: this.replaced }));
@@ -472,6 +484,42 @@ export class SimRun {
     fig.logFloor = snap.logFloor;
     fig.blocks = snap.blocks.length;
     fig.typedTexts = this.typed.size;
+  }
+
+  /**
+   * What each device has in IndexedDB: a new engine opened offline on it (as a tab opened
+   * with no network) must show exactly the server's state at once, with nothing pending.
+   */
+  async checkStoredCopies(snap) {
+    const out = [];
+    await this.settle(0);
+    for (const t of this.tabs) {
+      const name = `${t.name}-probe`;
+      const link = this.net.link(name);
+      link.setDown(true);
+      const raw = await openStore({ indexedDB: t.dev.idb, IDBKeyRange });
+      const engine = new this.Engine({
+        docId: this.docId,
+        clientId: `cl_${crypto.randomUUID()}`,
+        user: { userId: t.dev.user.userId, name: t.dev.user.displayName },
+        store: raw,
+        baseUrl: this.server.base,
+        fetch: link.fetch,
+        WebSocket: null,
+        EventSource: null,
+        locks: t.dev.locks,
+        headers: { Authorization: `Bearer ${t.dev.user.token}` },
+      });
+      try {
+        await this.pump(engine.open(), `open ${name}`);
+        out.push(...checkConvergence(`${t.name}'s IndexedDB (opened offline)`, { ...engine.state, error: null }, snap));
+      } finally {
+        link.kill();
+        await this.pump(Promise.resolve(engine.close()), `close ${name}`).catch(() => {});
+        raw.close();
+      }
+    }
+    return out;
   }
 
   /** Debugging aid (SIM_EXPLAIN=token or block id): everything about it, in order. */
