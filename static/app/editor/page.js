@@ -62,6 +62,10 @@ import { caretLine, getSelectionOffsets, offsetAtPoint, placeCaretAtX, setSelect
 
 const CSS_HREF = '/app/editor/editor.css';
 
+/** The IndexedDB store: one per tab, shared by the engines of every document opened in it. */
+/** @type {ReturnType<typeof openStore>|null} */
+let storeOpening = null;
+
 /** Adds the editor's stylesheet once; resolves when it has loaded (or after 1 s). */
 function ensureCss() {
   if (document.querySelector(`link[href="${CSS_HREF}"]`)) return Promise.resolve();
@@ -114,7 +118,11 @@ const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
  */
 export async function mountEditor(root, { docId, me, clientId, openShareDialog }) {
   const cssReady = ensureCss();
-  const store = await openStore({ indexedDB });
+  storeOpening ??= openStore({ indexedDB }).catch((e) => {
+    storeOpening = null; // try again on the next document
+    throw e;
+  });
+  const store = await storeOpening;
   const engine = new DocSyncEngine({
     docId,
     clientId,
