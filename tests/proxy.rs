@@ -304,3 +304,47 @@ fn blocking_proxy_breaks_ws_and_sse_but_not_long_polls_or_sync() {
     assert_eq!((s, v), (200, json!({"headSeq": head2, "leaseSeq": lease2})));
     assert!(lp.started.elapsed() >= Duration::from_millis(900));
 }
+
+/// A browser behind the working proxy: cookie login and cookie writes pass the origin check
+/// (nginx must forward the browser's Host, port included, on every location — a location
+/// that sets a header of its own silently drops the server-level `Host`).
+#[test]
+fn cookie_writes_pass_the_origin_check_through_the_proxy() {
+    let srv = TestServer::start();
+    let nginx = Nginx::start("docsync.conf", &srv.base);
+    srv.add_user_with_password("alice", "correct horse battery");
+    let client = reqwest::blocking::Client::new();
+    let origin = nginx.base.clone();
+    let r = client
+        .post(format!("{}/api/v1/auth/login", nginx.base))
+        .header("Origin", &origin)
+        .json(&json!({"username": "alice", "password": "correct horse battery"}))
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200, "login through nginx");
+    let cookie = r
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .expect("session cookie")
+        .to_string();
+    let r = client
+        .post(format!("{}/api/v1/docs", nginx.base))
+        .header("Origin", &origin)
+        .header("Cookie", &cookie)
+        .json(&json!({"title": "From a browser"}))
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 201, "cookie write through nginx");
+    let doc: Value = r.json().unwrap();
+    let doc = doc["docId"].as_str().unwrap();
+    let r = client
+        .post(format!("{}/api/v1/docs/{doc}/sync", nginx.base))
+        .header("Origin", &origin)
+        .header("Cookie", &cookie)
+        .json(&json!({"clientId": id("cl_"), "lastSeq": 0}))
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200, "cookie sync through nginx");
+}
