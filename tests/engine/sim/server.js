@@ -214,6 +214,9 @@ export class TestServer {
         ['-readonly', '-json', this.dbPath, query],
         { maxBuffer: 256 * 1024 * 1024, timeout: 30000 },
         (err, stdout, stderr) => {
+          if (err && /** @type {any} */ (err).code === 'ENOENT') {
+            return reject(new Error('the engine simulation reads the server database with the sqlite3 command: apt-get install sqlite3'));
+          }
           if (err) return reject(new Error(`sqlite3: ${err.message}\n${stderr}`));
           const t = String(stdout).trim();
           resolve(t ? JSON.parse(t) : []);
