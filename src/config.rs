@@ -95,6 +95,8 @@ pub struct LimitSettings {
     pub max_content_bytes: usize,
     pub max_title_bytes: usize,
     pub max_hold: usize,
+    /// Most levels a block tree may have (PROTOCOL deviation, see docs/ARCHITECTURE.md).
+    pub max_depth: usize,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -255,6 +257,13 @@ impl Settings {
         }
         if l.max_title_bytes == 0 {
             return Err(bad("limits.max_title_bytes", 0, "must be at least 1"));
+        }
+        if !(1..=100_000).contains(&l.max_depth) {
+            return Err(bad(
+                "limits.max_depth",
+                l.max_depth,
+                "must be between 1 and 100000",
+            ));
         }
         let a = &self.actors;
         if a.lease_ttl_ms < 1000 {

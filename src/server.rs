@@ -51,6 +51,7 @@ pub fn actor_config(s: &Settings, metrics: Arc<Metrics>) -> ActorConfig {
         idle_stop_ms: s.actors.idle_stop_secs * 1000,
         log_tail: s.actors.log_tail,
         log_page: s.actors.log_page,
+        max_depth: s.limits.max_depth,
         panic_marker: Some(s.testing.panic_marker.clone()).filter(|m| !m.is_empty()),
         metrics,
         ..ActorConfig::default()

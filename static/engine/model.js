@@ -20,15 +20,19 @@ import { sha256Hex } from './sha256.js';
  * Who applies an op, from where and when. `heldByOthers(id)` answers the lease question of
  * lease.rs `held_by_other` (a live lease of another client; id `'title'` for the title).
  * `isForeign` (optional) names IDs of other documents; only the server can know them.
+ * `maxDepth` (optional, default DEFAULT_MAX_DEPTH): the server's `limits.max_depth`.
  * @typedef {{clientId: string, userId: string, name: string, now: number,
  *   heldByOthers: (blockId: string) => boolean, leasesEnabled: boolean,
- *   isForeign?: (blockId: string) => boolean}} OpContext
+ *   isForeign?: (blockId: string) => boolean, maxDepth?: number}} OpContext
  */
 
 /** @typedef {{result: OpResult, effects: Effect[], leaseGrants: string[]}} Applied */
 
 /** The pseudo block ID under which the title is leased (lease.rs `TITLE_LEASE`). */
 export const TITLE_LEASE = 'title';
+
+/** Most levels a tree may have unless the server says otherwise (rules.rs `DEFAULT_MAX_DEPTH`). */
+export const DEFAULT_MAX_DEPTH = 1000;
 
 /**
  * `prefix` + first 20 hex digits of SHA-256(docId ':' opId). Mirrors rules.rs `derived_block_id`.
@@ -73,6 +77,7 @@ function normalize(b) {
     language: b.language ?? null, conflictOf: b.conflictOf ?? null,
     conflictAuthor: b.conflictAuthor ?? null, conflictResolved: !!b.conflictResolved,
     version: b.version, deleted: !!b.deleted, deletedAt: b.deletedAt ?? null,
+    ...(b.deletedBy != null ? { deletedBy: b.deletedBy } : {}),
     updatedAt: b.updatedAt, updatedBy: b.updatedBy,
   };
 }
@@ -110,6 +115,10 @@ function effect(block) {
 /** @param {OpContext} ctx @param {string} id rules.rs `lease_for` */
 function leaseFor(ctx, id) {
   return ctx.leasesEnabled ? [id] : [];
+}
+/** @param {OpContext} ctx */
+function maxDepthOf(ctx) {
+  return Math.max(1, ctx.maxDepth ?? DEFAULT_MAX_DEPTH);
 }
 /** @param {OpContext} ctx @param {string} id */
 function isForeign(ctx, id) {
@@ -305,6 +314,43 @@ export class DocModel {
       cur = this._blocks.get(cur)?.parentId ?? null;
     }
     return false;
+  }
+
+  /**
+   * `id` and its ancestors, nearest first; stops at a missing parent. Mirrors document.rs `ancestry`.
+   * @param {string} id @returns {Block[]}
+   */
+  ancestry(id) {
+    /** @type {Block[]} */
+    const out = [];
+    let b = this._blocks.get(id);
+    while (b) {
+      out.push(b);
+      if (out.length > this._blocks.size) break; // a corrupt cycle must not hang
+      b = b.parentId === null ? undefined : this._blocks.get(b.parentId);
+    }
+    return out;
+  }
+
+  /** Depth of `id` (0 = top level), or null if unknown. Mirrors document.rs `depth_of`. @param {string} id */
+  depthOf(id) {
+    const n = this.ancestry(id).length;
+    return n > 0 ? n - 1 : null;
+  }
+
+  /** Levels below `id` (0 for a leaf), tombstones included. Mirrors document.rs `subtree_height`. @param {string} id */
+  subtreeHeight(id) {
+    let height = 0;
+    /** @type {[number, string][]} */
+    const stack = [[0, id]];
+    let steps = 0;
+    while (stack.length > 0) {
+      const [depth, cur] = /** @type {[number, string]} */ (stack.pop());
+      if (depth > height) height = depth;
+      if (++steps > this._blocks.size + 1) break; // a corrupt cycle must not hang
+      for (const k of this.childIds(cur)) stack.push([depth + 1, k]);
+    }
+    return height;
   }
 
   /** The subtree at `id`, pre-order, root first, tombstones included. Mirrors document.rs `subtree`. @param {string} id @returns {Block[]} */
@@ -549,8 +595,35 @@ export class DocModel {
         parent = anc;
       }
     }
+    [parent, key] = this._withinDepth(parent, key, maxDepthOf(ctx));
     const block = this._put(newBlock(blockId, parent, key, content, ctx.now, ctx.userId));
     return { result: applied(op.opId, blockId), effects: [effect(block)], leaseGrants: leaseFor(ctx, blockId) };
+  }
+
+  /**
+   * Where an insert under `parent` lands so its depth stays below `maxDepth`: unchanged if
+   * it fits, else last among the children of the deepest ancestor with room. Mirrors
+   * rules.rs `within_depth`.
+   * @param {string|null} parent @param {string} key @param {number} maxDepth
+   * @returns {[string|null, string]}
+   */
+  _withinDepth(parent, key, maxDepth) {
+    if (parent === null) return [parent, key];
+    const chain = this.ancestry(parent);
+    if (chain.length < maxDepth) return [parent, key];
+    const anc = chain[chain.length - maxDepth].parentId;
+    return [anc, this.keyAtEnd(anc)];
+  }
+
+  /**
+   * True when moving `blockId` under `parentId` puts part of its subtree (tombstones
+   * included) at depth >= maxDepth and makes it deeper than now. Mirrors rules.rs `too_deep`.
+   * @param {string} blockId @param {string|null} parentId @param {number} maxDepth
+   */
+  _tooDeep(blockId, parentId, maxDepth) {
+    const newDepth = parentId === null ? 0 : this.ancestry(parentId).length;
+    if (newDepth <= (this.depthOf(blockId) ?? 0)) return false;
+    return newDepth + this.subtreeHeight(blockId) >= maxDepth;
   }
 
   /** Brings a tombstone back where it can live. Mirrors rules.rs `revive`. @param {OpContext} ctx @param {string} id */
@@ -565,6 +638,7 @@ export class DocModel {
     }
     b.deleted = false;
     b.deletedAt = null;
+    delete b.deletedBy;
     b = touched(b, ctx);
     return this._put(b);
   }
@@ -682,6 +756,7 @@ export class DocModel {
       const pb = this._blocks.get(parentId);
       if (!pb || pb.deleted) return reject('parent_deleted');
     }
+    if (this._tooDeep(blockId, parentId, maxDepthOf(ctx))) return reject('too_deep');
     if (ctx.heldByOthers(blockId)) return reject('locked');
     if (current.parentId === parentId && current.orderKey === orderKey) {
       return nothing(applied(op.opId, blockId));
@@ -691,7 +766,7 @@ export class DocModel {
   }
 
   /**
-   * Rule 6: the live subtree becomes tombstones with one deletedAt. Mirrors rules.rs `delete`.
+   * Rule 6: the live subtree becomes tombstones with one deletedAt and deletedBy (the opId). Mirrors rules.rs `delete`.
    * @param {OpContext} ctx @param {Op} op @param {string} blockId @returns {Applied}
    */
   _delete(ctx, op, blockId) {
@@ -702,14 +777,15 @@ export class DocModel {
     const live = this.subtree(blockId).filter((b) => !b.deleted);
     if (live.some((b) => ctx.heldByOthers(b.id))) return nothing(rejected(op.opId, blockId, 'locked'));
     const effects = live.map((old) =>
-      effect(this._put(touched({ ...old, deleted: true, deletedAt: ctx.now }, ctx))),
+      effect(this._put(touched({ ...old, deleted: true, deletedAt: ctx.now, deletedBy: op.opId }, ctx))),
     );
     return { result: applied(op.opId, blockId), effects, leaseGrants: [] };
   }
 
   /**
-   * Rule 9: the block and what the same delete removed with it (same deletedAt), each only
-   * when its own parent is alive again. Mirrors rules.rs `restore`.
+   * Rule 9: the block and what the same delete removed with it (same deletedBy and
+   * deletedAt; deletedAt alone for tombstones without deletedBy), each only when its own
+   * parent is alive again. Mirrors rules.rs `restore`.
    * @param {OpContext} ctx @param {Op} op @param {string} blockId @returns {Applied}
    */
   _restore(ctx, op, blockId) {
@@ -717,9 +793,10 @@ export class DocModel {
     if ('result' in current) return current;
     if (!current.deleted) return nothing(applied(op.opId, blockId));
     const stamp = current.deletedAt;
+    const by = current.deletedBy ?? null;
     const withIt = this.subtree(blockId)
       .slice(1)
-      .filter((b) => b.deleted && b.deletedAt === stamp)
+      .filter((b) => b.deleted && b.deletedAt === stamp && (b.deletedBy ?? null) === by)
       .map((b) => b.id);
     const effects = [effect(this._revive(ctx, blockId))];
     for (const id of withIt) {

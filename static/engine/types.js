@@ -10,6 +10,7 @@
  *   checked: boolean, collapsed: boolean, language: string|null,
  *   conflictOf: string|null, conflictAuthor: {userId: string, name: string}|null,
  *   conflictResolved: boolean, version: number, deleted: boolean, deletedAt: number|null,
+ *   deletedBy?: string, // opId of the delete that made this tombstone (absent when live)
  *   updatedAt: number, updatedBy: string, depth?: number
  * }} Block
  */

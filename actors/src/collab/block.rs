@@ -69,6 +69,11 @@ pub struct Block {
     pub version: i64,
     pub deleted: bool,
     pub deleted_at: Option<i64>,
+    /// The `opId` of the delete that made this tombstone (with `deleted_at`, what tells two
+    /// deletes of the same millisecond apart for `restore`). Absent on live blocks and on
+    /// tombstones written before it existed (then `deleted_at` alone identifies the delete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_by: Option<String>,
     pub updated_at: i64,
     pub updated_by: String,
 }
@@ -98,6 +103,7 @@ impl Block {
             version: 1,
             deleted: false,
             deleted_at: None,
+            deleted_by: None,
             updated_at: at,
             updated_by: by.to_string(),
         }

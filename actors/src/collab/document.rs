@@ -135,6 +135,44 @@ impl DocState {
         false
     }
 
+    /// `id` and its ancestors, nearest first (`[id, parent, …, top-level ancestor]`); stops at
+    /// a missing parent. Iterative, and bounded by the block count against a corrupt cycle.
+    pub fn ancestry(&self, id: &str) -> Vec<Arc<Block>> {
+        let mut out = Vec::new();
+        let mut cur = self.blocks.get(id);
+        while let Some(b) = cur {
+            out.push(b.clone());
+            if out.len() > self.blocks.len() {
+                break; // defensive: a corrupt cycle must not hang the actor
+            }
+            cur = b.parent_id.as_deref().and_then(|p| self.blocks.get(p));
+        }
+        out
+    }
+
+    /// The depth of block `id` (0 = top level), counting every ancestor; None if unknown.
+    pub fn depth_of(&self, id: &str) -> Option<usize> {
+        self.ancestry(id).len().checked_sub(1)
+    }
+
+    /// How many levels lie below `id` (0 for a leaf), tombstones included. Iterative.
+    pub fn subtree_height(&self, id: &str) -> usize {
+        let mut height = 0;
+        let mut stack: Vec<(usize, &str)> = vec![(0, id)];
+        let mut steps = 0usize;
+        while let Some((depth, cur)) = stack.pop() {
+            height = height.max(depth);
+            steps += 1;
+            if steps > self.blocks.len() + 1 {
+                break; // defensive: a corrupt cycle must not hang the actor
+            }
+            for child in self.children_of(Some(cur)) {
+                stack.push((depth + 1, child));
+            }
+        }
+        height
+    }
+
     /// The subtree rooted at `id` (pre-order, root first), tombstones included.
     pub fn subtree(&self, id: &str) -> Vec<Arc<Block>> {
         let mut out = Vec::new();

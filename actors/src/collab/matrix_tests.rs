@@ -26,7 +26,9 @@ use super::lease::{LeaseTable, TITLE_LEASE};
 use super::op::{Effect, Op, OpKind, OpStatus, Props, RejectReason};
 use super::order_key::key_between;
 use super::replay::apply_effect;
-use super::rules::{apply_op, conflict_copy_id, rescue_block_id, Applied, OpContext};
+use super::rules::{
+    apply_op, conflict_copy_id, rescue_block_id, Applied, OpContext, DEFAULT_MAX_DEPTH,
+};
 
 const DOC: &str = "doc_matrix";
 const NOW: i64 = 1_000_000;
@@ -145,6 +147,7 @@ fn ctx<'a>(
         now: NOW,
         foreign,
         leases_enabled,
+        max_depth: DEFAULT_MAX_DEPTH,
     }
 }
 
@@ -292,6 +295,8 @@ const NOT_DELETED: bool = false;
 const APPLIED: OpStatus = OpStatus::Applied;
 const CONFLICT: OpStatus = OpStatus::Conflict;
 const REJECTED: OpStatus = OpStatus::Rejected;
+/// `limits.max_depth` of the random sequences: small, so deep inserts and moves happen.
+const SIM_MAX_DEPTH: usize = 4;
 
 /// One row of the matrix: an op against a target, expanded over `leases` × `bases`.
 #[derive(Debug)]
@@ -1214,6 +1219,141 @@ fn restore_never_revives_below_a_still_deleted_parent() {
     );
 }
 
+/// Y → Y1, Y2 (all live), for the same-millisecond delete cases.
+fn y_tree() -> DocState {
+    let blocks = vec![
+        block("blk_y", None, "a0", "Y", 1, None),
+        block("blk_y1", Some("blk_y"), "a0", "Y1", 1, None),
+        block("blk_y2", Some("blk_y"), "a1", "Y2", 1, None),
+        block("blk_z", None, "a1", "Z", 1, None),
+    ];
+    DocState::from_parts(DocState::new(DOC, TITLE), blocks, Vec::<String>::new())
+}
+
+/// Runs `ops` (kind, block) in order, all at the same millisecond (one `/sync`), and checks
+/// each is applied.
+fn run_same_ms(doc: &mut DocState, ops: &[(&str, &str)]) {
+    let (author, foreign) = (me(), foreign_set());
+    let leases = LeaseTable::new(TTL);
+    for (i, (kind, id)) in ops.iter().enumerate() {
+        let block_id = id.to_string();
+        let kind = match *kind {
+            "delete" => OpKind::Delete { block_id },
+            "restore" => OpKind::Restore { block_id },
+            other => panic!("{other}"),
+        };
+        let op = Op {
+            op_id: format!("op_same_{i}"),
+            kind,
+        };
+        let before = doc.clone();
+        let applied = apply_op(doc, &leases, &ctx(&author, &foreign, true), &op);
+        assert_eq!(applied.result.status, APPLIED, "{op:?}");
+        let mut replayed = before;
+        for e in &applied.effects {
+            apply_effect(&mut replayed, e);
+        }
+        assert_same_state(doc, &replayed, &format!("{op:?}"));
+    }
+}
+
+fn deleted_flags(doc: &DocState, ids: &[&str]) -> Vec<bool> {
+    ids.iter().map(|id| doc.get(id).unwrap().deleted).collect()
+}
+
+/// Rule 9 with two deletes in one request: `delete Y2` then `delete Y` share a `deletedAt`,
+/// yet `restore Y` brings back Y and Y1 only (the delete is identified by its opId).
+#[test]
+fn same_millisecond_nested_deletes_restore_separately() {
+    let ids = ["blk_y", "blk_y1", "blk_y2"];
+    // Outer first, then the inner one.
+    let mut doc = y_tree();
+    run_same_ms(&mut doc, &[("delete", "blk_y2"), ("delete", "blk_y")]);
+    assert_eq!(deleted_flags(&doc, &ids), [true, true, true]);
+    assert_eq!(
+        doc.get("blk_y2").unwrap().deleted_at,
+        doc.get("blk_y").unwrap().deleted_at,
+        "the same millisecond"
+    );
+    assert_eq!(
+        doc.get("blk_y2").unwrap().deleted_by.as_deref(),
+        Some("op_same_0")
+    );
+    assert_eq!(
+        doc.get("blk_y1").unwrap().deleted_by.as_deref(),
+        Some("op_same_1")
+    );
+    run_same_ms(&mut doc, &[("restore", "blk_y")]);
+    assert_eq!(deleted_flags(&doc, &ids), [false, false, true]);
+    run_same_ms(&mut doc, &[("restore", "blk_y2")]);
+    assert_eq!(deleted_flags(&doc, &ids), [false, false, false]);
+    let y2 = doc.get("blk_y2").unwrap();
+    assert_eq!(
+        (y2.parent_id.as_deref(), y2.order_key.as_str()),
+        (Some("blk_y"), "a1")
+    );
+    assert!(doc
+        .blocks()
+        .all(|b| b.deleted_by.is_none() && b.deleted_at.is_none()));
+
+    // The reverse: the inner one first (its parent still deleted: top level, after Y), then Y.
+    let mut doc = y_tree();
+    run_same_ms(
+        &mut doc,
+        &[
+            ("delete", "blk_y2"),
+            ("delete", "blk_y"),
+            ("restore", "blk_y2"),
+        ],
+    );
+    assert_eq!(deleted_flags(&doc, &ids), [true, true, false]);
+    let y2 = doc.get("blk_y2").unwrap();
+    assert_eq!(y2.parent_id, None);
+    assert!(y2.order_key.as_str() > "a0" && y2.order_key.as_str() < "a1");
+    run_same_ms(&mut doc, &[("restore", "blk_y")]);
+    assert_eq!(deleted_flags(&doc, &ids), [false, false, false]);
+    assert_eq!(
+        doc.get("blk_y2").unwrap().parent_id,
+        None,
+        "stays where it came back"
+    );
+
+    // Everything in one request: delete inner, delete outer, restore outer, restore inner.
+    let mut doc = y_tree();
+    run_same_ms(
+        &mut doc,
+        &[
+            ("delete", "blk_y2"),
+            ("delete", "blk_y"),
+            ("restore", "blk_y"),
+            ("restore", "blk_y2"),
+        ],
+    );
+    assert_eq!(deleted_flags(&doc, &ids), [false, false, false]);
+}
+
+/// Tombstones written before `deletedBy` existed: `deletedAt` alone still groups a delete,
+/// and a newer tombstone of the same millisecond is never taken for the old delete.
+#[test]
+fn restore_of_old_tombstones_falls_back_to_deleted_at() {
+    let mut meta = DocState::new(DOC, TITLE);
+    meta.title_version = TITLE_VERSION;
+    let mut newer = block("blk_o3", Some("blk_o"), "a2", "O3", 1, Some(500));
+    newer.deleted_by = Some("op_newer".into());
+    let blocks = vec![
+        block("blk_o", None, "a0", "O", 1, Some(500)),
+        block("blk_o1", Some("blk_o"), "a0", "O1", 1, Some(500)),
+        block("blk_o2", Some("blk_o"), "a1", "O2", 1, Some(400)),
+        newer,
+    ];
+    let mut doc = DocState::from_parts(meta, blocks, Vec::<String>::new());
+    run_same_ms(&mut doc, &[("restore", "blk_o")]);
+    assert_eq!(
+        deleted_flags(&doc, &["blk_o", "blk_o1", "blk_o2", "blk_o3"]),
+        [false, false, true, true]
+    );
+}
+
 /// Private mode (PROTOCOL §5): the same effects, but no lease is handed out.
 #[test]
 fn private_mode_hands_out_no_leases() {
@@ -1435,6 +1575,7 @@ impl Sim {
             now: self.now,
             foreign: &self.foreign,
             leases_enabled: true,
+            max_depth: SIM_MAX_DEPTH,
         };
         let applied = apply_op(&mut self.doc, &self.leases, &ctx, &op);
         let what = format!("{op:?} → {:?}", applied.result);
@@ -1639,6 +1780,13 @@ impl Sim {
 
     fn check(&self, what: &str) {
         assert_same_state(&self.doc, &self.replica, what);
+        for (depth, b) in self.doc.ordered() {
+            assert!(
+                (depth as usize) < SIM_MAX_DEPTH,
+                "{what}: {} at depth {depth}",
+                b.id
+            );
+        }
         for b in self.doc.blocks() {
             assert!(
                 !self.doc.is_purged(&b.id),

@@ -12,6 +12,8 @@ pub mod rules;
 pub mod validate;
 
 #[cfg(test)]
+mod depth_tests;
+#[cfg(test)]
 mod matrix_tests;
 #[cfg(test)]
 mod vectors_tests;

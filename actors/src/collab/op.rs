@@ -149,6 +149,8 @@ pub enum RejectReason {
     Deleted,
     Purged,
     Invalid,
+    /// A `move` would put a block of the moved subtree deeper than `limits.max_depth`.
+    TooDeep,
 }
 
 impl RejectReason {
@@ -163,6 +165,7 @@ impl RejectReason {
             RejectReason::Deleted => "deleted",
             RejectReason::Purged => "purged",
             RejectReason::Invalid => "invalid",
+            RejectReason::TooDeep => "too_deep",
         }
     }
 }

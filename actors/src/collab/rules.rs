@@ -21,7 +21,14 @@ pub struct OpContext<'a> {
     pub foreign: &'a HashSet<String>,
     /// False in private mode: no leases are handed out (PROTOCOL §5).
     pub leases_enabled: bool,
+    /// Most levels a tree may have (`limits.max_depth`): every block's depth (0 = top
+    /// level) stays below it. Too-deep inserts land at the deepest level allowed; too-deep
+    /// moves are rejected (`too_deep`).
+    pub max_depth: usize,
 }
+
+/// `limits.max_depth` unless configured otherwise.
+pub const DEFAULT_MAX_DEPTH: usize = 1000;
 
 /// What one op did. Non-empty `effects` means the state changed and the op needs a `seq`.
 #[derive(Debug, Clone, PartialEq)]
@@ -176,6 +183,7 @@ fn insert(
             None => (None, doc.key_at_end(None)),
         },
     };
+    let (parent, key) = within_depth(doc, parent, key, ctx.max_depth);
     let block = Block::new(
         block_id.to_string(),
         parent,
@@ -190,6 +198,29 @@ fn insert(
         effects: vec![effect(block)],
         lease_grants: lease_for(ctx, block_id),
     }
+}
+
+/// Where an insert under `parent` lands so the new block's depth stays below `max_depth`:
+/// unchanged if it fits, otherwise last among the children of the ancestor of `parent` at
+/// the deepest level that still has room (text never dropped). Last, not right after the
+/// branch leading down to `parent`, so that several lines typed there keep their order.
+fn within_depth(
+    doc: &DocState,
+    parent: Option<String>,
+    key: String,
+    max_depth: usize,
+) -> (Option<String>, String) {
+    let Some(p) = parent else {
+        return (None, key);
+    };
+    let chain = doc.ancestry(&p); // [parent, …, top level]; the new block's depth = len
+    if chain.len() < max_depth.max(1) {
+        return (Some(p), key);
+    }
+    // The ancestor at depth max_depth - 1 is the branch; its parent the new block's parent.
+    let parent = chain[chain.len() - max_depth.max(1)].parent_id.clone();
+    let key = doc.key_at_end(parent.as_deref());
+    (parent, key)
 }
 
 /// Brings a tombstone back to life where it can live (nearest live ancestor).
@@ -207,6 +238,7 @@ fn revive(doc: &mut DocState, ctx: &OpContext, id: &str) -> Arc<Block> {
     }
     b.deleted = false;
     b.deleted_at = None;
+    b.deleted_by = None;
     touch(&mut b, ctx);
     doc.put(Arc::new(b))
 }
@@ -460,6 +492,9 @@ fn move_block(
             return reject(RejectReason::ParentDeleted);
         }
     }
+    if too_deep(doc, block_id, parent_id, ctx.max_depth) {
+        return reject(RejectReason::TooDeep);
+    }
     if leases
         .held_by_other(block_id, ctx.client_id, ctx.now)
         .is_some()
@@ -479,6 +514,18 @@ fn move_block(
         effects: vec![effect(b)],
         lease_grants: Vec::new(),
     }
+}
+
+/// True when moving `block_id` under `parent_id` would put a block of its subtree
+/// (tombstones included, so a later restore cannot break the limit) at depth `max_depth` or
+/// deeper, and the move makes the subtree deeper than it is now (reordering or outdenting a
+/// tree that exceeds a lowered limit stays possible).
+fn too_deep(doc: &DocState, block_id: &str, parent_id: Option<&str>, max_depth: usize) -> bool {
+    let new_depth = parent_id.map_or(0, |p| doc.ancestry(p).len());
+    if new_depth <= doc.depth_of(block_id).unwrap_or(0) {
+        return false;
+    }
+    new_depth + doc.subtree_height(block_id) >= max_depth.max(1)
 }
 
 /// Rule 6.
@@ -521,6 +568,7 @@ fn delete(
             let mut b = (*old).clone();
             b.deleted = true;
             b.deleted_at = Some(ctx.now);
+            b.deleted_by = Some(op.op_id.clone());
             touch(&mut b, ctx);
             effect(doc.put(Arc::new(b)))
         })
@@ -532,7 +580,8 @@ fn delete(
     }
 }
 
-/// Rule 9: the block and what the same delete removed with it (same `deletedAt`).
+/// Rule 9: the block and what the same delete removed with it: same `deletedBy` (the delete's
+/// opId) and same `deletedAt` — for tombstones older than `deletedBy`, `deletedAt` alone.
 fn restore(doc: &mut DocState, ctx: &OpContext, op: &Op, block_id: &str) -> Applied {
     let current = match lookup(doc, ctx, op, block_id) {
         Ok(b) => b,
@@ -541,12 +590,14 @@ fn restore(doc: &mut DocState, ctx: &OpContext, op: &Op, block_id: &str) -> Appl
     if !current.deleted {
         return Applied::nothing(OpResult::applied(&op.op_id, Some(block_id)));
     }
-    let stamp = current.deleted_at;
+    let same_delete = |b: &Block| {
+        b.deleted && b.deleted_at == current.deleted_at && b.deleted_by == current.deleted_by
+    };
     let with_it: Vec<String> = doc
         .subtree(block_id)
         .into_iter()
         .skip(1)
-        .filter(|b| b.deleted && b.deleted_at == stamp)
+        .filter(|b| same_delete(b))
         .map(|b| b.id.clone())
         .collect();
     let mut effects = vec![effect(revive(doc, ctx, block_id))];

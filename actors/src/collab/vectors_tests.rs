@@ -12,7 +12,7 @@ use super::block::{Author, Block, BlockType};
 use super::document::DocState;
 use super::lease::{LeaseTable, TITLE_LEASE};
 use super::op::{Op, OpKind, Props};
-use super::rules::{apply_op, OpContext};
+use super::rules::{apply_op, OpContext, DEFAULT_MAX_DEPTH};
 
 const DOC: &str = "doc_vectors";
 const NOW: i64 = 2_000_000;
@@ -123,6 +123,7 @@ struct Who {
     author: Author,
     now: i64,
     leases_enabled: bool,
+    max_depth: usize,
 }
 
 struct Case {
@@ -149,6 +150,7 @@ impl Case {
                 author: me(),
                 now: NOW,
                 leases_enabled: true,
+                max_depth: DEFAULT_MAX_DEPTH,
             },
             next_op: 1,
         }
@@ -190,6 +192,12 @@ impl Case {
         self
     }
 
+    /// Following steps run with `limits.max_depth` = `levels`.
+    fn max_depth(mut self, levels: usize) -> Case {
+        self.who.max_depth = levels;
+        self
+    }
+
     fn later(mut self, ms: i64) -> Case {
         self.who.now += ms;
         self
@@ -225,6 +233,7 @@ impl Case {
                 now: who.now,
                 foreign: &foreign,
                 leases_enabled: who.leases_enabled,
+                max_depth: who.max_depth,
             };
             let applied = apply_op(&mut doc, &leases, &ctx, op);
             // As the document actor does: new blocks and copies belong to their author's client.
@@ -234,7 +243,7 @@ impl Case {
             steps.push(json!({
                 "ctx": {"clientId": who.client, "userId": who.author.user_id,
                         "name": who.author.name, "now": who.now,
-                        "leasesEnabled": who.leases_enabled},
+                        "leasesEnabled": who.leases_enabled, "maxDepth": who.max_depth},
                 "op": op,
                 "result": applied.result,
                 "effects": applied.effects,
@@ -443,6 +452,45 @@ fn scenarios() -> Vec<Case> {
         Case::new("insert under a block deleted meanwhile, then restore it", t)
             .by_other().op(delete("blk_a2")).by_me().later(1).op(insert("blk_n", Some("blk_a2"), "a0", "late child"))
             .later(1).op(restore("blk_a2")),
+        // Rule 9 with two deletes in one request (one millisecond): deletedBy tells them apart.
+        Case::new("same millisecond: delete child then parent, restore the parent", t)
+            .op(delete("blk_a1")).op(delete("blk_a")).op(restore("blk_a")),
+        Case::new("same millisecond: restore the inner delete after the outer", t)
+            .op(delete("blk_a1")).op(delete("blk_a")).op(restore("blk_a")).op(restore("blk_a1")),
+        Case::new("same millisecond: restore the inner delete first, then the outer", t)
+            .op(delete("blk_a1")).op(delete("blk_a")).op(restore("blk_a1")).op(restore("blk_a")),
+        Case::new("same millisecond: delete parent then its sibling, restore each", t)
+            .op(delete("blk_a")).op(delete("blk_b")).op(restore("blk_b")).op(restore("blk_a")),
+        Case::new("restore of a restored child's parent after a re-delete", t)
+            .op(delete("blk_a1")).op(delete("blk_a")).op(restore("blk_a1")).op(delete("blk_a1")).op(restore("blk_a")),
+        // limits.max_depth: inserts land at the deepest level allowed, deeper moves are refused.
+        Case::new("max depth: insert too deep lands last at the deepest level allowed", t)
+            .max_depth(3).op(insert("blk_n", Some("blk_a1x"), "a0", "deep")),
+        Case::new("max depth: two inserts at the limit keep their order", t)
+            .max_depth(3).op(insert("blk_n", Some("blk_a1x"), "a0", "deep"))
+            .op(insert("blk_n2", Some("blk_a1x"), "a0", "deeper")),
+        Case::new("max depth: insert that fits exactly", t)
+            .max_depth(4).op(insert("blk_n", Some("blk_a1x"), "a0", "fits")),
+        Case::new("max depth 1: insert under a child lands at top level", t)
+            .max_depth(1).op(insert("blk_n", Some("blk_a1"), "a0", "flat")),
+        Case::new("max depth 1: insert under a tombstone lands at top level", t)
+            .max_depth(1).op(insert("blk_n", Some("blk_t"), "a0", "flat")),
+        Case::new("max depth: insert under a deleted deep parent", t)
+            .op(delete("blk_a1x")).max_depth(2).op(insert("blk_n", Some("blk_a1x"), "a0", "x")),
+        Case::new("max depth: move under a block at the limit", t)
+            .max_depth(3).op(mv("blk_b", Some("blk_a1x"), "a0")),
+        Case::new("max depth: move of a subtree that would be too deep", t)
+            .max_depth(3).op(mv("blk_a", Some("blk_b"), "a0")),
+        Case::new("max depth: move that fits exactly", t)
+            .max_depth(3).op(mv("blk_a1", Some("blk_b"), "a0")),
+        Case::new("max depth: a move counts deleted descendants", t)
+            .op(delete("blk_a1x")).max_depth(3).op(mv("blk_a", Some("blk_b"), "a0")),
+        Case::new("max depth lowered: reorder and outdent stay possible, indent does not", t)
+            .max_depth(2).op(mv("blk_a1x", Some("blk_a1"), "a1")).op(mv("blk_a1x", Some("blk_a"), "a5"))
+            .op(mv("blk_a1x", Some("blk_a"), "a6"))
+            .op(mv("blk_a1x", Some("blk_a2"), "a0")),
+        Case::new("max depth: typing in a deleted deep block revives it under its live ancestor", t)
+            .op(delete("blk_a1")).max_depth(2).op(set_content("blk_a1x", "typed", 1)),
         Case::new("delete a conflict copy and its original", t).op(set_content("blk_b", "mine", 0)).op(delete("blk_b")),
         // Rule 4 for the title.
         Case::new("set_title applied", t).op(set_title("Plan v2", 4)),
@@ -640,6 +688,7 @@ fn random_case(seed: u64) -> Case {
             now: who.now,
             foreign: &foreign,
             leases_enabled: who.leases_enabled,
+            max_depth: who.max_depth,
         };
         let applied = apply_op(&mut doc, &leases, &ctx, &op);
         for g in &applied.lease_grants {

@@ -45,6 +45,8 @@ pub struct ActorConfig {
     /// Op results kept in memory for idempotency before falling back to the pre-check.
     pub recent_results: usize,
     pub tick: Duration,
+    /// `limits.max_depth`: most levels a block tree may have (the rules enforce it).
+    pub max_depth: usize,
     /// Test hook: content equal to this makes the rules panic (unset in production).
     pub panic_marker: Option<String>,
     pub metrics: Arc<Metrics>,
@@ -60,6 +62,7 @@ impl Default for ActorConfig {
             log_page: 500,
             recent_results: 20_000,
             tick: Duration::from_secs(1),
+            max_depth: crate::collab::rules::DEFAULT_MAX_DEPTH,
             panic_marker: None,
             metrics: Arc::new(Metrics::new()),
         }

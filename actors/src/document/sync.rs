@@ -166,6 +166,7 @@ impl DocumentActor {
                 now,
                 foreign: &msg.precheck.foreign,
                 leases_enabled,
+                max_depth: self.cfg.max_depth,
             };
             let applied = apply_op(state, &self.leases, &ctx, op);
             let mut result = applied.result;

@@ -74,6 +74,7 @@ fn block_from_row(r: &Row) -> rusqlite::Result<Block> {
         version: r.get("version")?,
         deleted: r.get("deleted")?,
         deleted_at: r.get("deleted_at")?,
+        deleted_by: r.get("deleted_by")?,
         updated_at: r.get("updated_at")?,
         updated_by: r.get("updated_by")?,
     })
@@ -111,14 +112,15 @@ fn upsert_block(conn: &Connection, doc_id: &str, b: &Block) -> Result<i64> {
     let mut stmt = conn.prepare_cached(
         "INSERT INTO blocks (id, doc_id, parent_id, order_key, content, type, checked, collapsed, language,
                              conflict_of, conflict_author, conflict_resolved, version, deleted, deleted_at,
-                             updated_at, updated_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+                             updated_at, updated_by, deleted_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
          ON CONFLICT(id) DO UPDATE SET parent_id = excluded.parent_id, order_key = excluded.order_key,
              content = excluded.content, type = excluded.type, checked = excluded.checked,
              collapsed = excluded.collapsed, language = excluded.language, conflict_of = excluded.conflict_of,
              conflict_author = excluded.conflict_author, conflict_resolved = excluded.conflict_resolved,
              version = excluded.version, deleted = excluded.deleted, deleted_at = excluded.deleted_at,
-             updated_at = excluded.updated_at, updated_by = excluded.updated_by
+             updated_at = excluded.updated_at, updated_by = excluded.updated_by,
+             deleted_by = excluded.deleted_by
            WHERE blocks.doc_id = excluded.doc_id
          RETURNING rid",
     )?;
@@ -145,7 +147,8 @@ fn upsert_block(conn: &Connection, doc_id: &str, b: &Block) -> Result<i64> {
                 b.deleted,
                 b.deleted_at,
                 b.updated_at,
-                b.updated_by
+                b.updated_by,
+                b.deleted_by
             ],
             |r| r.get(0),
         )

@@ -10,6 +10,7 @@ fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
         M::up(include_str!("../../../migrations/0001_core.sql")),
         M::up(include_str!("../../../migrations/0002_sharing.sql")),
+        M::up(include_str!("../../../migrations/0003_deleted_by.sql")),
     ])
 }
 
@@ -25,7 +26,7 @@ pub fn is_current(conn: &Connection) -> Result<bool> {
 }
 
 pub fn migrations_len() -> usize {
-    2
+    3
 }
 
 #[cfg(test)]
