@@ -111,8 +111,8 @@ scenario('8 transports: every ladder stage through nginx names itself, carries e
         message: 'alice\'s edit reaches bob after he came back',
       });
       assert.equal(await (await bob.locator('#status-stage').textContent())?.trim(), st.label);
-      await ca.close();
-      await cb.close();
+      await h.closeContext(ca);
+      await h.closeContext(cb);
     });
   }
 }, { timeout: 300_000 });

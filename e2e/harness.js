@@ -744,7 +744,7 @@ export class Harness {
     /** @type {Server[]} */ this.servers = [];
     /** @type {Nginx[]} */ this.proxies = [];
     /** @type {import('playwright-core').Browser|null} */ this.browser = null;
-    /** @type {{label: string, context: import('playwright-core').BrowserContext}[]} */
+    /** @type {{label: string, context: import('playwright-core').BrowserContext, savedTrace?: string}[]} */
     this.contexts = [];
     /** @type {string[]} */ this.console = [];
     /** @type {{name: string, fn: () => Promise<unknown>}[]} */ this.dumps = [];
@@ -835,6 +835,25 @@ export class Harness {
     return context;
   }
 
+  /**
+   * Closes a context before the scenario ends; its trace is kept aside and lands in the
+   * artifacts if the scenario fails later.
+   * @param {import('playwright-core').BrowserContext} context
+   */
+  async closeContext(context) {
+    const entry = this.contexts.find((c) => c.context === context);
+    if (entry) {
+      const file = path.join(os.tmpdir(), `docsync-e2e-trace-${process.pid}-${Date.now()}-${entry.label}.zip`);
+      try {
+        await context.tracing.stop({ path: file });
+        entry.savedTrace = file;
+      } catch {
+        /* already stopped */
+      }
+    }
+    await context.close();
+  }
+
   /** A context logged in through POST /api/v1/auth/login (the login page is not under test). */
   async loggedIn(label, baseURL, user, opts = {}) {
     const context = await this.context(label, baseURL, opts);
@@ -874,7 +893,15 @@ export class Harness {
     const dir = path.join(ARTIFACTS, this.slug);
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'error.txt'), `${err && err.stack ? err.stack : err}\n`);
-    for (const { label, context } of this.contexts) {
+    for (const { label, context, savedTrace } of this.contexts) {
+      if (savedTrace) {
+        try {
+          fs.copyFileSync(savedTrace, path.join(dir, `${label}.trace.zip`));
+        } catch (e) {
+          this.console.push(`(trace ${label} failed: ${e})`);
+        }
+        continue;
+      }
       for (const [i, p] of context.pages().entries()) {
         try {
           await p.screenshot({ path: path.join(dir, `${label}-page${i}.png`), fullPage: true, timeout: 5000 });
@@ -910,6 +937,7 @@ export class Harness {
   }
 
   async close() {
+    for (const c of this.contexts) if (c.savedTrace) fs.rmSync(c.savedTrace, { force: true });
     if (this.browser) {
       await withDeadline(this.browser.close(), 15_000, 'browser close').catch(() => {});
       this.browser = null;

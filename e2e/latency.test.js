@@ -142,8 +142,8 @@ scenario('latency: keystroke → paint in the other browser, per wake-up stage (
       };
       rows.push(r);
       h.log(JSON.stringify(r));
-      await s.contexts[`alice${i}`].close();
-      await s.contexts[`bob${i}`].close();
+      await h.closeContext(s.contexts[`alice${i}`]);
+      await h.closeContext(s.contexts[`bob${i}`]);
     });
   }
 
