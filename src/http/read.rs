@@ -1,6 +1,9 @@
 //! Read-only views over committed data: markdown export, full-text search and tags. They
 //! read SQLite directly (derived data is written with each change), never an actor.
 
+use std::convert::Infallible;
+
+use actix_web::web::Bytes;
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
@@ -19,18 +22,21 @@ pub async fn markdown(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let doc_id = path.into_inner();
-    let md = read_as(&state, &creds, move |c, user| {
+    let export = read_as(&state, &creds, move |c, user| {
         if roles::doc_role(c, &user.id, &doc_id)?.is_none() {
             return Ok(None);
         }
         let title = documents::meta_title(c, &doc_id)?.unwrap_or_default();
-        derived::document_markdown(c, &doc_id, &title).map(Some)
+        derived::markdown_export(c, &doc_id, &title).map(Some)
     })
     .await?
     .ok_or(ApiError::NotFound)?;
+    // Streamed chunk by chunk (indentation capped, see `derived::MAX_EXPORT_INDENT`): the
+    // indented text is never built as a whole, whatever the document's size or depth.
+    let body = futures::stream::iter(export.map(|chunk| Ok::<_, Infallible>(Bytes::from(chunk))));
     Ok(HttpResponse::Ok()
         .content_type("text/markdown; charset=utf-8")
-        .body(md))
+        .streaming(body))
 }
 
 #[derive(Deserialize)]

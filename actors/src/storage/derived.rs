@@ -98,9 +98,47 @@ pub fn forget_document(conn: &Connection, doc_id: &str) -> Result<()> {
     Ok(())
 }
 
-/// The document as markdown: `# title`, then live blocks in document order, indented by
-/// two spaces per level (code blocks indent every line).
-pub fn document_markdown(conn: &Connection, doc_id: &str, title: &str) -> Result<String> {
+/// Markdown export indents at most this many levels; deeper lines are indented as this
+/// level, so the export is linear in the document's size however deep its tree is.
+pub const MAX_EXPORT_INDENT: usize = 64;
+
+/// Bytes the export hands out per chunk (a chunk is larger only to hold one long block).
+const EXPORT_CHUNK: usize = 64 * 1024;
+
+/// The document as markdown, produced chunk by chunk (an iterator of strings) so the whole
+/// text never has to be in memory: `# title`, then live blocks in document order, indented
+/// by two spaces per level up to `MAX_EXPORT_INDENT` levels (code blocks indent every line).
+/// Holds the document's lines (as the actor holds its blocks), never the indented output.
+pub struct MarkdownExport {
+    title: Option<String>,
+    /// (depth, line) in document order.
+    lines: std::vec::IntoIter<(usize, String)>,
+}
+
+impl Iterator for MarkdownExport {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        let mut out = self.title.take().unwrap_or_default();
+        while out.len() < EXPORT_CHUNK {
+            let Some((depth, line)) = self.lines.next() else {
+                break;
+            };
+            let indent = depth.min(MAX_EXPORT_INDENT);
+            for l in line.split('\n') {
+                for _ in 0..indent {
+                    out.push_str("  ");
+                }
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
+}
+
+/// Reads what the markdown export needs (one query) and orders it with an explicit stack.
+pub fn markdown_export(conn: &Connection, doc_id: &str, title: &str) -> Result<MarkdownExport> {
     let mut stmt = conn.prepare_cached(
         "SELECT b.id, b.parent_id, b.order_key, m.line FROM blocks b
          JOIN markdown_cache m ON m.block_rid = b.rid WHERE b.doc_id = ?1",
@@ -123,33 +161,85 @@ pub fn document_markdown(conn: &Connection, doc_id: &str, title: &str) -> Result
     for v in children.values_mut() {
         v.sort();
     }
-    let mut out = String::new();
-    if !title.is_empty() {
-        out.push_str(&format!("# {title}\n\n"));
-    }
-    let mut stack: Vec<(usize, &(String, String, String))> = children
-        .get(&None)
-        .map(|v| v.iter().rev().map(|c| (0, c)).collect())
+    let mut ordered = Vec::new();
+    let mut stack: Vec<(usize, (String, String, String))> = children
+        .remove(&None)
+        .map(|v| v.into_iter().rev().map(|c| (0, c)).collect())
         .unwrap_or_default();
     while let Some((depth, (_, id, line))) = stack.pop() {
-        let indent = "  ".repeat(depth);
-        for l in line.split('\n') {
-            out.push_str(&indent);
-            out.push_str(l);
-            out.push('\n');
+        if let Some(kids) = children.remove(&Some(id)) {
+            stack.extend(kids.into_iter().rev().map(|k| (depth + 1, k)));
         }
-        if let Some(kids) = children.get(&Some(id.clone())) {
-            for k in kids.iter().rev() {
-                stack.push((depth + 1, k));
-            }
-        }
+        ordered.push((depth, line));
     }
-    Ok(out)
+    Ok(MarkdownExport {
+        title: (!title.is_empty()).then(|| format!("# {title}\n\n")),
+        lines: ordered.into_iter(),
+    })
+}
+
+/// The whole export as one string (for tests and small documents).
+pub fn document_markdown(conn: &Connection, doc_id: &str, title: &str) -> Result<String> {
+    Ok(markdown_export(conn, doc_id, title)?.collect())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse_tags;
+    use std::sync::Arc;
+
+    use super::{markdown_export, parse_tags, MAX_EXPORT_INDENT};
+    use crate::collab::block::Block;
+    use crate::storage::documents::{self, DocWrite};
+
+    /// A 5,000-level chain: the export is linear (indent capped), ordered, and comes in
+    /// chunks of bounded size.
+    #[test]
+    fn deep_chain_exports_in_linear_size_and_bounded_chunks() {
+        const N: usize = 5_000;
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        crate::storage::migrate::apply(&mut conn).unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+        documents::create(&conn, "doc_deep", "usr_x", "Deep", None, 1).unwrap();
+        let blocks = (0..N)
+            .map(|i| {
+                Arc::new(Block::new(
+                    format!("blk_{i:05}"),
+                    i.checked_sub(1).map(|p| format!("blk_{p:05}")),
+                    "a0".into(),
+                    format!("level {i}"),
+                    1,
+                    "usr_x",
+                ))
+            })
+            .collect();
+        let w = DocWrite {
+            doc_id: "doc_deep".into(),
+            head_after: 1,
+            blocks,
+            now: 1,
+            ..DocWrite::default()
+        };
+        documents::apply_write(&conn, &w).unwrap();
+        let chunks: Vec<String> = markdown_export(&conn, "doc_deep", "Deep")
+            .unwrap()
+            .collect();
+        assert!(chunks.len() > 1, "streamed in several chunks");
+        assert!(chunks.iter().all(|c| c.len() <= 64 * 1024 + 200));
+        let md = chunks.concat();
+        let lines: Vec<&str> = md.lines().collect();
+        assert_eq!(lines[0], "# Deep");
+        assert_eq!(lines.len(), N + 2);
+        assert_eq!(lines[2], "- level 0");
+        assert_eq!(lines[3], "  - level 1");
+        let cap = "  ".repeat(MAX_EXPORT_INDENT);
+        assert_eq!(lines[N + 1], format!("{cap}- level {}", N - 1));
+        // Linear: at most the capped indent plus the line per block.
+        assert!(
+            md.len() < N * (2 * MAX_EXPORT_INDENT + 20),
+            "{} bytes",
+            md.len()
+        );
+    }
 
     #[test]
     fn tags_are_found_and_normalised() {

@@ -1,0 +1,258 @@
+//! Hardening (issue "Hardening", items 1 and 10), against the real server:
+//! - `limits.max_depth`: a chain typed deeper than the limit lands at the deepest allowed
+//!   level with every text kept; a move that would go deeper is rejected (`too_deep`); a
+//!   3,000-level chain (limit raised) snapshots, reloads after a crash, deletes and restores;
+//!   the markdown export of a deep chain stays linear in size (indentation capped).
+//! - `restore` tells apart two deletes of one request (one millisecond) by `deletedBy`, also
+//!   after the actor reloads its state from SQLite.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::*;
+use serde_json::{json, Value};
+
+/// Inserts `n` blocks, each under the previous one, 500 ops per `/sync`. Returns the IDs
+/// and the last seq.
+fn build_chain(srv: &TestServer, token: &str, doc: &str, n: usize) -> (Vec<String>, i64) {
+    let ids: Vec<String> = (0..n).map(|i| format!("blk_chain{i:05}")).collect();
+    let mut last_seq = 0;
+    for start in (0..n).step_by(500) {
+        let ops: Vec<Value> = (start..(start + 500).min(n))
+            .map(|i| {
+                let parent = i.checked_sub(1).map(|p| ids[p].as_str());
+                insert(&ids[i], parent, "a0", &format!("level {i}"))
+            })
+            .collect();
+        let r = srv.sync_ok(token, doc, "cl_chain", last_seq, ops);
+        assert!(r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|o| o["status"] == "applied"));
+        last_seq = r["results"].as_array().unwrap().last().unwrap()["seq"]
+            .as_i64()
+            .unwrap();
+    }
+    (ids, last_seq)
+}
+
+/// id → (depth, parentId, deleted) from a snapshot.
+fn shape(snap: &Value) -> HashMap<String, (i64, Option<String>, bool)> {
+    snap["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["id"].as_str().unwrap().to_string(),
+                (
+                    b["depth"].as_i64().unwrap(),
+                    b["parentId"].as_str().map(str::to_string),
+                    b["deleted"].as_bool().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+fn op(kind: &str, block: &str) -> Value {
+    json!({"opId": id("op_"), "kind": kind, "blockId": block})
+}
+
+fn mv(block: &str, parent: Option<&str>, key: &str) -> Value {
+    json!({"opId": id("op_"), "kind": "move", "blockId": block, "parentId": parent, "orderKey": key})
+}
+
+#[test]
+fn a_chain_deeper_than_the_limit_lands_at_the_limit_and_keeps_every_text() {
+    let srv = TestServer::start_with(&[("DOCSYNC_LIMITS__MAX_DEPTH", "50")]);
+    let alice = srv.add_user("alice");
+    let doc = srv.create_doc(&alice, "Deep");
+    let (ids, seq) = build_chain(&srv, &alice, &doc, 120);
+    let snap = srv.snapshot(&alice, &doc);
+    let s = shape(&snap);
+    assert_eq!(s.len(), 120);
+    assert_eq!(
+        s.values().map(|v| v.0).max(),
+        Some(49),
+        "deepest level is 49"
+    );
+    // Everything typed below the limit is appended, in order, under the block at depth 48.
+    let under_48: Vec<&str> = snap["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["parentId"] == ids[48].as_str())
+        .map(|b| b["content"].as_str().unwrap())
+        .collect();
+    let expected: Vec<String> = (49..120).map(|i| format!("level {i}")).collect();
+    assert_eq!(under_48, expected);
+    // Moving the chain one level down is refused; moving a leaf of the last level is fine.
+    let r = srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_chain",
+        seq,
+        vec![
+            insert("blk_top", None, "a1", "top"),
+            mv(&ids[0], Some("blk_top"), "a0"),
+            mv(&ids[119], Some(&ids[47]), "a5"),
+        ],
+    );
+    let statuses: Vec<(&str, Option<&str>)> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["status"].as_str().unwrap(), o["reason"].as_str()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("applied", None),
+            ("rejected", Some("too_deep")),
+            ("applied", None)
+        ]
+    );
+}
+
+#[test]
+fn a_3000_level_chain_snapshots_reloads_restores_and_exports_in_linear_size() {
+    const N: usize = 3_000;
+    let mut srv = TestServer::start_with(&[("DOCSYNC_LIMITS__MAX_DEPTH", "5000")]);
+    let alice = srv.add_user("alice");
+    let doc = srv.create_doc(&alice, "Deep");
+    let (ids, seq) = build_chain(&srv, &alice, &doc, N);
+    let s = shape(&srv.snapshot(&alice, &doc));
+    assert_eq!(s[&ids[N - 1]].0, (N - 1) as i64);
+
+    // Export: every line there, in order, indentation capped, so the size stays linear
+    // (uncapped it would be about 9 MB: two spaces per level per line).
+    let (status, md) = srv.get_text(&alice, &format!("/api/v1/docs/{doc}/markdown"));
+    assert_eq!(status, 200);
+    let lines: Vec<&str> = md.lines().collect();
+    assert_eq!(lines.len(), N + 2, "title, blank line, one line per block");
+    assert_eq!(lines[N + 1].trim_start(), format!("- level {}", N - 1));
+    let indent = lines[N + 1].len() - lines[N + 1].trim_start().len();
+    assert!(indent <= 200, "indentation capped, got {indent}");
+    assert!(md.len() < 500_000, "export of {} bytes", md.len());
+
+    // A crash, then the actor reloads the deep chain from SQLite.
+    srv.restart_after_kill();
+    let s = shape(&srv.snapshot(&alice, &doc));
+    assert_eq!(s[&ids[N - 1]].0, (N - 1) as i64);
+
+    // Delete the whole chain and restore it in one request.
+    let r = srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_chain",
+        seq,
+        vec![op("delete", &ids[0]), op("restore", &ids[0])],
+    );
+    assert!(r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|o| o["status"] == "applied"));
+    let s = shape(&srv.snapshot(&alice, &doc));
+    assert!(s.values().all(|v| !v.2), "every block is back");
+    assert_eq!(s[&ids[N - 1]].0, (N - 1) as i64);
+    // A cycle check over the whole chain.
+    let r = srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_chain",
+        seq,
+        vec![mv(&ids[0], Some(&ids[N - 1]), "a0")],
+    );
+    assert_eq!(r["results"][0]["reason"], "cycle");
+}
+
+#[test]
+fn two_deletes_in_one_request_are_restored_separately_also_after_a_reload() {
+    let mut srv = TestServer::start();
+    let alice = srv.add_user("alice");
+    let doc = srv.create_doc(&alice, "Deletes");
+    let r = srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_a",
+        0,
+        vec![
+            insert("blk_y", None, "a0", "Y"),
+            insert("blk_y1", Some("blk_y"), "a0", "Y1"),
+            insert("blk_y2", Some("blk_y"), "a1", "Y2"),
+            insert("blk_x", None, "a1", "X"),
+            insert("blk_x1", Some("blk_x"), "a0", "X1"),
+            insert("blk_x2", Some("blk_x"), "a1", "X2"),
+        ],
+    );
+    let seq = r["results"][5]["seq"].as_i64().unwrap();
+    // One request: inner then outer, in both subtrees (one millisecond).
+    let r = srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_a",
+        seq,
+        vec![
+            op("delete", "blk_y2"),
+            op("delete", "blk_y"),
+            op("delete", "blk_x2"),
+            op("delete", "blk_x"),
+        ],
+    );
+    let at: Vec<i64> = r["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| e["effects"].as_array().unwrap().clone())
+        .map(|e| e["block"]["deletedAt"].as_i64().unwrap())
+        .collect();
+    assert_eq!(at.len(), 6);
+    let deleted_by: Vec<&str> = r["ops"][0]["effects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["block"]["deletedBy"].as_str().unwrap())
+        .collect();
+    assert_eq!(deleted_by, [r["results"][0]["opId"].as_str().unwrap()]);
+    let seq = r["results"][3]["seq"].as_i64().unwrap();
+    let deleted = |srv: &TestServer| -> Vec<bool> {
+        let s = shape(&srv.snapshot(&alice, &doc));
+        ["blk_y", "blk_y1", "blk_y2", "blk_x", "blk_x1", "blk_x2"]
+            .iter()
+            .map(|id| s[*id].2)
+            .collect()
+    };
+    srv.sync_ok(&alice, &doc, "cl_a", seq, vec![op("restore", "blk_y")]);
+    assert_eq!(
+        deleted(&srv),
+        [false, false, true, true, true, true],
+        "Y2 was deleted on purpose"
+    );
+    // After a crash the state comes from SQLite: deletedBy must have been stored.
+    srv.restart_after_kill();
+    let s = srv.snapshot(&alice, &doc);
+    let x2 = s["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == "blk_x2")
+        .unwrap();
+    assert!(x2["deletedBy"].is_string(), "{x2}");
+    let r = srv.sync_ok(&alice, &doc, "cl_a", 0, vec![op("restore", "blk_x")]);
+    assert_eq!(r["results"][0]["status"], "applied");
+    assert_eq!(deleted(&srv), [false, false, true, false, false, true]);
+    let y = s["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == "blk_y")
+        .unwrap();
+    assert!(
+        y.get("deletedBy").is_none(),
+        "a live block has no deletedBy"
+    );
+}
