@@ -365,4 +365,18 @@ mod tests {
         let e = s.validate().unwrap_err().to_string();
         assert!(e.contains("server.bind"), "{e}");
     }
+
+    #[test]
+    fn max_depth_defaults_to_1000_and_must_be_positive() {
+        let mut s: Settings = Config::builder()
+            .add_source(File::from_str(DEFAULT_TOML, FileFormat::Toml))
+            .build()
+            .unwrap()
+            .try_deserialize()
+            .unwrap();
+        assert_eq!(s.limits.max_depth, 1000);
+        s.limits.max_depth = 0;
+        let e = s.validate().unwrap_err().to_string();
+        assert!(e.contains("limits.max_depth"), "{e}");
+    }
 }
