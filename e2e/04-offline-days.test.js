@@ -40,6 +40,17 @@ scenario('4 days offline: 50 bullets edited or added offline, two offline reload
     return controlled === 'yes';
   }, { timeout: 20_000, interval: 500, message: 'a service worker controlling bob\'s page' });
   await waitRowsShown(bob, ids);
+  // ...and holding every file of the app shell (its list: /app/shell-files.json).
+  let missing = [];
+  await waitFor(async () => {
+    missing = await bob.evaluate(async () => {
+      const list = await (await fetch('/app/shell-files.json', { cache: 'no-cache' })).json();
+      const out = [];
+      for (const f of list.files) if (!(await caches.match(f))) out.push(f);
+      return out;
+    });
+    return missing.length === 0;
+  }, { timeout: 20_000, interval: 250, message: () => `the service worker caches the whole shell; missing: ${missing.join(', ')}` });
 
   h.log('bob goes offline');
   await bobCtx.setOffline(true);

@@ -831,6 +831,10 @@ export class Harness {
     context.on('page', (p) => {
       p.on('console', (m) => this.console.push(`[${tag(p)} ${m.type()}] ${m.text()}`));
       p.on('pageerror', (e) => this.console.push(`[${tag(p)} pageerror] ${e.stack || e}`));
+      p.on('requestfailed', (r) => {
+        const u = new URL(r.url());
+        this.console.push(`[${tag(p)} requestfailed] ${r.method()} ${u.pathname} ${r.failure()?.errorText ?? ''}${r.serviceWorker() ? ' (service worker)' : ''}`);
+      });
     });
     return context;
   }
