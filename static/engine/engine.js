@@ -8,6 +8,7 @@ import { diffRows } from './diff.js';
 import { inverseOps, UndoHistory } from './undo.js';
 import { newOpId, newBlockId, newClientId } from './ids.js';
 import { WakeLadder, STAGE_LABELS } from './transport.js';
+import { ViewRows, changedInPlace } from './view-rows.js';
 
 /** @typedef {import('./types.js').Op} Op */
 /** @typedef {import('./types.js').Block} Block */
@@ -37,6 +38,8 @@ export const QUIET_EVERY_MS = 30_000;
 export const INTERVAL_EVERY_MS = 3_000;
 /** Ops per /sync: under the server's 500 and its 2 MiB body limit for normal text. */
 export const MAX_OPS_PER_SYNC = 200;
+/** More rows changed than this in one commitRows: the whole list is diffed (see quickDiff). */
+const QUICK_DIFF_MAX_ROWS = 32;
 /** Browsers refuse keepalive bodies over 64 KiB in total. */
 export const KEEPALIVE_BODY_LIMIT = 60_000;
 
@@ -117,6 +120,8 @@ export class DocSyncEngine {
 
     this.confirmed = DocModel.empty(this.docId);
     this.view = this.confirmed.clone();
+    /** The view's rows as handed out in EngineState (Row identity = unchanged row). */
+    this.viewRows = new ViewRows();
     /** @type {QueueItem[]} */
     this.queue = [];
     this.nextN = 1;
@@ -148,6 +153,10 @@ export class DocSyncEngine {
     this.error = null;
     /** @type {string|null} */
     this.notice = null;
+    /** Counts notices, so the same text twice in a row is still a new notice. */
+    this.noticeSeq = 0;
+    /** `pending` as last counted; -1: the queue changed since. */
+    this.pendingCount = -1;
     /** @type {string|null} */
     this.storageError = null;
 
@@ -237,7 +246,34 @@ export class DocSyncEngine {
   commitRows(next, { step }) {
     const refused = this.refuseIfViewer();
     if (refused) return refused;
-    return this.submitOps(diffRows(this.view, next, newOpId), { step });
+    const ops = this.quickDiff(next) ?? diffRows(this.diffModel(), next, newOpId);
+    return this.submitOps(ops, { step });
+  }
+
+  /**
+   * diffRows' answer in O(changed) for the typing case: the editor hands back the engine's
+   * own Row objects for every unchanged row, and the few other rows keep their id and depth.
+   * Those alone go through diffRows as a list of their own (all at depth 0, so its
+   * same-shape path runs: per row, set_content and set_props of what differs, exactly as
+   * for the whole list). null when the list is not of that kind: diff all of it.
+   * @param {FlatRow[]} next
+   * @returns {Op[]|null}
+   */
+  quickDiff(next) {
+    const rows = this.viewRows.get(this.view);
+    if (next.length !== rows.length) return null;
+    /** @type {number[]} */
+    const at = [];
+    for (let i = 0; i < next.length; i++) {
+      const r = next[i];
+      if (r === rows[i]) continue;
+      if (r.id !== rows[i].id || r.depth !== rows[i].depth || at.length === QUICK_DIFF_MAX_ROWS) return null;
+      at.push(i);
+    }
+    if (at.length === 0) return [];
+    const current = at.map((i) => ({ ...rows[i], depth: 0 }));
+    const changed = at.map((i) => ({ ...next[i], depth: 0 }));
+    return diffRows(this.diffModel(current), changed, newOpId);
   }
 
   /**
@@ -456,6 +492,7 @@ export class DocSyncEngine {
       }
       const recs = await this.store.loadQueue(this.docId, this.clientId);
       for (const rec of recs) this.queue.push(this.itemFromStore(rec));
+      this.queueChanged();
       this.nextN = recs.length ? recs[recs.length - 1].n + 1 : 1;
     } catch (e) {
       this.setStorageError(e);
@@ -485,6 +522,7 @@ export class DocSyncEngine {
         for (const rec of /** @type {QueueRecord[]} */ (moved)) {
           this.queue.push(this.itemFromStore(rec));
           this.nextN = Math.max(this.nextN, rec.n + 1);
+          this.queueChanged();
         }
       }
     } catch (e) {
@@ -559,6 +597,30 @@ export class DocSyncEngine {
     return null;
   }
 
+  /**
+   * The view as diffRows sees it: `rows()` answers with the engine's own rows (equal by
+   * value to the view's, and already computed) or the given ones, everything else is the
+   * view itself.
+   * @param {import('./types.js').Row[]} [given]
+   * @returns {DocModel}
+   */
+  diffModel(given) {
+    const view = this.view;
+    const rows = given ?? this.viewRows.get(view);
+    /** Methods bound to the view once, not per call (diff calls `get` per row). */
+    const bound = new Map();
+    return new Proxy(view, {
+      get(target, key) {
+        if (key === 'rows') return () => rows;
+        const v = Reflect.get(target, key, target);
+        if (typeof v !== 'function') return v;
+        let f = bound.get(key);
+        if (!f) bound.set(key, (f = v.bind(target)));
+        return f;
+      },
+    });
+  }
+
   /** The context in which own ops are applied to the view (the server's rules). */
   opContext() {
     return {
@@ -581,10 +643,24 @@ export class DocSyncEngine {
     const ctx = this.opContext();
     /** @type {Op[]} */
     const inverse = [];
+    /** Blocks whose rows changed in place; null: the rows must be recomputed. @type {string[]|null} */
+    let inPlace = [];
     for (const op of ops) {
       // Each inverse against the view just before its op; undo runs them last-first.
       if (record) inverse.unshift(...inverseOps(this.view, op, newOpId));
-      this.view.applyOp(op, ctx);
+      const before = op.blockId === undefined ? undefined : this.view.get(op.blockId);
+      const { effects } = this.view.applyOp(op, ctx);
+      if (inPlace) {
+        const ids = changedInPlace(op, before, effects);
+        if (ids) inPlace.push(...ids);
+        else inPlace = null;
+      }
+    }
+    if (inPlace) this.viewRows.patch(this.view, inPlace);
+    else {
+      // Inserted bullets were not shown before (Enter, paste): no lookup among the old rows.
+      const inserted = new Set(ops.filter((op) => op.kind === 'insert').map((op) => /** @type {string} */ (op.blockId)));
+      this.viewRows.invalidate((id) => inserted.has(id));
     }
     if (record) this.history.record({ kind: step, forward: ops, inverse, at: ctx.now });
     this.noteInput(ops);
@@ -601,9 +677,9 @@ export class DocSyncEngine {
       ? this.history.undo(this.view, held, newOpId)
       : this.history.redo(this.view, held, newOpId);
     if (skipped.length) {
-      this.notice = skipped.length === 1
+      this.noteNotice(skipped.length === 1
         ? `One ${which} step was skipped: someone else changed or holds that bullet.`
-        : `${skipped.length} ${which} steps were skipped: someone else changed or holds those bullets.`;
+        : `${skipped.length} ${which} steps were skipped: someone else changed or holds those bullets.`);
     }
     if (ops.length) this.applyLocal(ops, which, false);
     else this.emit();
@@ -670,6 +746,7 @@ export class DocSyncEngine {
         saved: false, saveFailed: false, sent: false, inFlight: false,
       };
       this.queue.push(item);
+      this.queueChanged();
       changed.push(item);
     }
     this.persistItems(changed);
@@ -681,6 +758,7 @@ export class DocSyncEngine {
     this.store.putQueued(recs).then(
       () => {
         for (const i of items) i.saved = true;
+        this.queueChanged();
         this.emit();
         this.syncSoon(SEND_DELAY_MS);
       },
@@ -813,7 +891,7 @@ export class DocSyncEngine {
       this.rebaseNext(batch[0], { version: /** @type {number} */ (batch[0].rec.op.baseVersion) });
       this.dropItems(batch);
       this.rebuildView();
-      this.notice = `A change could not be saved: ${e.message}`;
+      this.noteNotice(`A change could not be saved: ${e.message}`);
       return 0;
     }
     return this.nextBackoff();
@@ -1028,7 +1106,7 @@ export class DocSyncEngine {
         this.rebaseNext(item, { version: /** @type {number} */ (item.rec.op.baseVersion) });
         dropped.push(item);
         const why = REJECTION_TEXT[r.reason ?? ''] ?? r.reason ?? 'refused';
-        this.notice = `A change was not applied: ${why}.`;
+        this.noteNotice(`A change was not applied: ${why}.`);
       } else if (r.seq === null || r.seq === undefined) {
         // Nothing changed (same text as the server's): the version stays.
         this.rebaseNext(item, { version: /** @type {number} */ (item.rec.op.baseVersion) });
@@ -1036,6 +1114,7 @@ export class DocSyncEngine {
       } else if (item.rec.ackedSeq === null) {
         // Applied or conflict: it stays shown on top until the log catches up to its seq.
         item.rec = { ...item.rec, ackedSeq: r.seq };
+        this.queueChanged();
         this.diskPut.add(item);
         this.viewStale = true;
       }
@@ -1121,6 +1200,7 @@ export class DocSyncEngine {
       if (own) {
         if (own.rec.ackedSeq === null) {
           own.rec = { ...own.rec, ackedSeq: entry.seq };
+          this.queueChanged();
           this.diskPut.add(own);
         }
         this.rebaseNext(own, this.outcomeOf(own.rec.op, entry));
@@ -1158,6 +1238,7 @@ export class DocSyncEngine {
     if (items.length === 0) return;
     const gone = new Set(items);
     this.queue = this.queue.filter((i) => !gone.has(i));
+    this.queueChanged();
     this.viewStale = true;
     const keys = items.map((i) => ({ clientId: i.rec.clientId, n: i.rec.n }));
     if (persist) {
@@ -1205,6 +1286,7 @@ export class DocSyncEngine {
         // Acknowledged at a seq the server no longer has (restored from a backup): send it
         // again; a server that still knows the opId answers with the stored result.
         i.rec = { ...i.rec, ackedSeq: null };
+        this.queueChanged();
         this.diskPut.add(i);
       }
     }
@@ -1232,7 +1314,13 @@ export class DocSyncEngine {
     const v = this.confirmed.clone();
     const ctx = this.opContext();
     for (const i of this.queue) v.applyOp(i.rec.op, ctx);
+    // A block the old view did not show is certainly a new row.
+    const old = this.view;
     this.view = v;
+    this.viewRows.invalidate((id) => {
+      const b = old.get(id);
+      return !b || b.deleted;
+    });
     this.viewStale = false;
   }
 
@@ -1353,8 +1441,25 @@ export class DocSyncEngine {
 
   /** @param {string} message */
   setNotice(message) {
-    this.notice = message;
+    this.noteNotice(message);
     this.emit();
+  }
+
+  /** A new notice (shown with the next state), counted in noticeSeq. @param {string} message */
+  noteNotice(message) {
+    this.notice = message;
+    this.noticeSeq++;
+  }
+
+  /** Items of the queue were added, removed, saved or acknowledged: count `pending` again. */
+  queueChanged() {
+    this.pendingCount = -1;
+  }
+
+  /** Own ops on disk and not yet confirmed. */
+  pending() {
+    if (this.pendingCount < 0) this.pendingCount = this.queue.filter((i) => i.saved && i.rec.ackedSeq === null).length;
+    return this.pendingCount;
   }
 
   /** @param {unknown} e */
@@ -1386,15 +1491,16 @@ export class DocSyncEngine {
       mode: this.mode,
       shared: this.shared,
       sessions: this.sessions,
-      rows: this.view.rows(),
+      rows: this.viewRows.get(this.view),
       locks: this.locks,
       lastSeq: this.confirmed.lastSeq,
       stage,
       stageLabel: STAGE_LABELS[stage],
-      pending: this.queue.filter((i) => i.saved && i.rec.ackedSeq === null).length,
+      pending: this.pending(),
       loaded: this.loaded,
       error: this.error,
       notice: this.notice,
+      noticeSeq: this.noticeSeq,
       storageError: this.storageError,
     };
   }

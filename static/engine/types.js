@@ -98,13 +98,16 @@
 
 /**
  * The engine's state for a UI; a new object on every change (compare by reference).
+ * `rows`: a Row object is the same object as in the previous state exactly when that row's
+ * values did not change, and the array is the same when no row changed. `noticeSeq`: +1 with
+ * every notice set (also a repeat of the same text), so a UI can show a repeat again.
  * @typedef {{
  *   docId: string, title: string, titleVersion: number, icon: string|null,
  *   role: Role|null, mode: Mode, shared: boolean, sessions: number,
  *   rows: Row[], locks: Map<string, Lock>, lastSeq: number,
  *   stage: Stage, stageLabel: string, pending: number, loaded: boolean,
  *   error: {status: number, code: string, message: string}|null,
- *   notice: string|null, storageError: string|null
+ *   notice: string|null, noticeSeq: number, storageError: string|null
  * }} EngineState
  */
 

@@ -6,6 +6,9 @@ import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { DocModel } from '../../static/engine/model.js';
 import { openStore, createMemoryLocks } from '../../static/engine/store.js';
 import { DocSyncEngine } from '../../static/engine/engine.js';
+import { diffRows } from '../../static/engine/diff.js';
+import { mulberry32, helpers } from './prng.js';
+import { randomEdit, randomModel } from './outline-edits.js';
 
 const DOC = 'doc_test';
 const USER = { userId: 'usr_me', name: 'Me' };
@@ -884,5 +887,163 @@ describe('undo', () => {
     expect(e.redo().done).toBe(true);
     await run(300);
     expect(server.model.get(b0)?.content).toBe('after');
+  });
+});
+
+describe('rows: identity and the O(changed) typing path', () => {
+  /** The editor's way: the engine's Row objects for unchanged rows, a copy for the changed one. @param {any[]} rows @param {number} i @param {any} patch */
+  const edited = (rows, i, patch) => {
+    const next = rows.slice();
+    next[i] = { ...rows[i], ...patch };
+    return next;
+  };
+  /** @param {any[]} ops */
+  const shape = (ops) => ops.map(({ opId, ...rest }) => rest);
+
+  it('typing and props edits replace only the changed Row object; the rest stay the same objects', async () => {
+    seed(['a', 'b', 'c', 'd']);
+    const e = await openEngine(await makeEngine());
+    const before = e.state.rows;
+    expect(e.commitRows(edited(before, 1, { content: 'bx' }), { step: 'typing' }).ok).toBe(true);
+    const after = e.state.rows;
+    expect(after).not.toBe(before);
+    expect(after[1]).not.toBe(before[1]);
+    expect(after[1]).toMatchObject({ content: 'bx', version: 2 });
+    for (const i of [0, 2, 3]) expect(after[i]).toBe(before[i]);
+    expect(after).toEqual(e.view.rows());
+
+    expect(e.commitRows(edited(after, 2, { type: 'todo', checked: true }), { step: 'props' }).ok).toBe(true);
+    const props = e.state.rows;
+    expect(props[2]).toMatchObject({ type: 'todo', checked: true });
+    for (const i of [0, 1, 3]) expect(props[i]).toBe(after[i]);
+    expect(props).toEqual(e.view.rows());
+
+    // The reply confirming both changes nothing visible: the very same array.
+    await run(300);
+    expect(e.state.pending).toBe(0);
+    expect(e.state.rows).toBe(props);
+    // Nothing changed at all: no op, same rows.
+    expect(e.commitRows(props, { step: 'typing' })).toEqual({ ok: true, ops: [] });
+    expect(e.state.rows).toBe(props);
+  });
+
+  it('a structural change recomputes the rows but keeps the objects of unchanged rows', async () => {
+    seed(['a', 'b', 'c']);
+    const e = await openEngine(await makeEngine());
+    const before = e.state.rows;
+    const next = [before[0], { id: e.newBlockId(), depth: 0, content: 'new' }, before[1], before[2]];
+    expect(e.commitRows(next, { step: 'insert' }).ok).toBe(true);
+    const after = e.state.rows;
+    expect(after.map((r) => r.content)).toEqual(['a', 'new', 'b', 'c']);
+    expect(after[0]).toBe(before[0]);
+    expect(after[2]).toBe(before[1]);
+    expect(after[3]).toBe(before[2]);
+    // Indenting c under b changes c's depth and b's hasChildren: both new objects.
+    const indented = edited(after, 3, { depth: 1 });
+    expect(e.commitRows(indented, { step: 'indent' }).ok).toBe(true);
+    const ind = e.state.rows;
+    expect(ind[2]).not.toBe(after[2]);
+    expect(ind[2].hasChildren).toBe(true);
+    expect(ind[3]).toMatchObject({ depth: 1, content: 'c' });
+    expect(ind[0]).toBe(after[0]);
+    expect(ind[1]).toBe(after[1]);
+    expect(ind).toEqual(e.view.rows());
+  });
+
+  it('a change by someone else replaces only the rows it touched', async () => {
+    const [b0, b1] = seed(['a', 'b', 'c']);
+    const e = await openEngine(await makeEngine());
+    const before = e.state.rows;
+    server.apply({ opId: 'op_o1', kind: 'set_content', blockId: b1, content: 'theirs', baseVersion: 1 });
+    await e.syncNow();
+    await run();
+    const after = e.state.rows;
+    expect(after[1]).toMatchObject({ id: b1, content: 'theirs' });
+    expect(after[0]).toBe(before[0]);
+    expect(after[2]).toBe(before[2]);
+    expect(after[0].id).toBe(b0);
+  });
+
+  it('random edits (editor style, with syncs and undo): rows equal the view, same object = same values, ops as diffRows', async () => {
+    for (let seedNo = 1; seedNo <= 6; seedNo++) {
+      const rng = mulberry32(seedNo * 7919);
+      const { int, chance } = helpers(rng);
+      let n = 0;
+      server = new FakeServer();
+      server.model = randomModel(rng, 30, () => `op_seed_${seedNo}_${n++}`);
+      server.model.title = 'Doc';
+      idb = new IDBFactory();
+      const e = await openEngine(await makeEngine({ clientId: `cl_r${seedNo}` }));
+      const st = { n: 0, graveyard: /** @type {any[]} */ ([]) };
+      let oid = 0;
+      for (let step = 0; step < 40; step++) {
+        const prev = e.state.rows;
+        if (chance(0.1)) {
+          e.undo();
+        } else {
+          /** @type {any[]} */
+          let next;
+          if (prev.length > 0 && chance(0.5)) {
+            const i = int(prev.length);
+            next = chance(0.7)
+              ? edited(prev, i, { content: `${prev[i].content}${step}` })
+              : edited(prev, i, { type: chance(0.5) ? 'todo' : 'bullet', checked: chance(0.5) });
+            if (chance(0.3) && prev.length > 1) {
+              const j = int(prev.length);
+              next[j] = { ...next[j], content: `${next[j].content}+` };
+            }
+          } else {
+            // A structural edit; rows the edit left alone go back as the engine's objects.
+            const byId = new Map(prev.map((r) => [r.id, r]));
+            next = randomEdit(rng, prev, st)[1].map((r, i) => {
+              const o = byId.get(r.id);
+              const same = o && prev[i] === o && r.depth === o.depth && r.content === o.content && r.type === o.type &&
+                r.checked === o.checked && r.collapsed === o.collapsed && r.language === o.language && r.conflictResolved === o.conflictResolved;
+              return same ? o : r;
+            });
+          }
+          const want = diffRows(e.view.clone(), next, () => `op_want_${oid++}`);
+          const res = e.commitRows(next, { step: 'typing' });
+          expect(res.ok, `seed ${seedNo} step ${step}`).toBe(true);
+          if (res.ok) expect(shape(res.ops), `seed ${seedNo} step ${step}`).toEqual(shape(want));
+        }
+        if (chance(0.2)) await run(300);
+        const rows = e.state.rows;
+        expect(rows, `seed ${seedNo} step ${step}`).toEqual(e.view.rows());
+        const old = new Map(prev.map((r) => [r.id, r]));
+        for (const r of rows) {
+          const o = old.get(r.id);
+          if (!o) continue;
+          const sameValues = JSON.stringify(o) === JSON.stringify(r);
+          expect(o === r, `seed ${seedNo} step ${step} ${r.id}: same object exactly when unchanged`).toBe(sameValues);
+        }
+      }
+      await run(300);
+      expect(e.state.pending).toBe(0);
+      expect(e.state.rows).toEqual(server.model.rows());
+    }
+  });
+});
+
+describe('notices', () => {
+  it('noticeSeq counts every notice, also the same refusal twice in a row', async () => {
+    const [b0] = seed(['a']);
+    server.others = [{ blockId: b0, clientId: 'cl_x', userId: 'usr_x', name: 'Xena', expiresInMs: 10000 }];
+    const e = await openEngine(await makeEngine());
+    expect(e.state.noticeSeq).toBe(0);
+    expect(typeInto(e, b0, 'nope').ok).toBe(false);
+    const first = e.state;
+    expect(first.noticeSeq).toBe(1);
+    expect(typeInto(e, b0, 'nope').ok).toBe(false);
+    expect(e.state.notice).toBe(first.notice);
+    expect(e.state.noticeSeq).toBe(2);
+    // A skipped undo step and a server rejection count too.
+    server.others = [];
+    await e.syncNow();
+    await run();
+    e.submitOps([{ opId: 'op_mv', kind: 'move', blockId: b0, parentId: 'blk_nowhere', orderKey: 'a0' }], { step: 'move' });
+    await run(300);
+    expect(e.state.notice).toContain('not applied');
+    expect(e.state.noticeSeq).toBe(3);
   });
 });

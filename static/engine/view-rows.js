@@ -1,0 +1,214 @@
+// The engine's rows (EngineState.rows) for its view. Invariants: `get(view)` always equals
+// `view.rows()` by value; a Row object is handed out again exactly when its values did not
+// change (same object = unchanged row), and the array itself stays the same when no row changed.
+// Edits of content/props of rows already shown are patched in O(changed); anything else
+// recomputes through `view.rows()` once, reusing every Row object whose values are unchanged.
+
+/** @typedef {import('./types.js').Row} Row */
+/** @typedef {import('./types.js').Op} Op */
+/** @typedef {import('./types.js').Block} Block */
+/** @typedef {import('./types.js').Effect} Effect */
+/** @typedef {import('./model.js').DocModel} DocModel */
+
+export class ViewRows {
+  constructor() {
+    /** @type {Row[]} the rows last computed (valid for the view while `valid`) */
+    this.rows = [];
+    this.valid = false;
+    /** Block ID → position in `rows`; built on first need, kept while the order is unchanged. @type {Map<string, number>|null} */
+    this.index = null;
+    /** IDs certainly not in `rows` (see invalidate); null: not known. @type {((id: string) => boolean)|null} */
+    this.isNew = null;
+  }
+
+  /**
+   * The view changed in a way not described by `patch` (rebuilt, structure changed).
+   * `isNew` (optional) answers true only for IDs certainly not in the rows last computed
+   * (new bullets): they need no lookup. Kept only for the first change after a computation.
+   * @param {(id: string) => boolean} [isNew]
+   */
+  invalidate(isNew) {
+    this.isNew = this.valid ? isNew ?? null : null;
+    this.valid = false;
+  }
+
+  /** @param {DocModel} view @returns {Row[]} */
+  get(view) {
+    if (this.valid) return this.rows;
+    const { rows, sameOrder } = reuseRows(this.rows, view.rows(), this.isNew);
+    this.isNew = null;
+    if (!sameOrder) this.index = null;
+    this.rows = rows;
+    this.valid = true;
+    return rows;
+  }
+
+  /**
+   * The view changed only content/props of these blocks, all shown before and after in the
+   * same place (see `changedInPlace`): their Row objects are replaced, every other one kept.
+   * @param {DocModel} view @param {Iterable<string>} ids
+   */
+  patch(view, ids) {
+    if (!this.valid) return;
+    let index = this.index;
+    if (!index) {
+      index = new Map();
+      for (let i = 0; i < this.rows.length; i++) index.set(this.rows[i].id, i);
+      this.index = index;
+    }
+    /** @type {Row[]|null} */
+    let next = null;
+    for (const id of ids) {
+      const at = index.get(id);
+      const b = view.get(id);
+      if (at === undefined || !b || b.deleted) {
+        // Not where `changedInPlace` said: recompute rather than guess.
+        this.valid = false;
+        return;
+      }
+      const old = (next ?? this.rows)[at];
+      const row = patchedRow(old, b);
+      if (row === old) continue;
+      next ??= this.rows.slice();
+      next[at] = row;
+    }
+    if (next) this.rows = next;
+  }
+}
+
+/**
+ * The blocks whose rows an applied op changed in place: only set_content/set_props/set_title,
+ * and only when each block effect is the op's own block, live before and after, under the
+ * same parent with the same order key (so no row appears, goes, moves or changes depth or
+ * hasChildren). null: anything else (inserts, revivals, conflict copies, moves, deletes).
+ * @param {Op} op @param {Block|undefined} before the op's block before it was applied
+ * @param {Effect[]} effects what applyOp returned
+ * @returns {string[]|null}
+ */
+export function changedInPlace(op, before, effects) {
+  if (op.kind !== 'set_content' && op.kind !== 'set_props' && op.kind !== 'set_title') return null;
+  /** @type {string[]} */
+  const ids = [];
+  for (const e of effects) {
+    if (e.e === 'title') continue;
+    if (e.e !== 'block') return null;
+    const b = e.block;
+    if (
+      !before || b.id !== before.id || before.deleted || b.deleted ||
+      b.parentId !== before.parentId || b.orderKey !== before.orderKey
+    ) return null;
+    ids.push(b.id);
+  }
+  return ids;
+}
+
+/**
+ * `old` with the block's current fields (depth and hasChildren kept); `old` itself when
+ * nothing differs. Every Row field other than depth/hasChildren is the block's field of the
+ * same name, as model.js `toRow` builds it.
+ * @param {Row} old @param {Block} b @returns {Row}
+ */
+function patchedRow(old, b) {
+  const src = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (b));
+  const row = /** @type {Record<string, unknown>} */ ({ ...old });
+  let differs = false;
+  for (const k of Object.keys(row)) {
+    if (k === 'depth' || k === 'hasChildren' || !(k in src)) continue;
+    if (!sameValue(k, row[k], src[k])) differs = true;
+    row[k] = src[k];
+  }
+  return differs ? /** @type {Row} */ (/** @type {unknown} */ (row)) : old;
+}
+
+/**
+ * `next` with every row equal by value to the previous row of the same ID replaced by that
+ * previous object; `prev` itself when nothing changed at all. Walks both lists together
+ * (rows deleted are skipped by looking a few rows ahead); a row not found that way (new,
+ * or moved) is looked up in an ID map of `prev`, built once, unless `isNew` says it is new.
+ * @param {Row[]} prev @param {Row[]} next
+ * @param {((id: string) => boolean)|null} [isNew] true only for IDs certainly not in `prev`
+ * @returns {{rows: Row[], sameOrder: boolean}} sameOrder: same IDs at the same positions
+ */
+export function reuseRows(prev, next, isNew = null) {
+  if (prev === next) return { rows: next, sameOrder: true };
+  if (next.length === 0 || prev.length === 0) return { rows: next, sameOrder: prev.length === next.length };
+  // Every Row has the fields toRow gives it: one key list for all comparisons.
+  const keys = Object.keys(next[0]);
+  let sameOrder = prev.length === next.length;
+  let allSame = sameOrder;
+  /** @type {Map<string, number>|null} */
+  let at = null;
+  const out = new Array(next.length);
+  let j = 0;
+  for (let i = 0; i < next.length; i++) {
+    const n = next[i];
+    /** @type {Row|undefined} */
+    let p;
+    if (j < prev.length && prev[j].id === n.id) p = prev[j++];
+    else {
+      sameOrder = false;
+      allSame = false;
+      const k = findAhead(prev, j, n.id);
+      if (k >= 0) {
+        p = prev[k];
+        j = k + 1;
+      } else if (isNew && isNew(n.id)) {
+        p = undefined;
+      } else {
+        if (!at) {
+          at = new Map();
+          for (let m = 0; m < prev.length; m++) at.set(prev[m].id, m);
+        }
+        const m = at.get(n.id);
+        p = m === undefined ? undefined : prev[m];
+        if (m !== undefined) j = m + 1;
+      }
+    }
+    if (p && sameRow(keys, p, n)) out[i] = p;
+    else {
+      out[i] = n;
+      allSame = false;
+    }
+  }
+  return { rows: allSame ? prev : out, sameOrder };
+}
+
+const LOOK_AHEAD = 8;
+
+/** Index of `id` among the next few rows of `rows` from `from`, or -1. @param {Row[]} rows @param {number} from @param {string} id */
+function findAhead(rows, from, id) {
+  const end = Math.min(rows.length, from + LOOK_AHEAD);
+  for (let k = from + 1; k < end; k++) if (rows[k].id === id) return k;
+  return -1;
+}
+
+/** The fields of a Row (types.js); a Row with others is compared field by field generically. */
+const ROW_FIELDS = 13;
+
+/** @param {string[]} keys @param {Row} a @param {Row} b */
+function sameRow(keys, a, b) {
+  if (keys.length === ROW_FIELDS) {
+    // Spelled out: fixed property names are several times faster than keyed lookups here,
+    // and this runs for every row after each structural change.
+    return (
+      a.content === b.content && a.depth === b.depth && a.hasChildren === b.hasChildren &&
+      a.version === b.version && a.parentId === b.parentId && a.type === b.type &&
+      a.checked === b.checked && a.collapsed === b.collapsed && a.language === b.language &&
+      a.conflictOf === b.conflictOf && a.conflictResolved === b.conflictResolved &&
+      a.id === b.id && sameValue('conflictAuthor', a.conflictAuthor, b.conflictAuthor)
+    );
+  }
+  const x = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (a));
+  const y = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (b));
+  for (const k of keys) if (!sameValue(k, x[k], y[k])) return false;
+  return true;
+}
+
+/** Row fields are primitives, except conflictAuthor ({userId, name}), compared by value. @param {string} k @param {unknown} a @param {unknown} b */
+function sameValue(k, a, b) {
+  if (a === b) return true;
+  if (k !== 'conflictAuthor' || !a || !b) return false;
+  const p = /** @type {{userId: string, name: string}} */ (a);
+  const q = /** @type {{userId: string, name: string}} */ (b);
+  return p.userId === q.userId && p.name === q.name;
+}
