@@ -9,6 +9,8 @@ import { inverseOps, UndoHistory } from './undo.js';
 import { newOpId, newBlockId, newClientId } from './ids.js';
 import { WakeLadder, STAGE_LABELS } from './transport.js';
 import { ViewRows, changedInPlace } from './view-rows.js';
+import { NetworkError, HttpError, requestJson } from './http.js';
+import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from './leases.js';
 
 /** @typedef {import('./types.js').Op} Op */
 /** @typedef {import('./types.js').Block} Block */
@@ -31,8 +33,7 @@ import { ViewRows, changedInPlace } from './view-rows.js';
 export const SEND_DELAY_MS = 300;
 export const BACKOFF_FIRST_MS = 1000;
 export const BACKOFF_MAX_MS = 30_000;
-export const LEASE_KEEP_MS = 20_000;
-export const FOCUS_IDLE_MS = 60_000;
+export { LEASE_KEEP_MS, FOCUS_IDLE_MS };
 export const RENEW_EVERY_MS = 7_000;
 export const QUIET_EVERY_MS = 30_000;
 export const INTERVAL_EVERY_MS = 3_000;
@@ -77,19 +78,6 @@ const REJECTION_TEXT = /** @type {Record<string, string>} */ ({
  * @typedef {{start(): void, stop(): void, setOnline(b: boolean): void,
  *   noteCursor(headSeq: number, leaseSeq: number): void, stage: Stage, trying: Stage}} LadderLike
  */
-
-/** The request did not get an HTTP answer (offline, DNS, connection reset, aborted). */
-class NetworkError extends Error {}
-
-/** A failed request that reached the server: carries the status and the error body. */
-class HttpError extends Error {
-  /** @param {number} status @param {string} code @param {string} message */
-  constructor(status, code, message) {
-    super(message);
-    this.status = status;
-    this.code = code;
-  }
-}
 
 export class DocSyncEngine {
   /** @param {EngineOptions} o */
@@ -174,13 +162,14 @@ export class DocSyncEngine {
     /** @type {ReturnType<typeof setTimeout>|null} */ this.periodicTimer = null;
     this.periodicDue = Infinity;
 
-    // Leases: blockId → when our claim ends (Infinity: focused and in use).
-    /** @type {Map<string, number>} */
-    this.holds = new Map();
-    /** @type {string|null} */
-    this.focused = null;
-    this.lastInput = 0;
-    /** @type {ReturnType<typeof setTimeout>|null} */ this.leaseTimer = null;
+    /** Our lease claims; when some run out, the server hears at once so others may edit. */
+    this.leases = new LeaseHolds(
+      () => this.now(),
+      () => {
+        if (this.mode === 'full') this.syncSoon(0);
+      },
+      () => !this.closed && !this.stopped,
+    );
 
     /** Queue changes waiting for the next confirmed-state transaction. */
     /** @type {import('./store.js').QueueKey[]} */
@@ -310,16 +299,7 @@ export class DocSyncEngine {
    * @param {string|null} blockId a block ID, 'title', or null (nothing focused)
    */
   focus(blockId) {
-    const now = this.now();
-    if (this.focused && this.focused !== blockId && this.holds.has(this.focused)) {
-      this.holds.set(this.focused, now + LEASE_KEEP_MS);
-    }
-    this.focused = blockId;
-    this.lastInput = now;
-    if (blockId && this.holds.get(blockId) !== Infinity) {
-      this.holds.set(blockId, Infinity);
-      if (this.mode === 'full') this.requestSoon();
-    }
+    if (this.leases.focus(blockId) && this.mode === 'full') this.requestSoon();
     this.armLeaseTimer();
   }
 
@@ -686,38 +666,14 @@ export class DocSyncEngine {
     return { done: ops.length > 0, skipped };
   }
 
-  /**
-   * Typing and new bullets claim their blocks: the focused one for as long as it is used,
-   * others (new bullets, a bullet typed in without focus) for 20 s.
-   * @param {Op[]} ops
-   */
+  /** Typing and new bullets claim their blocks (leases.js); a new claim brings the next sync forward. @param {Op[]} ops */
   noteInput(ops) {
-    const now = this.now();
-    this.lastInput = now;
-    let added = false;
-    for (const op of ops) {
-      const id = op.kind === 'set_title' ? TITLE_LEASE : op.blockId;
-      if (!id || op.kind === 'delete') continue;
-      if (op.kind !== 'insert' && op.kind !== 'set_content' && op.kind !== 'set_title') continue;
-      if (id === this.focused) {
-        if (this.holds.get(id) !== Infinity) added = true;
-        this.holds.set(id, Infinity);
-      } else {
-        if (!this.holds.has(id)) added = true;
-        this.holds.set(id, Math.max(this.holds.get(id) ?? 0, now + LEASE_KEEP_MS));
-      }
-    }
-    if (this.focused && this.holds.get(this.focused) !== Infinity && this.focusedIsEditable()) {
-      // Input after the idle release: the focused bullet is wanted again.
-      this.holds.set(this.focused, Infinity);
-      added = true;
-    }
-    if (added) this.tightenPeriodic();
+    if (this.leases.noteInput(ops, () => this.focusedIsEditable())) this.tightenPeriodic();
     this.armLeaseTimer();
   }
 
   focusedIsEditable() {
-    const f = this.focused;
+    const f = this.leases.focused;
     if (!f) return false;
     if (f === TITLE_LEASE) return true;
     const b = this.view.get(f);
@@ -1016,45 +972,7 @@ export class DocSyncEngine {
    * @returns {Promise<any>}
    */
   async request(method, path, body, keepalive) {
-    const fetchFn = this.fetchFn;
-    if (!fetchFn) throw new TypeError('fetch is not available');
-    /** @type {RequestInit} */
-    const init = { method, headers: { ...this.headers }, credentials: 'same-origin' };
-    if (body !== undefined) {
-      init.body = JSON.stringify(body);
-      init.headers = { 'Content-Type': 'application/json', ...this.headers };
-    }
-    if (keepalive) init.keepalive = true;
-    /** @type {Response} */
-    let res;
-    try {
-      res = await fetchFn(this.url(path), init);
-    } catch (e) {
-      throw new NetworkError(e instanceof Error ? e.message : String(e));
-    }
-    if (!res.ok) {
-      /** @type {any} */
-      let err = null;
-      try {
-        err = (await res.json())?.error;
-      } catch {
-        // a proxy's HTML error page: keep the status only
-      }
-      throw new HttpError(res.status, err?.code ?? `http_${res.status}`, err?.message ?? `HTTP ${res.status}`);
-    }
-    let text;
-    try {
-      text = await res.text();
-    } catch (e) {
-      // The connection broke while the body was arriving.
-      throw new NetworkError(e instanceof Error ? e.message : String(e));
-    }
-    try {
-      return text ? JSON.parse(text) : null;
-    } catch {
-      // A proxy's or captive portal's page instead of our JSON: a server-side failure.
-      throw new HttpError(res.status, 'bad_response', 'The server sent something that is not JSON');
-    }
+    return requestJson(this.fetchFn, this.url(path), method, body, this.headers, keepalive);
   }
 
   /** @param {string} path */
@@ -1080,7 +998,7 @@ export class DocSyncEngine {
       ops.push(i.rec.op);
       i.sent = true;
     }
-    if (ops.length === 0 && (this.mode !== 'full' || this.holds.size === 0)) return;
+    if (ops.length === 0 && (this.mode !== 'full' || this.leases.size === 0)) return;
     /** @type {Record<string, any>} */
     const body = { clientId: this.clientId, lastSeq: this.confirmed.lastSeq, ops };
     if (this.mode === 'full') body.leases = { hold: [] };
@@ -1148,7 +1066,7 @@ export class DocSyncEngine {
       if (r.mode === 'full') {
         // Someone else opened it or it was shared: leases and wake-ups from now on.
         this.startLadder();
-        if (this.holds.size > 0) this.syncAgain = true;
+        if (this.leases.size > 0) this.syncAgain = true;
       } else {
         this.stopLadder();
         this.locks = new Map();
@@ -1393,47 +1311,20 @@ export class DocSyncEngine {
   holdList() {
     // A viewer never edits, so it must not lock bullets away from editors.
     if (this.hidden || this.mode !== 'full' || this.role === 'viewer') return [];
-    this.pruneHolds();
-    return [...this.holds.keys()];
+    return this.leases.list();
   }
 
-  /** Drops claims that ran out, and the focused bullet after 60 s without input. @returns {boolean} changed */
-  pruneHolds() {
-    const now = this.now();
-    let changed = false;
-    for (const [id, until] of this.holds) {
-      const idle = until === Infinity && now - this.lastInput >= FOCUS_IDLE_MS;
-      if (until <= now || idle) {
-        this.holds.delete(id);
-        changed = true;
-      }
-    }
-    return changed;
-  }
-
-  /** One timer for the next lease event (a 20 s claim ending, the 60 s idle release). */
+  /** The lease timer (leases.js), while the engine runs. */
   armLeaseTimer() {
-    if (this.leaseTimer) globalThis.clearTimeout(this.leaseTimer);
-    this.leaseTimer = null;
-    if (this.closed || this.stopped) return;
-    let next = Infinity;
-    for (const until of this.holds.values()) {
-      next = Math.min(next, until === Infinity ? this.lastInput + FOCUS_IDLE_MS : until);
-    }
-    if (next === Infinity) return;
-    this.leaseTimer = globalThis.setTimeout(() => {
-      this.leaseTimer = null;
-      // Released leases go to the server at once, so others may edit without waiting.
-      if (this.pruneHolds() && this.mode === 'full') this.syncSoon(0);
-      this.armLeaseTimer();
-    }, Math.max(0, next - this.now()));
+    this.leases.arm();
   }
 
   clearTimers() {
-    for (const t of [this.sendTimer, this.periodicTimer, this.leaseTimer]) {
+    for (const t of [this.sendTimer, this.periodicTimer]) {
       if (t) globalThis.clearTimeout(t);
     }
-    this.sendTimer = this.periodicTimer = this.leaseTimer = null;
+    this.sendTimer = this.periodicTimer = null;
+    this.leases.clear();
     this.sendDue = this.periodicDue = Infinity;
   }
 

@@ -1,0 +1,61 @@
+// leases.js: claims and their one timer (fake timers; the engine's use is in engine.test.js).
+import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
+import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from '../../static/engine/leases.js';
+
+beforeEach(() => vi.useFakeTimers({ now: 1_000_000 }));
+afterEach(() => vi.useRealTimers());
+
+/** @param {{running?: boolean}} [o] */
+function make(o = {}) {
+  const ranOut = { n: 0 };
+  const l = new LeaseHolds(() => Date.now(), () => ranOut.n++, () => o.running ?? true);
+  return { l, ranOut };
+}
+
+describe('LeaseHolds', () => {
+  it('focus holds the bullet; the one left keeps its claim 20 s, then the timer drops it', () => {
+    const { l, ranOut } = make();
+    expect(l.focus('blk_a')).toBe(true);
+    expect(l.focus('blk_a')).toBe(false); // already held
+    expect(l.focus('blk_b')).toBe(true);
+    l.arm();
+    expect(l.list().sort()).toEqual(['blk_a', 'blk_b']);
+    vi.advanceTimersByTime(LEASE_KEEP_MS - 1);
+    expect(l.list().sort()).toEqual(['blk_a', 'blk_b']);
+    vi.advanceTimersByTime(1);
+    expect(ranOut.n).toBe(1);
+    expect(l.list()).toEqual(['blk_b']);
+    // The focused one goes after 60 s without input.
+    vi.advanceTimersByTime(FOCUS_IDLE_MS);
+    expect(ranOut.n).toBe(2);
+    expect(l.size).toBe(0);
+  });
+
+  it('typing claims the bullet (focused: until idle; others: 20 s); deletes and moves claim nothing', () => {
+    const { l } = make();
+    l.focus('blk_f');
+    vi.advanceTimersByTime(FOCUS_IDLE_MS);
+    expect(l.list()).toEqual([]);
+    const added = l.noteInput([
+      { opId: 'o1', kind: 'set_content', blockId: 'blk_x', content: 'x', baseVersion: 1 },
+      { opId: 'o2', kind: 'delete', blockId: 'blk_d' },
+      { opId: 'o3', kind: 'move', blockId: 'blk_m', parentId: null, orderKey: 'a0' },
+      { opId: 'o4', kind: 'set_title', title: 't', baseVersion: 1 },
+    ], () => true);
+    expect(added).toBe(true);
+    // The idled-out focused bullet is wanted again on input.
+    expect(l.list().sort()).toEqual(['blk_f', 'blk_x', 'title']);
+    expect(l.holds.get('blk_f')).toBe(Infinity);
+    expect(l.noteInput([{ opId: 'o5', kind: 'set_content', blockId: 'blk_x', content: 'y', baseVersion: 1 }], () => true)).toBe(false);
+  });
+
+  it('arms no timer once the engine is not running', () => {
+    const { l, ranOut } = make({ running: false });
+    l.focus('blk_a');
+    l.focus('blk_b');
+    l.arm();
+    vi.advanceTimersByTime(FOCUS_IDLE_MS * 2);
+    expect(ranOut.n).toBe(0);
+    expect(l.timer).toBe(null);
+  });
+});
