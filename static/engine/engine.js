@@ -11,6 +11,7 @@ import { WakeLadder, STAGE_LABELS } from './transport.js';
 import { ViewRows, changedInPlace } from './view-rows.js';
 import { NetworkError, HttpError, requestJson } from './http.js';
 import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from './leases.js';
+import { Outbox, textTarget } from './outbox.js';
 
 /** @typedef {import('./types.js').Op} Op */
 /** @typedef {import('./types.js').Block} Block */
@@ -29,6 +30,7 @@ import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from './leases.js';
 /** @typedef {import('./store.js').QueueRecord} QueueRecord */
 /** @typedef {import('./store.js').LockManagerLike} LockManagerLike */
 /** @typedef {import('./transport.js').Wake} Wake */
+/** @typedef {import('./outbox.js').QueueItem} QueueItem */
 
 export const SEND_DELAY_MS = 300;
 export const BACKOFF_FIRST_MS = 1000;
@@ -56,13 +58,6 @@ const REJECTION_TEXT = /** @type {Record<string, string>} */ ({
   foreign_block: 'that bullet belongs to another document',
   invalid: 'the change was invalid',
 });
-
-/**
- * An own op on its way to the server. `saved`: on disk (counts in `pending`); `sent`: was on
- * the wire at least once, so it is frozen (no more merging); `inFlight`: in the request now.
- * @typedef {{rec: QueueRecord, saved: boolean, saveFailed: boolean, sent: boolean,
- *   inFlight: boolean}} QueueItem
- */
 
 /**
  * @typedef {{
@@ -110,9 +105,12 @@ export class DocSyncEngine {
     this.view = this.confirmed.clone();
     /** The view's rows as handed out in EngineState (Row identity = unchanged row). */
     this.viewRows = new ViewRows();
-    /** @type {QueueItem[]} */
-    this.queue = [];
-    this.nextN = 1;
+    /** Own ops on their way to the server (outbox.js). */
+    this.outbox = new Outbox({
+      docId: this.docId, clientId: () => this.clientId, store: this.store,
+      onViewStale: () => { this.viewStale = true; },
+      onStorageError: (e) => this.setStorageError(e),
+    });
     this.history = new UndoHistory();
 
     /** @type {Role|null} */
@@ -143,8 +141,6 @@ export class DocSyncEngine {
     this.notice = null;
     /** Counts notices, so the same text twice in a row is still a new notice. */
     this.noticeSeq = 0;
-    /** `pending` as last counted; -1: the queue changed since. */
-    this.pendingCount = -1;
     /** @type {string|null} */
     this.storageError = null;
 
@@ -171,11 +167,6 @@ export class DocSyncEngine {
       () => !this.closed && !this.stopped,
     );
 
-    /** Queue changes waiting for the next confirmed-state transaction. */
-    /** @type {import('./store.js').QueueKey[]} */
-    this.diskDel = [];
-    /** @type {Set<QueueItem>} */
-    this.diskPut = new Set();
     /** The meta record last written (to skip writes when a sync changed nothing). */
     this.savedMetaSig = '';
     /** Something the view depends on changed (queue, leases, icon): rebuild it. */
@@ -187,6 +178,11 @@ export class DocSyncEngine {
     this.releaseOwnLock = () => {};
     /** @type {EngineState} */
     this.state = this.buildState();
+  }
+
+  /** The queue's items, in order (read-only view for tools and tests). @returns {QueueItem[]} */
+  get queue() {
+    return this.outbox.items;
   }
 
   // ---------------------------------------------------------------- public API
@@ -471,18 +467,10 @@ export class DocSyncEngine {
         this.loaded = true;
       }
       const recs = await this.store.loadQueue(this.docId, this.clientId);
-      for (const rec of recs) this.queue.push(this.itemFromStore(rec));
-      this.queueChanged();
-      this.nextN = recs.length ? recs[recs.length - 1].n + 1 : 1;
+      this.outbox.restore(recs);
     } catch (e) {
       this.setStorageError(e);
     }
-  }
-
-  /** @param {QueueRecord} rec @returns {QueueItem} */
-  itemFromStore(rec) {
-    // Anything read back from disk may have been sent before the reload: frozen.
-    return { rec, saved: true, saveFailed: false, sent: true, inFlight: false };
   }
 
   /**
@@ -499,11 +487,7 @@ export class DocSyncEngine {
         const moved = await api.request(`docsync:client:${owner}`, { ifAvailable: true }, async (lock) =>
           lock ? this.store.adoptQueue(this.docId, owner, this.clientId) : [],
         );
-        for (const rec of /** @type {QueueRecord[]} */ (moved)) {
-          this.queue.push(this.itemFromStore(rec));
-          this.nextN = Math.max(this.nextN, rec.n + 1);
-          this.queueChanged();
-        }
+        this.outbox.restore(/** @type {QueueRecord[]} */ (moved));
       }
     } catch (e) {
       this.setStorageError(e);
@@ -680,32 +664,9 @@ export class DocSyncEngine {
     return !!b && !b.deleted;
   }
 
-  /**
-   * Queues ops. A set_content (or set_title) right after an unsent one of the same block
-   * merges into it, keeping the first baseVersion: what the user saw when typing started.
-   * @param {Op[]} ops
-   */
+  /** Queues ops (merging typing into the last unsent text op) and writes them to disk. @param {Op[]} ops */
   enqueue(ops) {
-    /** @type {QueueItem[]} */
-    const changed = [];
-    for (const op of ops) {
-      const last = this.queue[this.queue.length - 1];
-      if (last && !last.sent && last.rec.ackedSeq === null && mergeable(last.rec.op, op)) {
-        const base = last.rec.op.baseVersion;
-        last.rec = { ...last.rec, op: { ...op, opId: last.rec.op.opId, baseVersion: base } };
-        if (!changed.includes(last)) changed.push(last);
-        continue;
-      }
-      /** @type {QueueItem} */
-      const item = {
-        rec: { docId: this.docId, clientId: this.clientId, n: this.nextN++, op, ackedSeq: null },
-        saved: false, saveFailed: false, sent: false, inFlight: false,
-      };
-      this.queue.push(item);
-      this.queueChanged();
-      changed.push(item);
-    }
-    this.persistItems(changed);
+    this.persistItems(this.outbox.add(ops));
   }
 
   /** @param {QueueItem[]} items */
@@ -714,7 +675,7 @@ export class DocSyncEngine {
     this.store.putQueued(recs).then(
       () => {
         for (const i of items) i.saved = true;
-        this.queueChanged();
+        this.outbox.changed();
         this.emit();
         this.syncSoon(SEND_DELAY_MS);
       },
@@ -781,7 +742,7 @@ export class DocSyncEngine {
     let retryIn = -1;
     try {
       if (!this.loaded) await this.reloadSnapshot();
-      batch = this.sendable().slice(0, this.batchLimit);
+      batch = this.outbox.sendable().slice(0, this.batchLimit);
       for (const i of batch) {
         i.inFlight = true;
         i.sent = true;
@@ -807,7 +768,7 @@ export class DocSyncEngine {
     if (retryIn >= 0) {
       this.retryAt = this.now() + retryIn;
       this.armSend(retryIn);
-    } else if (this.syncAgain || this.sendable().length > 0) {
+    } else if (this.syncAgain || this.outbox.sendable().length > 0) {
       // Ops typed during the request, hasMore, or a lease asked for meanwhile: go again.
       this.syncSoon(this.syncAgain ? 0 : SEND_DELAY_MS);
     }
@@ -844,8 +805,8 @@ export class DocSyncEngine {
         return 0;
       }
       // This op can never be accepted; keeping it would block every op after it.
-      this.rebaseNext(batch[0], { version: /** @type {number} */ (batch[0].rec.op.baseVersion) });
-      this.dropItems(batch);
+      this.outbox.rebaseNext(batch[0], { version: /** @type {number} */ (batch[0].rec.op.baseVersion) });
+      this.outbox.drop(batch);
       this.rebuildView();
       this.noteNotice(`A change could not be saved: ${e.message}`);
       return 0;
@@ -866,88 +827,6 @@ export class DocSyncEngine {
     this.clearTimers();
     this.stopLadder();
   }
-
-  /**
-   * The ops that may go on the wire now: a prefix of the queue (order matters: a delete
-   * must not overtake the text typed before it) of ops on disk (or failed to get there)
-   * and not yet answered. It ends before a text op whose target still has an earlier text
-   * op in the queue: that one's outcome decides this one's baseVersion (see rebaseNext).
-   */
-  sendable() {
-    /** @type {QueueItem[]} */
-    const out = [];
-    /** @type {Set<string>} */
-    const open = new Set();
-    for (const i of this.queue) {
-      const t = textTarget(i.rec.op);
-      if (i.rec.ackedSeq !== null) {
-        if (t !== null) open.add(t);
-        continue;
-      }
-      if (t !== null && open.has(t)) break;
-      if (!i.saved && !i.saveFailed) break;
-      if (t !== null) open.add(t);
-      out.push(i);
-    }
-    return out;
-  }
-
-  /**
-   * A text op (set_content/set_title) left the queue with a known outcome: the text ops of
-   * the same target held back behind it now know what they are based on.
-   * - Applied (or nothing to change): the next one gets the version that outcome left.
-   *   Sent with a guess instead, it could overwrite someone's text: if our op conflicted
-   *   and another client's change took the version we guessed, ours would apply over theirs.
-   * - Conflict: our text went to a conflict copy (deterministic ID, leased to us). Every
-   *   later text op of the target continues that same typing, so all of them move to the
-   *   copy (one copy holding the whole text, not one copy per batch); the first gets the
-   *   copy's version 1, the others wait their turn behind it as usual.
-   * @param {QueueItem} item
-   * @param {{version: number} | {copyId: string}} outcome
-   */
-  rebaseNext(item, outcome) {
-    const t = textTarget(item.rec.op);
-    if (t === null) return;
-    const at = this.queue.indexOf(item);
-    for (let k = at + 1; k < this.queue.length; k++) {
-      const next = this.queue[k];
-      if (textTarget(next.rec.op) !== t) continue;
-      const op = next.rec.op;
-      /** @type {Op} */
-      let moved;
-      if ('copyId' in outcome) {
-        const content = /** @type {string} */ (op.kind === 'set_title' ? op.title : op.content);
-        moved = { opId: op.opId, kind: 'set_content', blockId: outcome.copyId, content, baseVersion: 1 };
-      } else if (op.baseVersion !== outcome.version) {
-        moved = { ...op, baseVersion: outcome.version };
-      } else {
-        return;
-      }
-      next.rec = { ...next.rec, op: moved };
-      this.diskPut.add(next);
-      this.viewStale = true;
-      if (!('copyId' in outcome)) return;
-    }
-  }
-
-  /**
-   * What a text op did, read from its own log entry: its conflict copy appears (then the
-   * text is there), or the target's new version.
-   * @param {Op} op @param {LogEntry} entry
-   * @returns {{version: number} | {copyId: string}}
-   */
-  outcomeOf(op, entry) {
-    const copyId = conflictCopyId(this.docId, op.opId);
-    for (const e of entry.effects) {
-      if (e.e === 'block' && e.block.id === copyId) return { copyId };
-    }
-    for (const e of entry.effects) {
-      if (op.kind === 'set_title' && e.e === 'title') return { version: e.titleVersion };
-      if (op.kind === 'set_content' && e.e === 'block' && e.block.id === op.blockId) return { version: e.block.version };
-    }
-    return { version: /** @type {number} */ (op.baseVersion) };
-  }
-
 
   /** @param {QueueItem[]} batch */
   syncBody(batch) {
@@ -987,7 +866,7 @@ export class DocSyncEngine {
    */
   sendKeepalive() {
     if (this.stopped || this.closed || !this.opened) return;
-    const items = this.sendable();
+    const items = this.outbox.sendable();
     /** @type {Op[]} */
     const ops = [];
     let size = 200;
@@ -1015,29 +894,27 @@ export class DocSyncEngine {
   async applyReply(reply) {
     /** @type {QueueItem[]} */
     const dropped = [];
-    const byOpId = new Map(this.queue.map((i) => [i.rec.op.opId, i]));
+    const byOpId = this.outbox.byOpId();
     for (const r of reply.results ?? []) {
       const item = byOpId.get(r.opId);
       if (!item) continue;
       if (r.status === 'rejected') {
         // The server refused it for good (e.g. a move into a deleted bullet): drop it.
-        this.rebaseNext(item, { version: /** @type {number} */ (item.rec.op.baseVersion) });
+        this.outbox.rebaseNext(item, { version: /** @type {number} */ (item.rec.op.baseVersion) });
         dropped.push(item);
         const why = REJECTION_TEXT[r.reason ?? ''] ?? r.reason ?? 'refused';
         this.noteNotice(`A change was not applied: ${why}.`);
       } else if (r.seq === null || r.seq === undefined) {
         // Nothing changed (same text as the server's): the version stays.
-        this.rebaseNext(item, { version: /** @type {number} */ (item.rec.op.baseVersion) });
+        this.outbox.rebaseNext(item, { version: /** @type {number} */ (item.rec.op.baseVersion) });
         dropped.push(item);
       } else if (item.rec.ackedSeq === null) {
         // Applied or conflict: it stays shown on top until the log catches up to its seq.
-        item.rec = { ...item.rec, ackedSeq: r.seq };
-        this.queueChanged();
-        this.diskPut.add(item);
+        this.outbox.setAcked(item, r.seq);
         this.viewStale = true;
       }
     }
-    this.dropItems(dropped, false);
+    this.outbox.drop(dropped, false);
     this.applyMeta(reply);
     this.leaseSeq = reply.leaseSeq;
     if (this.mode === 'full') this.setLocks(reply.leases?.others ?? []);
@@ -1100,7 +977,7 @@ export class DocSyncEngine {
     const changed = new Map();
     /** @type {string[]} */
     const purgedNow = [];
-    const byOpId = new Map(this.queue.map((i) => [i.rec.op.opId, i]));
+    const byOpId = this.outbox.byOpId();
     for (const entry of entries) {
       this.confirmed.applyEntry(entry);
       for (const e of entry.effects) {
@@ -1117,53 +994,23 @@ export class DocSyncEngine {
       const own = byOpId.get(entry.opId);
       if (own) {
         if (own.rec.ackedSeq === null) {
-          own.rec = { ...own.rec, ackedSeq: entry.seq };
-          this.queueChanged();
-          this.diskPut.add(own);
+          this.outbox.setAcked(own, entry.seq);
         }
-        this.rebaseNext(own, this.outcomeOf(own.rec.op, entry));
+        this.outbox.rebaseNext(own, this.outbox.outcomeOf(own.rec.op, entry));
       }
     }
     if (purgedNow.length) this.purged = [...this.purged, ...purgedNow];
     const done = this.queue.filter((i) => i.rec.ackedSeq !== null && i.rec.ackedSeq <= this.confirmed.lastSeq);
-    this.dropItems(done, false);
+    this.outbox.drop(done, false);
     if (entries.length || this.viewStale) this.rebuildView();
     const meta = this.metaRecord();
-    const queueWrites = this.takeQueueWrites();
+    const queueWrites = this.outbox.takeWrites();
     const metaChanged = metaSignature(meta) !== this.savedMetaSig;
     if (!entries.length && !metaChanged && !queueWrites.del.length && !queueWrites.put.length) return;
     this.savedMetaSig = metaSignature(meta);
     this.store
       .saveConfirmed(meta, [...changed.values()], purgedNow, queueWrites)
       .catch((e) => this.setStorageError(e));
-  }
-
-  /** Queue changes not yet on disk (drops, acks), for the next state transaction. */
-  takeQueueWrites() {
-    const del = this.diskDel;
-    const put = [...this.diskPut].filter((i) => this.queue.includes(i)).map((i) => i.rec);
-    this.diskDel = [];
-    this.diskPut = new Set();
-    return { del, put };
-  }
-
-  /**
-   * Removes items from the queue (confirmed, rejected or undeliverable). With `persist`,
-   * also deletes them on disk now; otherwise the caller's transaction does.
-   * @param {QueueItem[]} items @param {boolean} [persist]
-   */
-  dropItems(items, persist = true) {
-    if (items.length === 0) return;
-    const gone = new Set(items);
-    this.queue = this.queue.filter((i) => !gone.has(i));
-    this.queueChanged();
-    this.viewStale = true;
-    const keys = items.map((i) => ({ clientId: i.rec.clientId, n: i.rec.n }));
-    if (persist) {
-      this.store.deleteQueued(this.docId, keys).catch((e) => this.setStorageError(e));
-    } else {
-      this.diskDel.push(...keys);
-    }
   }
 
   metaRecord() {
@@ -1203,9 +1050,7 @@ export class DocSyncEngine {
       if (i.rec.ackedSeq !== null && i.rec.ackedSeq > snap.headSeq) {
         // Acknowledged at a seq the server no longer has (restored from a backup): send it
         // again; a server that still knows the opId answers with the stored result.
-        i.rec = { ...i.rec, ackedSeq: null };
-        this.queueChanged();
-        this.diskPut.add(i);
+        this.outbox.setAcked(i, null);
       }
     }
     for (const i of done) {
@@ -1213,16 +1058,16 @@ export class DocSyncEngine {
       const op = i.rec.op;
       if (textTarget(op) === null) continue;
       const copyId = conflictCopyId(this.docId, op.opId);
-      this.rebaseNext(i, this.confirmed.get(copyId) ? { copyId } : { version: /** @type {number} */ (op.baseVersion) + 1 });
+      this.outbox.rebaseNext(i, this.confirmed.get(copyId) ? { copyId } : { version: /** @type {number} */ (op.baseVersion) + 1 });
     }
-    this.dropItems(done, false);
+    this.outbox.drop(done, false);
     this.rebuildView();
     this.ladder?.noteCursor(this.confirmed.lastSeq, Math.max(0, this.leaseSeq));
     if (this.mode === 'full') this.startLadder();
     const meta = this.metaRecord();
     this.savedMetaSig = metaSignature(meta);
     this.store
-      .saveSnapshot(meta, snap.blocks, this.takeQueueWrites())
+      .saveSnapshot(meta, snap.blocks, this.outbox.takeWrites())
       .catch((e) => this.setStorageError(e));
     this.emit();
   }
@@ -1342,17 +1187,6 @@ export class DocSyncEngine {
     this.noticeSeq++;
   }
 
-  /** Items of the queue were added, removed, saved or acknowledged: count `pending` again. */
-  queueChanged() {
-    this.pendingCount = -1;
-  }
-
-  /** Own ops on disk and not yet confirmed. */
-  pending() {
-    if (this.pendingCount < 0) this.pendingCount = this.queue.filter((i) => i.saved && i.rec.ackedSeq === null).length;
-    return this.pendingCount;
-  }
-
   /** @param {unknown} e */
   setStorageError(e) {
     const err = /** @type {any} */ (e);
@@ -1387,7 +1221,7 @@ export class DocSyncEngine {
       lastSeq: this.confirmed.lastSeq,
       stage,
       stageLabel: STAGE_LABELS[stage],
-      pending: this.pending(),
+      pending: this.outbox.pending(),
       loaded: this.loaded,
       error: this.error,
       notice: this.notice,
@@ -1400,18 +1234,6 @@ export class DocSyncEngine {
     this.state = this.buildState();
     for (const fn of this.listeners) fn(this.state);
   }
-}
-
-/** The target of a text op (block ID, or 'title'); null for every other op. @param {Op} op */
-function textTarget(op) {
-  if (op.kind === 'set_content') return /** @type {string} */ (op.blockId);
-  return op.kind === 'set_title' ? TITLE_LEASE : null;
-}
-
-/** @param {Op} a @param {Op} b */
-function mergeable(a, b) {
-  if (a.kind === 'set_content' && b.kind === 'set_content') return a.blockId === b.blockId;
-  return a.kind === 'set_title' && b.kind === 'set_title';
 }
 
 /** The meta fields whose change is worth a write. @param {Record<string, any>} m */

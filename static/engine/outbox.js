@@ -1,0 +1,226 @@
+// The queue of own ops on their way to the server, in the order they were made. Invariants:
+// an op that was ever on the wire (`sent`, or read back from disk) is never changed again
+// except for the rebase of a held-back text op; what may go is an ordered prefix; `pending`
+// counts the items on disk and not yet acknowledged.
+
+import { TITLE_LEASE, conflictCopyId } from './model.js';
+
+/** @typedef {import('./types.js').Op} Op */
+/** @typedef {import('./types.js').LogEntry} LogEntry */
+/** @typedef {import('./store.js').DocStore} DocStore */
+/** @typedef {import('./store.js').QueueRecord} QueueRecord */
+/** @typedef {import('./store.js').QueueKey} QueueKey */
+
+/**
+ * An own op on its way to the server. `saved`: on disk (counts in `pending`); `sent`: was on
+ * the wire at least once, so it is frozen (no more merging); `inFlight`: in the request now.
+ * @typedef {{rec: QueueRecord, saved: boolean, saveFailed: boolean, sent: boolean,
+ *   inFlight: boolean}} QueueItem
+ */
+
+/** What a text op did: the version it left, or the conflict copy its text went to. @typedef {{version: number} | {copyId: string}} Outcome */
+
+export class Outbox {
+  /**
+   * @param {{docId: string, clientId: () => string, store: DocStore,
+   *   onViewStale: () => void, onStorageError: (e: unknown) => void}} o
+   */
+  constructor(o) {
+    this.docId = o.docId;
+    this.clientId = o.clientId;
+    this.store = o.store;
+    /** Something the view is built from changed (an op rebased or dropped). */
+    this.onViewStale = o.onViewStale;
+    this.onStorageError = o.onStorageError;
+    /** @type {QueueItem[]} */
+    this.items = [];
+    this.nextN = 1;
+    /** Queue changes waiting for the next confirmed-state transaction. @type {QueueKey[]} */
+    this.diskDel = [];
+    /** @type {Set<QueueItem>} */
+    this.diskPut = new Set();
+    /** `pending` as last counted; -1: the queue changed since. */
+    this.pendingCount = -1;
+  }
+
+  /** Items were added, removed, saved or acknowledged: count `pending` again. */
+  changed() {
+    this.pendingCount = -1;
+  }
+
+  /** Own ops on disk and not yet confirmed. */
+  pending() {
+    if (this.pendingCount < 0) this.pendingCount = this.items.filter((i) => i.saved && i.rec.ackedSeq === null).length;
+    return this.pendingCount;
+  }
+
+  /** Records read back from disk (own after a reload, or adopted): frozen, as they may have been sent. @param {QueueRecord[]} recs */
+  restore(recs) {
+    for (const rec of recs) {
+      this.items.push({ rec, saved: true, saveFailed: false, sent: true, inFlight: false });
+      this.nextN = Math.max(this.nextN, rec.n + 1);
+    }
+    this.changed();
+  }
+
+  /**
+   * Queues ops. A set_content (or set_title) right after an unsent one of the same block
+   * merges into it, keeping the first baseVersion: what the user saw when typing started.
+   * @param {Op[]} ops @returns {QueueItem[]} the items to write to disk
+   */
+  add(ops) {
+    /** @type {QueueItem[]} */
+    const changed = [];
+    for (const op of ops) {
+      const last = this.items[this.items.length - 1];
+      if (last && !last.sent && last.rec.ackedSeq === null && mergeable(last.rec.op, op)) {
+        const base = last.rec.op.baseVersion;
+        last.rec = { ...last.rec, op: { ...op, opId: last.rec.op.opId, baseVersion: base } };
+        if (!changed.includes(last)) changed.push(last);
+        continue;
+      }
+      /** @type {QueueItem} */
+      const item = {
+        rec: { docId: this.docId, clientId: this.clientId(), n: this.nextN++, op, ackedSeq: null },
+        saved: false, saveFailed: false, sent: false, inFlight: false,
+      };
+      this.items.push(item);
+      this.changed();
+      changed.push(item);
+    }
+    return changed;
+  }
+
+  /** @returns {Map<string, QueueItem>} */
+  byOpId() {
+    return new Map(this.items.map((i) => [i.rec.op.opId, i]));
+  }
+
+  /** The server gave the op a seq: it stays shown on top until the log reaches it. @param {QueueItem} item @param {number|null} seq */
+  setAcked(item, seq) {
+    item.rec = { ...item.rec, ackedSeq: seq };
+    this.changed();
+    this.diskPut.add(item);
+  }
+
+  /**
+   * The ops that may go on the wire now: a prefix of the queue (order matters: a delete
+   * must not overtake the text typed before it) of ops on disk (or failed to get there)
+   * and not yet answered. It ends before a text op whose target still has an earlier text
+   * op in the queue: that one's outcome decides this one's baseVersion (see rebaseNext).
+   */
+  sendable() {
+    /** @type {QueueItem[]} */
+    const out = [];
+    /** @type {Set<string>} */
+    const open = new Set();
+    for (const i of this.items) {
+      const t = textTarget(i.rec.op);
+      if (i.rec.ackedSeq !== null) {
+        if (t !== null) open.add(t);
+        continue;
+      }
+      if (t !== null && open.has(t)) break;
+      if (!i.saved && !i.saveFailed) break;
+      if (t !== null) open.add(t);
+      out.push(i);
+    }
+    return out;
+  }
+
+  /**
+   * A text op (set_content/set_title) left the queue with a known outcome: the text ops of
+   * the same target held back behind it now know what they are based on.
+   * - Applied (or nothing to change): the next one gets the version that outcome left.
+   *   Sent with a guess instead, it could overwrite someone's text: if our op conflicted
+   *   and another client's change took the version we guessed, ours would apply over theirs.
+   * - Conflict: our text went to a conflict copy (deterministic ID, leased to us). Every
+   *   later text op of the target continues that same typing, so all of them move to the
+   *   copy (one copy holding the whole text, not one copy per batch); the first gets the
+   *   copy's version 1, the others wait their turn behind it as usual.
+   * @param {QueueItem} item
+   * @param {Outcome} outcome
+   */
+  rebaseNext(item, outcome) {
+    const t = textTarget(item.rec.op);
+    if (t === null) return;
+    const at = this.items.indexOf(item);
+    for (let k = at + 1; k < this.items.length; k++) {
+      const next = this.items[k];
+      if (textTarget(next.rec.op) !== t) continue;
+      const op = next.rec.op;
+      /** @type {Op} */
+      let moved;
+      if ('copyId' in outcome) {
+        const content = /** @type {string} */ (op.kind === 'set_title' ? op.title : op.content);
+        moved = { opId: op.opId, kind: 'set_content', blockId: outcome.copyId, content, baseVersion: 1 };
+      } else if (op.baseVersion !== outcome.version) {
+        moved = { ...op, baseVersion: outcome.version };
+      } else {
+        return;
+      }
+      next.rec = { ...next.rec, op: moved };
+      this.diskPut.add(next);
+      this.onViewStale();
+      if (!('copyId' in outcome)) return;
+    }
+  }
+
+  /**
+   * What a text op did, read from its own log entry: its conflict copy appears (then the
+   * text is there), or the target's new version.
+   * @param {Op} op @param {LogEntry} entry
+   * @returns {Outcome}
+   */
+  outcomeOf(op, entry) {
+    const copyId = conflictCopyId(this.docId, op.opId);
+    for (const e of entry.effects) {
+      if (e.e === 'block' && e.block.id === copyId) return { copyId };
+    }
+    for (const e of entry.effects) {
+      if (op.kind === 'set_title' && e.e === 'title') return { version: e.titleVersion };
+      if (op.kind === 'set_content' && e.e === 'block' && e.block.id === op.blockId) return { version: e.block.version };
+    }
+    return { version: /** @type {number} */ (op.baseVersion) };
+  }
+
+  /** Queue changes not yet on disk (drops, acks), for the next state transaction. */
+  takeWrites() {
+    const del = this.diskDel;
+    const put = [...this.diskPut].filter((i) => this.items.includes(i)).map((i) => i.rec);
+    this.diskDel = [];
+    this.diskPut = new Set();
+    return { del, put };
+  }
+
+  /**
+   * Removes items from the queue (confirmed, rejected or undeliverable). With `persist`,
+   * also deletes them on disk now; otherwise the caller's transaction does.
+   * @param {QueueItem[]} items @param {boolean} [persist]
+   */
+  drop(items, persist = true) {
+    if (items.length === 0) return;
+    const gone = new Set(items);
+    this.items = this.items.filter((i) => !gone.has(i));
+    this.changed();
+    this.onViewStale();
+    const keys = items.map((i) => ({ clientId: i.rec.clientId, n: i.rec.n }));
+    if (persist) {
+      this.store.deleteQueued(this.docId, keys).catch((e) => this.onStorageError(e));
+    } else {
+      this.diskDel.push(...keys);
+    }
+  }
+}
+
+/** The target of a text op (block ID, or 'title'); null for every other op. @param {Op} op */
+export function textTarget(op) {
+  if (op.kind === 'set_content') return /** @type {string} */ (op.blockId);
+  return op.kind === 'set_title' ? TITLE_LEASE : null;
+}
+
+/** @param {Op} a @param {Op} b */
+function mergeable(a, b) {
+  if (a.kind === 'set_content' && b.kind === 'set_content') return a.blockId === b.blockId;
+  return a.kind === 'set_title' && b.kind === 'set_title';
+}
