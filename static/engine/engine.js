@@ -3,7 +3,7 @@
 // counted in `pending` only once IndexedDB has it; at most one /sync is in flight; an op
 // that was ever on the wire is never changed again (it may be resent, with the same opId).
 
-import { DocModel, TITLE_LEASE, conflictCopyId } from './model.js';
+import { DocModel, TITLE_LEASE } from './model.js';
 import { diffRows } from './diff.js';
 import { inverseOps, UndoHistory } from './undo.js';
 import { newOpId, newBlockId, newClientId } from './ids.js';
@@ -11,7 +11,8 @@ import { WakeLadder, STAGE_LABELS } from './transport.js';
 import { ViewRows, changedInPlace } from './view-rows.js';
 import { NetworkError, HttpError, requestJson } from './http.js';
 import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from './leases.js';
-import { Outbox, textTarget } from './outbox.js';
+import { Outbox } from './outbox.js';
+import * as replies from './replies.js';
 
 /** @typedef {import('./types.js').Op} Op */
 /** @typedef {import('./types.js').Block} Block */
@@ -45,19 +46,6 @@ export const MAX_OPS_PER_SYNC = 200;
 const QUICK_DIFF_MAX_ROWS = 32;
 /** Browsers refuse keepalive bodies over 64 KiB in total. */
 export const KEEPALIVE_BODY_LIMIT = 60_000;
-
-/** Why the server refused an op, in words for the notice bar. */
-const REJECTION_TEXT = /** @type {Record<string, string>} */ ({
-  locked: 'someone else is editing that bullet',
-  deleted: 'that bullet was deleted',
-  purged: 'that bullet was removed for good',
-  cycle: 'a bullet cannot move inside itself',
-  parent_deleted: 'the target bullet was deleted',
-  unknown_block: 'that bullet no longer exists',
-  duplicate_block: 'that bullet already exists',
-  foreign_block: 'that bullet belongs to another document',
-  invalid: 'the change was invalid',
-});
 
 /**
  * @typedef {{
@@ -884,192 +872,36 @@ export class DocSyncEngine {
     this.post('sync', body, true).catch(() => {});
   }
 
-  // ---------------------------------------------------------------- replies
+  // ---------------------------------------------------------------- replies (replies.js)
 
-  /**
-   * Applies a /sync reply: op results, meta, leases, log entries (or a snapshot reload on
-   * `resync` or a gap), then persists confirmed state and queue in one transaction.
-   * @param {SyncReply} reply
-   */
+  /** A /sync reply (replies.js `applyReply`). @param {SyncReply} reply */
   async applyReply(reply) {
-    /** @type {QueueItem[]} */
-    const dropped = [];
-    const byOpId = this.outbox.byOpId();
-    for (const r of reply.results ?? []) {
-      const item = byOpId.get(r.opId);
-      if (!item) continue;
-      if (r.status === 'rejected') {
-        // The server refused it for good (e.g. a move into a deleted bullet): drop it.
-        this.outbox.rebaseNext(item, { version: /** @type {number} */ (item.rec.op.baseVersion) });
-        dropped.push(item);
-        const why = REJECTION_TEXT[r.reason ?? ''] ?? r.reason ?? 'refused';
-        this.noteNotice(`A change was not applied: ${why}.`);
-      } else if (r.seq === null || r.seq === undefined) {
-        // Nothing changed (same text as the server's): the version stays.
-        this.outbox.rebaseNext(item, { version: /** @type {number} */ (item.rec.op.baseVersion) });
-        dropped.push(item);
-      } else if (item.rec.ackedSeq === null) {
-        // Applied or conflict: it stays shown on top until the log catches up to its seq.
-        this.outbox.setAcked(item, r.seq);
-        this.viewStale = true;
-      }
-    }
-    this.outbox.drop(dropped, false);
-    this.applyMeta(reply);
-    this.leaseSeq = reply.leaseSeq;
-    if (this.mode === 'full') this.setLocks(reply.leases?.others ?? []);
-    const fresh = (reply.ops ?? []).filter((e) => e.seq > this.confirmed.lastSeq);
-    if (reply.resync || (fresh.length && fresh[0].seq !== this.confirmed.lastSeq + 1)) {
-      // Ahead of the server, behind compaction, or a gap: start again from a snapshot.
-      await this.reloadSnapshot();
-      return;
-    }
-    this.applyEntries(fresh);
-    this.ladder?.noteCursor(this.confirmed.lastSeq, this.leaseSeq);
-    if (reply.hasMore) this.syncAgain = true;
+    return replies.applyReply(this, reply);
   }
 
-  /** @param {Partial<SyncReply>|Snapshot} r */
+  /** Role, mode, sharing, sessions, icon of a reply or snapshot. @param {Partial<SyncReply>|Snapshot} r */
   applyMeta(r) {
-    if (r.role) this.role = r.role;
-    if (typeof r.shared === 'boolean') this.shared = r.shared;
-    if (typeof r.sessions === 'number') this.sessions = r.sessions;
-    if (r.icon !== undefined && r.icon !== this.confirmed.icon) {
-      this.confirmed.icon = r.icon;
-      this.viewStale = true;
-    }
-    if (r.mode && r.mode !== this.mode) {
-      this.mode = r.mode;
-      if (r.mode === 'full') {
-        // Someone else opened it or it was shared: leases and wake-ups from now on.
-        this.startLadder();
-        if (this.leases.size > 0) this.syncAgain = true;
-      } else {
-        this.stopLadder();
-        this.locks = new Map();
-      }
-    }
+    replies.applyMeta(this, r);
   }
 
-  /** @param {import('./types.js').LeaseOfOther[]} others */
+  /** Others' leases as `locks`. @param {import('./types.js').LeaseOfOther[]} others */
   setLocks(others) {
-    /** @type {Map<string, Lock>} */
-    const next = new Map();
-    for (const o of others) {
-      if (o.clientId === this.clientId) continue;
-      next.set(o.blockId, { blockId: o.blockId, userId: o.userId, name: o.name });
-    }
-    if (!sameLocks(this.locks, next)) {
-      this.locks = next;
-      // Queued ops re-apply against leases (a lock can turn an edit into a conflict copy).
-      this.viewStale = true;
-    }
+    replies.setLocks(this, others);
   }
 
-  /**
-   * Entries contiguous with lastSeq go onto the confirmed state; own ops they confirm are
-   * acknowledged; the view is rebuilt (queue re-applied) and everything is persisted in
-   * one transaction.
-   * @param {LogEntry[]} entries
-   */
+  /** Log entries contiguous with lastSeq onto the confirmed state, persisted. @param {LogEntry[]} entries */
   applyEntries(entries) {
-    /** @type {Map<string, Block>} */
-    const changed = new Map();
-    /** @type {string[]} */
-    const purgedNow = [];
-    const byOpId = this.outbox.byOpId();
-    for (const entry of entries) {
-      this.confirmed.applyEntry(entry);
-      for (const e of entry.effects) {
-        if (e.e === 'block') changed.set(e.block.id, e.block);
-        else if (e.e === 'purge') {
-          for (const id of e.blockIds) {
-            changed.delete(id);
-            purgedNow.push(id);
-          }
-        }
-      }
-      // Our own op seen in the log before its result came back (a wake-up with entries);
-      // matched by opId, as an adopted op was first sent under another clientId.
-      const own = byOpId.get(entry.opId);
-      if (own) {
-        if (own.rec.ackedSeq === null) {
-          this.outbox.setAcked(own, entry.seq);
-        }
-        this.outbox.rebaseNext(own, this.outbox.outcomeOf(own.rec.op, entry));
-      }
-    }
-    if (purgedNow.length) this.purged = [...this.purged, ...purgedNow];
-    const done = this.queue.filter((i) => i.rec.ackedSeq !== null && i.rec.ackedSeq <= this.confirmed.lastSeq);
-    this.outbox.drop(done, false);
-    if (entries.length || this.viewStale) this.rebuildView();
-    const meta = this.metaRecord();
-    const queueWrites = this.outbox.takeWrites();
-    const metaChanged = metaSignature(meta) !== this.savedMetaSig;
-    if (!entries.length && !metaChanged && !queueWrites.del.length && !queueWrites.put.length) return;
-    this.savedMetaSig = metaSignature(meta);
-    this.store
-      .saveConfirmed(meta, [...changed.values()], purgedNow, queueWrites)
-      .catch((e) => this.setStorageError(e));
+    replies.applyEntries(this, entries);
   }
 
+  /** The confirmed state's meta record for IndexedDB. */
   metaRecord() {
-    return {
-      docId: this.docId,
-      title: this.confirmed.title,
-      titleVersion: this.confirmed.titleVersion,
-      icon: this.confirmed.icon,
-      lastSeq: this.confirmed.lastSeq,
-      role: this.role,
-      mode: this.mode,
-      shared: this.shared,
-      sessions: this.sessions,
-      savedAt: this.now(),
-      purged: this.purged,
-    };
+    return replies.metaRecord(this);
   }
 
-  /**
-   * GET the snapshot: the confirmed state is replaced; the queue is kept and re-applied on
-   * top (ops already in the snapshot are acknowledged ones and leave it). Throws like
-   * `request`; the caller (syncNow) retries.
-   */
+  /** GET the snapshot: confirmed state replaced, the queue kept on top. */
   async reloadSnapshot() {
-    const q = `?clientId=${encodeURIComponent(this.clientId)}`;
-    /** @type {Snapshot} */
-    const snap = await this.request('GET', `/api/v1/docs/${encodeURIComponent(this.docId)}/snapshot${q}`, undefined, false);
-    if (this.closed) return;
-    this.netDown = false;
-    // Purged IDs stay purged for good; the snapshot does not list them.
-    this.confirmed = DocModel.fromSnapshot(snap, this.purged);
-    this.loaded = true;
-    this.applyMeta(snap);
-    if (this.mode === 'full') this.setLocks(snap.leases?.others ?? []);
-    const done = this.queue.filter((i) => i.rec.ackedSeq !== null && i.rec.ackedSeq <= snap.headSeq);
-    for (const i of this.queue) {
-      if (i.rec.ackedSeq !== null && i.rec.ackedSeq > snap.headSeq) {
-        // Acknowledged at a seq the server no longer has (restored from a backup): send it
-        // again; a server that still knows the opId answers with the stored result.
-        this.outbox.setAcked(i, null);
-      }
-    }
-    for (const i of done) {
-      // Its log entry was never seen: its conflict copy (deterministic id) tells the outcome.
-      const op = i.rec.op;
-      if (textTarget(op) === null) continue;
-      const copyId = conflictCopyId(this.docId, op.opId);
-      this.outbox.rebaseNext(i, this.confirmed.get(copyId) ? { copyId } : { version: /** @type {number} */ (op.baseVersion) + 1 });
-    }
-    this.outbox.drop(done, false);
-    this.rebuildView();
-    this.ladder?.noteCursor(this.confirmed.lastSeq, Math.max(0, this.leaseSeq));
-    if (this.mode === 'full') this.startLadder();
-    const meta = this.metaRecord();
-    this.savedMetaSig = metaSignature(meta);
-    this.store
-      .saveSnapshot(meta, snap.blocks, this.outbox.takeWrites())
-      .catch((e) => this.setStorageError(e));
-    this.emit();
+    return replies.reloadSnapshot(this);
   }
 
   /** view = confirmed + queue, by the server's rules. */
@@ -1236,23 +1068,8 @@ export class DocSyncEngine {
   }
 }
 
-/** The meta fields whose change is worth a write. @param {Record<string, any>} m */
-function metaSignature(m) {
-  return JSON.stringify([m.title, m.titleVersion, m.icon, m.lastSeq, m.role, m.mode, m.shared, m.sessions, m.purged.length]);
-}
-
 /** @param {LogEntry[]} entries */
 function isContiguous(entries) {
   for (let i = 1; i < entries.length; i++) if (entries[i].seq !== entries[i - 1].seq + 1) return false;
-  return true;
-}
-
-/** @param {Map<string, Lock>} a @param {Map<string, Lock>} b */
-function sameLocks(a, b) {
-  if (a.size !== b.size) return false;
-  for (const [k, v] of a) {
-    const w = b.get(k);
-    if (!w || w.userId !== v.userId || w.name !== v.name) return false;
-  }
   return true;
 }
