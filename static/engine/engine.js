@@ -9,10 +9,12 @@ import { inverseOps, UndoHistory } from './undo.js';
 import { newOpId, newBlockId, newClientId } from './ids.js';
 import { WakeLadder, STAGE_LABELS } from './transport.js';
 import { ViewRows, changedInPlace } from './view-rows.js';
-import { NetworkError, HttpError, requestJson } from './http.js';
+import { HttpError, requestJson } from './http.js';
 import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from './leases.js';
 import { Outbox } from './outbox.js';
 import * as replies from './replies.js';
+import * as sendLoop from './send-loop.js';
+import { SEND_DELAY_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT } from './send-loop.js';
 
 /** @typedef {import('./types.js').Op} Op */
 /** @typedef {import('./types.js').Block} Block */
@@ -33,19 +35,13 @@ import * as replies from './replies.js';
 /** @typedef {import('./transport.js').Wake} Wake */
 /** @typedef {import('./outbox.js').QueueItem} QueueItem */
 
-export const SEND_DELAY_MS = 300;
-export const BACKOFF_FIRST_MS = 1000;
-export const BACKOFF_MAX_MS = 30_000;
+export { SEND_DELAY_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT };
 export { LEASE_KEEP_MS, FOCUS_IDLE_MS };
 export const RENEW_EVERY_MS = 7_000;
 export const QUIET_EVERY_MS = 30_000;
 export const INTERVAL_EVERY_MS = 3_000;
-/** Ops per /sync: under the server's 500 and its 2 MiB body limit for normal text. */
-export const MAX_OPS_PER_SYNC = 200;
 /** More rows changed than this in one commitRows: the whole list is diffed (see quickDiff). */
 const QUICK_DIFF_MAX_ROWS = 32;
-/** Browsers refuse keepalive bodies over 64 KiB in total. */
-export const KEEPALIVE_BODY_LIMIT = 60_000;
 
 /**
  * @typedef {{
@@ -712,56 +708,7 @@ export class DocSyncEngine {
    * another run right after.
    */
   async syncNow() {
-    if (this.closed || this.stopped || !this.opened) return;
-    if (this.inFlight) {
-      this.syncAgain = true;
-      return;
-    }
-    if (this.sendTimer) {
-      globalThis.clearTimeout(this.sendTimer);
-      this.sendTimer = null;
-      this.sendDue = Infinity;
-    }
-    this.syncAgain = false;
-    this.inFlight = true;
-    /** @type {QueueItem[]} */
-    let batch = [];
-    /** @type {number|null} ms until the retry, null: no retry (stopped) */
-    let retryIn = -1;
-    try {
-      if (!this.loaded) await this.reloadSnapshot();
-      batch = this.outbox.sendable().slice(0, this.batchLimit);
-      for (const i of batch) {
-        i.inFlight = true;
-        i.sent = true;
-      }
-      const reply = /** @type {SyncReply} */ (await this.post('sync', this.syncBody(batch), false));
-      if (this.closed) return;
-      this.netDown = false;
-      this.backoffMs = 0;
-      this.retryAt = 0;
-      this.batchLimit = MAX_OPS_PER_SYNC;
-      await this.applyReply(reply);
-    } catch (e) {
-      retryIn = this.onRequestError(e, batch);
-    } finally {
-      for (const i of batch) i.inFlight = false;
-      this.inFlight = false;
-    }
-    if (this.closed) return;
-    if (retryIn === null || this.stopped) {
-      this.emit();
-      return;
-    }
-    if (retryIn >= 0) {
-      this.retryAt = this.now() + retryIn;
-      this.armSend(retryIn);
-    } else if (this.syncAgain || this.outbox.sendable().length > 0) {
-      // Ops typed during the request, hasMore, or a lease asked for meanwhile: go again.
-      this.syncSoon(this.syncAgain ? 0 : SEND_DELAY_MS);
-    }
-    this.restartPeriodic();
-    this.emit();
+    return sendLoop.syncNow(this);
   }
 
   /**
@@ -772,57 +719,22 @@ export class DocSyncEngine {
    * @returns {number|null}
    */
   onRequestError(e, batch) {
-    if (e instanceof NetworkError) {
-      this.netDown = true;
-      return this.nextBackoff();
-    }
-    if (!(e instanceof HttpError)) {
-      // A bug of ours, not the network: say so loudly, but keep retrying (the queue is safe).
-      console.error('docsync engine: sync failed', e);
-      return this.nextBackoff();
-    }
-    this.netDown = false;
-    if (e.status === 401 || e.status === 403 || e.status === 404) {
-      this.stopSending(e);
-      return null;
-    }
-    if ((e.status === 400 || e.status === 413) && batch.length > 0) {
-      if (batch.length > 1) {
-        // One op makes the whole request invalid: find it by sending one at a time.
-        this.batchLimit = 1;
-        return 0;
-      }
-      // This op can never be accepted; keeping it would block every op after it.
-      this.outbox.rebaseNext(batch[0], { version: /** @type {number} */ (batch[0].rec.op.baseVersion) });
-      this.outbox.drop(batch);
-      this.rebuildView();
-      this.noteNotice(`A change could not be saved: ${e.message}`);
-      return 0;
-    }
-    return this.nextBackoff();
+    return sendLoop.onRequestError(this, e, batch);
   }
 
   /** 1 s, 2 s, 4 s … at most 30 s (PROTOCOL §7). */
   nextBackoff() {
-    this.backoffMs = this.backoffMs === 0 ? BACKOFF_FIRST_MS : Math.min(BACKOFF_MAX_MS, this.backoffMs * 2);
-    return this.backoffMs;
+    return sendLoop.nextBackoff(this);
   }
 
   /** @param {HttpError} e */
   stopSending(e) {
-    this.stopped = true;
-    this.error = { status: e.status, code: e.code, message: e.message };
-    this.clearTimers();
-    this.stopLadder();
+    return sendLoop.stopSending(this, e);
   }
 
   /** @param {QueueItem[]} batch */
   syncBody(batch) {
-    /** @type {Record<string, any>} */
-    const body = { clientId: this.clientId, lastSeq: this.confirmed.lastSeq };
-    if (batch.length) body.ops = batch.map((i) => i.rec.op);
-    if (this.mode === 'full') body.leases = { hold: this.holdList() };
-    return body;
+    return sendLoop.syncBody(this, batch);
   }
 
   /**
@@ -853,23 +765,7 @@ export class DocSyncEngine {
    * The reply is not used; the next normal sync gets the same results.
    */
   sendKeepalive() {
-    if (this.stopped || this.closed || !this.opened) return;
-    const items = this.outbox.sendable();
-    /** @type {Op[]} */
-    const ops = [];
-    let size = 200;
-    for (const i of items) {
-      const s = JSON.stringify(i.rec.op).length + 1;
-      if (size + s > KEEPALIVE_BODY_LIMIT || ops.length >= MAX_OPS_PER_SYNC) break;
-      size += s;
-      ops.push(i.rec.op);
-      i.sent = true;
-    }
-    if (ops.length === 0 && (this.mode !== 'full' || this.leases.size === 0)) return;
-    /** @type {Record<string, any>} */
-    const body = { clientId: this.clientId, lastSeq: this.confirmed.lastSeq, ops };
-    if (this.mode === 'full') body.leases = { hold: [] };
-    this.post('sync', body, true).catch(() => {});
+    return sendLoop.sendKeepalive(this);
   }
 
   // ---------------------------------------------------------------- replies (replies.js)

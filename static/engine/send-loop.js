@@ -1,0 +1,176 @@
+// The send loop: one /sync (or snapshot) at a time with a batch from the outbox, its
+// failures classified into backoff, offline, stop or one-op-at-a-time, and the keepalive send
+// of a page going away. Invariants: at most one request in flight (a wish meanwhile sets
+// `syncAgain`); ops go in queue order; an op put on the wire once is frozen (`sent`).
+
+import { NetworkError, HttpError } from './http.js';
+
+/** @typedef {import('./engine.js').DocSyncEngine} Engine */
+/** @typedef {import('./types.js').Op} Op */
+/** @typedef {import('./types.js').SyncReply} SyncReply */
+/** @typedef {import('./outbox.js').QueueItem} QueueItem */
+
+/** Batch delay from the first saved op (not a debounce: continuous typing still sends). */
+export const SEND_DELAY_MS = 300;
+export const BACKOFF_FIRST_MS = 1000;
+export const BACKOFF_MAX_MS = 30_000;
+/** Ops per /sync: under the server's 500 and its 2 MiB body limit for normal text. */
+export const MAX_OPS_PER_SYNC = 200;
+/** Browsers refuse keepalive bodies over 64 KiB in total. */
+export const KEEPALIVE_BODY_LIMIT = 60_000;
+
+/**
+ * One exchange now: the snapshot first if there is no confirmed state yet, then /sync
+ * with queued ops and the hold list. Only one runs at a time; a call meanwhile asks for
+ * another run right after.
+ * @param {Engine} eng
+ */
+export async function syncNow(eng) {
+  if (eng.closed || eng.stopped || !eng.opened) return;
+  if (eng.inFlight) {
+    eng.syncAgain = true;
+    return;
+  }
+  if (eng.sendTimer) {
+    globalThis.clearTimeout(eng.sendTimer);
+    eng.sendTimer = null;
+    eng.sendDue = Infinity;
+  }
+  eng.syncAgain = false;
+  eng.inFlight = true;
+  /** @type {QueueItem[]} */
+  let batch = [];
+  /** @type {number|null} ms until the retry, null: no retry (stopped) */
+  let retryIn = -1;
+  try {
+    if (!eng.loaded) await eng.reloadSnapshot();
+    batch = eng.outbox.sendable().slice(0, eng.batchLimit);
+    for (const i of batch) {
+      i.inFlight = true;
+      i.sent = true;
+    }
+    const reply = /** @type {SyncReply} */ (await eng.post('sync', eng.syncBody(batch), false));
+    if (eng.closed) return;
+    eng.netDown = false;
+    eng.backoffMs = 0;
+    eng.retryAt = 0;
+    eng.batchLimit = MAX_OPS_PER_SYNC;
+    await eng.applyReply(reply);
+  } catch (e) {
+    retryIn = eng.onRequestError(e, batch);
+  } finally {
+    for (const i of batch) i.inFlight = false;
+    eng.inFlight = false;
+  }
+  if (eng.closed) return;
+  if (retryIn === null || eng.stopped) {
+    eng.emit();
+    return;
+  }
+  if (retryIn >= 0) {
+    eng.retryAt = eng.now() + retryIn;
+    eng.armSend(retryIn);
+  } else if (eng.syncAgain || eng.outbox.sendable().length > 0) {
+    // Ops typed during the request, hasMore, or a lease asked for meanwhile: go again.
+    eng.syncSoon(eng.syncAgain ? 0 : SEND_DELAY_MS);
+  }
+  eng.restartPeriodic();
+  eng.emit();
+}
+
+/**
+ * Classifies a failed exchange; returns the delay before the retry, or null when sending
+ * stops for good (no access).
+ * @param {unknown} e
+ * @param {QueueItem[]} batch
+ * @returns {number|null}
+ * @param {Engine} eng
+ */
+export function onRequestError(eng, e, batch) {
+  if (e instanceof NetworkError) {
+    eng.netDown = true;
+    return eng.nextBackoff();
+  }
+  if (!(e instanceof HttpError)) {
+    // A bug of ours, not the network: say so loudly, but keep retrying (the queue is safe).
+    console.error('docsync engine: sync failed', e);
+    return eng.nextBackoff();
+  }
+  eng.netDown = false;
+  if (e.status === 401 || e.status === 403 || e.status === 404) {
+    eng.stopSending(e);
+    return null;
+  }
+  if ((e.status === 400 || e.status === 413) && batch.length > 0) {
+    if (batch.length > 1) {
+      // One op makes the whole request invalid: find it by sending one at a time.
+      eng.batchLimit = 1;
+      return 0;
+    }
+    // This op can never be accepted; keeping it would block every op after it.
+    eng.outbox.rebaseNext(batch[0], { version: /** @type {number} */ (batch[0].rec.op.baseVersion) });
+    eng.outbox.drop(batch);
+    eng.rebuildView();
+    eng.noteNotice(`A change could not be saved: ${e.message}`);
+    return 0;
+  }
+  return eng.nextBackoff();
+}
+
+/**
+ * 1 s, 2 s, 4 s … at most 30 s (PROTOCOL §7).
+ * @param {Engine} eng
+ */
+export function nextBackoff(eng) {
+  eng.backoffMs = eng.backoffMs === 0 ? BACKOFF_FIRST_MS : Math.min(BACKOFF_MAX_MS, eng.backoffMs * 2);
+  return eng.backoffMs;
+}
+
+/**
+ * @param {HttpError} e
+ * @param {Engine} eng
+ */
+export function stopSending(eng, e) {
+  eng.stopped = true;
+  eng.error = { status: e.status, code: e.code, message: e.message };
+  eng.clearTimers();
+  eng.stopLadder();
+}
+
+/**
+ * @param {QueueItem[]} batch
+ * @param {Engine} eng
+ */
+export function syncBody(eng, batch) {
+  /** @type {Record<string, any>} */
+  const body = { clientId: eng.clientId, lastSeq: eng.confirmed.lastSeq };
+  if (batch.length) body.ops = batch.map((i) => i.rec.op);
+  if (eng.mode === 'full') body.leases = { hold: eng.holdList() };
+  return body;
+}
+
+/**
+ * Sends everything unanswered plus `hold: []` with keepalive (the page may be frozen or
+ * killed next). Exempt from the one-in-flight rule: a duplicate is harmless (same opIds).
+ * The reply is not used; the next normal sync gets the same results.
+ * @param {Engine} eng
+ */
+export function sendKeepalive(eng) {
+  if (eng.stopped || eng.closed || !eng.opened) return;
+  const items = eng.outbox.sendable();
+  /** @type {Op[]} */
+  const ops = [];
+  let size = 200;
+  for (const i of items) {
+    const s = JSON.stringify(i.rec.op).length + 1;
+    if (size + s > KEEPALIVE_BODY_LIMIT || ops.length >= MAX_OPS_PER_SYNC) break;
+    size += s;
+    ops.push(i.rec.op);
+    i.sent = true;
+  }
+  if (ops.length === 0 && (eng.mode !== 'full' || eng.leases.size === 0)) return;
+  /** @type {Record<string, any>} */
+  const body = { clientId: eng.clientId, lastSeq: eng.confirmed.lastSeq, ops };
+  if (eng.mode === 'full') body.leases = { hold: [] };
+  eng.post('sync', body, true).catch(() => {});
+}
