@@ -25,6 +25,7 @@ const REJECTION_TEXT = /** @type {Record<string, string>} */ ({
   duplicate_block: 'that bullet already exists',
   foreign_block: 'that bullet belongs to another document',
   invalid: 'the change was invalid',
+  too_deep: 'the outline would get deeper than the server allows',
 });
 
 /**

@@ -203,7 +203,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
   let reconciling = false;
   let composing = false;
   let noticeTimer = 0;
-  let lastEngineNotice = /** @type {string|null} */ (null);
+  let lastEngineNotice = 0; // the engine's noticeSeq last shown
   let lastTitle = /** @type {string|null} */ (null);
   let highlighted = /** @type {string|null} */ (null);
   let destroyed = false;
@@ -333,8 +333,9 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
     } else if (s.storageError) {
       if (notice.textContent !== s.storageError) showNotice(s.storageError, { sticky: true });
     } else if (notice.classList.contains('is-sticky')) showNotice(null);
-    if (s.notice !== lastEngineNotice) {
-      lastEngineNotice = s.notice;
+    // noticeSeq, not the text: the same refusal twice in a row is shown twice.
+    if (s.noticeSeq !== lastEngineNotice) {
+      lastEngineNotice = s.noticeSeq;
       if (s.notice && !s.error) showNotice(s.notice);
     }
     // presence: other sessions, with names where their locks tell us
@@ -1460,6 +1461,8 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
  * @param {Row|null} a @param {Row} b
  */
 function sameRow(a, b) {
+  // The engine keeps the same Row object for an unchanged row (docs/browser.md, Engine API).
+  if (a === b) return true;
   return (
     !!a &&
     a.id === b.id &&
