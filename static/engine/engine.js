@@ -38,6 +38,8 @@ import { SEND_DELAY_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEP
 export { SEND_DELAY_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT };
 export { LEASE_KEEP_MS, FOCUS_IDLE_MS };
 export const RENEW_EVERY_MS = 7_000;
+/** How long a reloaded tab waits for its own clientId's lock before taking a fresh one. */
+export const RELOAD_LOCK_WAIT_MS = 2_000;
 export const QUIET_EVERY_MS = 30_000;
 export const INTERVAL_EVERY_MS = 3_000;
 /** More rows changed than this in one commitRows: the whole list is diffed (see quickDiff). */
@@ -401,7 +403,16 @@ export class DocSyncEngine {
     const api = this.locksApi;
     if (!api) return;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const got = await this.holdLock(api, this.clientId);
+      let got = await this.holdLock(api, this.clientId);
+      // A reloaded tab keeps its clientId (sessionStorage), but the page being replaced may
+      // not have let go of the lock yet (its release reaches the lock manager late). Taking
+      // a fresh clientId at once would strand that page's queue — the user's offline typing
+      // — until some later reload. So wait a little for our own clientId first; only a tab
+      // that still holds it after that is a live duplicate.
+      for (let waited = 0; got === 'taken' && attempt === 0 && waited < RELOAD_LOCK_WAIT_MS; waited += 100) {
+        await new Promise((r) => setTimeout(r, 100));
+        got = await this.holdLock(api, this.clientId);
+      }
       if (got === 'held') return;
       if (got === 'broken') {
         // Web Locks unusable here: keep our clientId (and its queue) and adopt nothing,

@@ -5,7 +5,7 @@ import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { DocModel } from '../../static/engine/model.js';
 import { openStore, createMemoryLocks } from '../../static/engine/store.js';
-import { DocSyncEngine } from '../../static/engine/engine.js';
+import { DocSyncEngine, RELOAD_LOCK_WAIT_MS } from '../../static/engine/engine.js';
 import { diffRows } from '../../static/engine/diff.js';
 import { mulberry32, helpers } from './prng.js';
 import { randomEdit, randomModel } from './outline-edits.js';
@@ -339,10 +339,31 @@ describe('persistence', () => {
   it('a duplicated tab (same clientId, lock held) takes a fresh clientId', async () => {
     seed(['x']);
     const first = await openEngine(await makeEngine({ clientId: 'cl_same' }));
-    const dup = await openEngine(await makeEngine({ clientId: 'cl_same' }));
+    const dup = await makeEngine({ clientId: 'cl_same' });
+    const opening = dup.open();
+    await run(RELOAD_LOCK_WAIT_MS + 500);
+    await opening;
     expect(first.clientId).toBe('cl_same');
     expect(dup.clientId).not.toBe('cl_same');
     expect(dup.clientId.startsWith('cl_')).toBe(true);
+  });
+
+  it('a reloaded tab whose old page lets go of the lock late keeps its clientId and its queue', async () => {
+    const [b0] = seed(['x']);
+    const old = await openEngine(await makeEngine({ clientId: 'cl_tab' }));
+    server.down = true;
+    typeInto(old, b0, 'x typed offline');
+    await run(50);
+    // The reload: the new page opens while the old one still holds the lock for a moment.
+    const reloaded = await makeEngine({ clientId: 'cl_tab' });
+    const opening = reloaded.open();
+    await run(300);
+    const closing = old.close(); // the old page goes away only now, releasing its lock
+    await run(RELOAD_LOCK_WAIT_MS);
+    await closing;
+    await opening;
+    expect(reloaded.clientId).toBe('cl_tab');
+    expect(reloaded.state.rows.map((r) => r.content)).toContain('x typed offline');
   });
 });
 
