@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use docsync_actors::storage::{accounts, sharing, unix_ms, Storage};
+use docsync_actors::clock::unix_ms;
+use docsync_actors::storage::{accounts, sharing, Storage};
 
 use crate::auth::password;
 

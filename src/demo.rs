@@ -11,7 +11,7 @@ use docsync_actors::collab::block::Author;
 use docsync_actors::collab::op::{Op, OpKind};
 use docsync_actors::collab::order_key::n_keys_between;
 use docsync_actors::document::{Caller, DocError, Sync};
-use docsync_actors::registry::Open;
+use docsync_actors::registry::ask_renewing;
 use docsync_actors::storage::accounts::{self, new_id};
 use docsync_actors::storage::documents;
 use docsync_actors::storage::log::Precheck;
@@ -203,34 +203,26 @@ async fn seed_blocks(state: &AppState, doc_id: &str, alice: &accounts::User) -> 
         role: Role::Owner,
         shared: false,
     };
-    // A brand-new actor distrusts pre-checks older than itself; ours is empty and may be
-    // re-stamped, so ask again if it says so.
-    for _ in 0..5 {
-        let addr = state
-            .registry
-            .send(Open {
-                doc_id: doc_id.to_string(),
-            })
-            .await?;
-        let reply = addr
-            .request(Sync {
-                caller: caller.clone(),
-                last_seq: 0,
-                ops: ops.clone(),
-                hold: None,
-                precheck: Precheck::default(),
-                precheck_at: Instant::now(),
-            })
-            .await?;
-        match reply {
-            Err(DocError::StalePrecheck) | Err(DocError::Restarting) => continue,
-            other => {
-                other
-                    .map_err(|e| anyhow::anyhow!("{e}"))
-                    .context("seeding a sample document")?;
-                return Ok(());
-            }
-        }
-    }
-    anyhow::bail!("seeding a sample document: the document actor kept restarting")
+    let sync = Sync {
+        caller,
+        last_seq: 0,
+        ops,
+        hold: None,
+        precheck: Precheck::default(),
+        precheck_at: Instant::now(),
+    };
+    // A brand-new actor distrusts pre-checks older than itself; ours is empty, so renewing
+    // it is only a new time stamp.
+    let renew = || {
+        let fresh = Sync {
+            precheck_at: Instant::now(),
+            ..sync.clone()
+        };
+        async move { Ok::<_, DocError>(fresh) }
+    };
+    ask_renewing(&state.registry, doc_id, sync.clone(), renew)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("seeding a sample document")?;
+    Ok(())
 }

@@ -1,5 +1,6 @@
 //! Time as the actors see it. Production reads the system clock; tests move a manual one
-//! (leases, sessions, compaction) instead of sleeping.
+//! (leases, sessions, compaction) instead of sleeping. The only place that reads wall time:
+//! storage takes every `now` as an argument.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -14,8 +15,17 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_ms(&self) -> i64 {
-        crate::storage::unix_ms()
+        unix_ms()
     }
+}
+
+/// Milliseconds since the Unix epoch from the real clock, for code that runs outside the
+/// server's injectable clock (the CLI, start-up).
+pub fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 /// A clock that only moves when told to.

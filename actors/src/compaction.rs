@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::clock::SharedClock;
 use crate::document::{Compact, DocError};
 use crate::metrics::Metrics;
-use crate::registry::{Open, Registry};
+use crate::registry::{ask, Registry};
 use crate::storage::compaction::{self, Retention};
 use crate::storage::{roles, Storage};
 
@@ -89,28 +89,12 @@ impl CompactionSupervisor {
                     .read(move |c| roles::is_shared(c, &d))
                     .await
                     .unwrap_or(true);
-                let mut outcome = Err(DocError::Restarting);
-                for _ in 0..3 {
-                    let Ok(addr) = registry
-                        .send(Open {
-                            doc_id: doc_id.clone(),
-                        })
-                        .await
-                    else {
-                        break;
-                    };
-                    outcome = addr
-                        .request(Compact {
-                            now,
-                            shared,
-                            retention,
-                        })
-                        .await
-                        .unwrap_or(Err(DocError::Restarting));
-                    if !matches!(outcome, Err(DocError::Restarting)) {
-                        break;
-                    }
-                }
+                let compact = Compact {
+                    now,
+                    shared,
+                    retention,
+                };
+                let outcome = ask(&registry, &doc_id, compact).await;
                 match outcome {
                     Ok(c) => {
                         summary.documents += 1;

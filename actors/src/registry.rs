@@ -1,6 +1,8 @@
 //! The registry finds a document's actor, starting it on first use on one of a fixed set of
 //! arbiters (threads), and forgets it when the actor stops. It never touches document data:
 //! it only maps IDs to addresses, so its messages are tiny and it cannot become a lock.
+//! Nobody outside this crate sees an actor's address: requests go through `ask` (retrying
+//! while an actor restarts), streams hold a `Subscription`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -9,29 +11,33 @@ use std::sync::Arc;
 use actix::prelude::*;
 
 use crate::clock::SharedClock;
-use crate::document::{AccessChanged, ActorConfig, ActorStats, Close, DocumentActor, GetStats};
+use crate::document::{
+    AccessChanged, ActorConfig, ActorStats, Close, DocumentActor, GetStats, Stopped,
+};
 use crate::metrics::Metrics;
 use crate::storage::Storage;
 
-/// Find or start the actor of a document.
+pub use crate::ask::{ask, ask_renewing, Backoff, BACKOFF};
+
+/// Find or start the actor of a document (through `ask`, which retries while it restarts).
 #[derive(Message)]
 #[rtype(result = "DocHandle")]
-pub struct Open {
-    pub doc_id: String,
+pub(crate) struct Open {
+    pub(crate) doc_id: String,
 }
 
 /// A document actor's address plus the count of requests sent to it and not yet answered
 /// (its mailbox depth as operators see it).
 #[derive(Clone)]
-pub struct DocHandle {
-    pub addr: Addr<DocumentActor>,
-    pub outstanding: Arc<AtomicI64>,
+pub(crate) struct DocHandle {
+    addr: Addr<DocumentActor>,
+    outstanding: Arc<AtomicI64>,
     metrics: Arc<Metrics>,
 }
 
 impl DocHandle {
     /// Sends a request, counting it as outstanding until the answer (or failure) is back.
-    pub async fn request<M>(&self, msg: M) -> Result<M::Result, MailboxError>
+    pub(crate) async fn request<M>(&self, msg: M) -> Result<M::Result, MailboxError>
     where
         M: Message + Send + 'static,
         M::Result: Send,
@@ -46,24 +52,12 @@ impl DocHandle {
     }
 }
 
-/// Sent by an actor that is stopping; ignored when the address is not the current one.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Unregister {
-    pub doc_id: String,
-    pub addr: Addr<DocumentActor>,
-}
-
 /// The document was deleted: close its actor if it is open.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct CloseDocument {
     pub doc_id: String,
 }
-
-#[derive(Message)]
-#[rtype(result = "usize")]
-pub struct OpenCount;
 
 /// Shares changed for these documents: tell their open actors (mode may flip, streams must
 /// re-check access). Documents without an open actor need nothing.
@@ -76,7 +70,7 @@ pub struct AccessChangedFor {
 /// Handles of every open actor (operator views).
 #[derive(Message)]
 #[rtype(result = "Vec<DocHandle>")]
-pub struct ListActors;
+struct ListActors;
 
 pub struct Registry {
     docs: HashMap<String, DocHandle>,
@@ -148,10 +142,12 @@ impl Handler<Open> for Registry {
     }
 }
 
-impl Handler<Unregister> for Registry {
+/// An actor stopped taking work; ignored when the address is no longer the current one
+/// (a fresh actor for the document was started meanwhile).
+impl Handler<Stopped> for Registry {
     type Result = ();
 
-    fn handle(&mut self, msg: Unregister, _ctx: &mut Context<Self>) {
+    fn handle(&mut self, msg: Stopped, _ctx: &mut Context<Self>) {
         if self
             .docs
             .get(&msg.doc_id)
@@ -181,14 +177,6 @@ impl Handler<AccessChangedFor> for Registry {
                 h.addr.do_send(AccessChanged);
             }
         }
-    }
-}
-
-impl Handler<OpenCount> for Registry {
-    type Result = usize;
-
-    fn handle(&mut self, _msg: OpenCount, _ctx: &mut Context<Self>) -> usize {
-        self.docs.len()
     }
 }
 

@@ -9,7 +9,8 @@ use actix_web::{dev::Payload, FromRequest, HttpMessage, HttpRequest};
 use rusqlite::Connection;
 
 use docsync_actors::storage::accounts::{self, User};
-use docsync_actors::storage::{unix_ms, StorageError};
+use docsync_actors::clock::unix_ms;
+use docsync_actors::storage::StorageError;
 
 use super::error::ApiError;
 use super::AppState;

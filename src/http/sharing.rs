@@ -138,8 +138,7 @@ pub async fn patch_doc(
         });
     }
     if let Some(icon) = body.icon {
-        let addr = super::sync::actor(&state, &doc).await?;
-        addr.request(SetIcon { icon }).await??;
+        docsync_actors::registry::ask(&state.registry, &doc, SetIcon { icon }).await?;
     }
     Ok(HttpResponse::NoContent().finish())
 }

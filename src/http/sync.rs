@@ -1,9 +1,8 @@
 //! Snapshot, sync and leave: the data path of PROTOCOL §3. Each request is authorised, then
-//! becomes exactly one message to the document's actor. An actor that is restarting (idle
-//! stop, reload after a failure) answers `Restarting`; we ask the registry again, which
-//! is invisible to the client.
+//! becomes exactly one message to the document's actor through `registry::ask`, which
+//! retries invisibly while the actor restarts (idle stop, reload after a failure).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
@@ -11,8 +10,8 @@ use serde::Deserialize;
 use docsync_actors::collab::block::Author;
 use docsync_actors::collab::op::Op;
 use docsync_actors::collab::validate::{check_hold, check_id, check_ops};
-use docsync_actors::document::{Caller, DocError, Leave, LogPage, Snapshot, Sync, SyncReply};
-use docsync_actors::registry::{DocHandle, Open};
+use docsync_actors::document::{Caller, Completion, Leave, Snapshot, Sync};
+use docsync_actors::registry::{ask, ask_renewing};
 use docsync_actors::storage::log::{self, Precheck};
 use docsync_actors::storage::roles::{self};
 
@@ -21,45 +20,6 @@ use super::body::read_json;
 use super::docs::access;
 use super::error::ApiError;
 use super::AppState;
-
-const ATTEMPTS: usize = 5;
-
-pub async fn actor(state: &AppState, doc_id: &str) -> Result<DocHandle, ApiError> {
-    Ok(state
-        .registry
-        .send(Open {
-            doc_id: doc_id.to_string(),
-        })
-        .await?)
-}
-
-async fn backoff(attempt: usize) {
-    actix_web::rt::time::sleep(Duration::from_millis(5 * (1 << attempt.min(5)) as u64)).await;
-}
-
-fn restarting() -> ApiError {
-    ApiError::Unavailable("document is restarting, retry shortly".into())
-}
-
-/// Sends one request to a document's actor. An actor that is going away (idle stop, reload
-/// after a failure) answers `Restarting` or has closed its mailbox: ask the registry again,
-/// which is invisible to the client. Returns the handle that answered, with the answer.
-pub async fn ask<M, T>(state: &AppState, doc_id: &str, msg: M) -> Result<(DocHandle, T), ApiError>
-where
-    M: actix::Message<Result = Result<T, DocError>> + Clone + Send + 'static,
-    T: Send + 'static,
-    docsync_actors::document::DocumentActor: actix::Handler<M>,
-{
-    for attempt in 0..ATTEMPTS {
-        let handle = actor(state, doc_id).await?;
-        match handle.request(msg.clone()).await {
-            Ok(Ok(v)) => return Ok((handle, v)),
-            Ok(Err(DocError::Restarting)) | Err(_) => backoff(attempt).await,
-            Ok(Err(e)) => return Err(e.into()),
-        }
-    }
-    Err(restarting())
-}
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -91,7 +51,7 @@ pub async fn snapshot(
         role,
         shared,
     };
-    let (_, reply) = ask(&state, &doc_id, Snapshot { caller }).await?;
+    let reply = ask(&state.registry, &doc_id, Snapshot { caller }).await?;
     let body = serde_json::to_vec(&reply).map_err(|e| ApiError::Internal(e.to_string()))?;
     // Time spent in the server (auth, actor, encoding): what the benchmark reports.
     let ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -189,62 +149,39 @@ pub async fn sync(
     if let Some(h) = &hold {
         check_hold(h, &state.limits)?;
     }
-    let (mut caller, mut pre, mut pre_at) = prepare(&state, &creds, &doc_id, &body.ops).await?;
-    caller.client_id = body.client_id.clone();
-    for attempt in 0..ATTEMPTS {
-        let addr = actor(&state, &doc_id).await?;
-        let msg = Sync {
-            caller: caller.clone(),
-            last_seq: body.last_seq,
-            ops: body.ops.clone(),
-            hold: hold.clone(),
-            precheck: pre.clone(),
-            precheck_at: pre_at,
-        };
-        match addr.request(msg).await {
-            Ok(Ok(reply)) => return finish(&state, &doc_id, reply).await,
-            Ok(Err(DocError::StalePrecheck)) => {
-                let (c, p, at) = prepare(&state, &creds, &doc_id, &body.ops).await?;
-                caller = Caller {
-                    client_id: body.client_id.clone(),
-                    ..c
-                };
-                pre = p;
-                pre_at = at;
-            }
-            Ok(Err(DocError::Restarting)) | Err(_) => backoff(attempt).await,
-            Ok(Err(e)) => return Err(e.into()),
+    let client_id = body.client_id;
+    let ops = body.ops;
+    // The message with everything `prepare` read; rebuilt when the actor finds the
+    // pre-check older than what it still remembers (`StalePrecheck`).
+    let message = |(caller, precheck, precheck_at): (Caller, Precheck, Instant)| Sync {
+        caller: Caller {
+            client_id: client_id.clone(),
+            ..caller
+        },
+        last_seq: body.last_seq,
+        ops: ops.clone(),
+        hold: hold.clone(),
+        precheck,
+        precheck_at,
+    };
+    let first = message(prepare(&state, &creds, &doc_id, &ops).await?);
+    let renew =
+        || async { Ok::<_, ApiError>(message(prepare(&state, &creds, &doc_id, &ops).await?)) };
+    let reply = ask_renewing(&state.registry, &doc_id, first, renew).await?;
+    let response = match reply.complete() {
+        Completion::Done(response) => response,
+        Completion::ReadFirst(unread) => {
+            // Below the actor's in-memory tail: committed entries, safe to read here.
+            let (doc, after, upto, limit) =
+                (doc_id.clone(), unread.after, unread.upto, unread.limit());
+            let records = state
+                .storage
+                .read(move |c| log::read_after(c, &doc, after, upto, limit))
+                .await?;
+            unread.fill(records)
         }
-    }
-    Err(ApiError::Unavailable(
-        "document is restarting, retry shortly".into(),
-    ))
-}
-
-/// Fills in a log page the actor no longer had in memory, then encodes the reply.
-async fn finish(
-    state: &AppState,
-    doc_id: &str,
-    mut reply: SyncReply,
-) -> Result<HttpResponse, ApiError> {
-    if let LogPage::Read { after, upto } = reply.ops {
-        let doc = doc_id.to_string();
-        let limit = (upto - after) as usize;
-        let records = state
-            .storage
-            .read(move |c| log::read_after(c, &doc, after, upto, limit))
-            .await?;
-        // A gap means compaction removed entries meanwhile: the client must reload.
-        let complete = records.len() == limit && records.first().is_none_or(|r| r.seq == after + 1);
-        if complete {
-            reply.ops = LogPage::Ready(records);
-        } else {
-            reply.ops = LogPage::Ready(Vec::new());
-            reply.has_more = false;
-            reply.resync = true;
-        }
-    }
-    Ok(HttpResponse::Ok().json(reply))
+    };
+    Ok(HttpResponse::Ok().json(&response))
 }
 
 #[derive(Deserialize)]
@@ -272,6 +209,6 @@ pub async fn leave(
     let leave = Leave {
         client_id: body.client_id,
     };
-    ask(&state, &doc_id, leave).await?;
+    ask(&state.registry, &doc_id, leave).await?;
     Ok(HttpResponse::NoContent().finish())
 }

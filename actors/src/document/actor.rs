@@ -17,14 +17,14 @@ use crate::collab::document::DocState;
 use crate::collab::lease::LeaseTable;
 use crate::collab::op::OpResult;
 use crate::metrics::Metrics;
-use crate::registry::Unregister;
 use crate::storage::documents;
 use crate::storage::log::LogRecord;
 use crate::storage::{Storage, StorageError};
 
-use super::channels::{Subscriber, Waiter};
 use super::messages::*;
 use super::sessions::Sessions;
+use super::subscribers::Subscribers;
+use super::waiters::Waiters;
 
 /// After this long without requests an open actor drops its in-memory log tail and results.
 pub(super) const IDLE_TRIM_MS: i64 = 30_000;
@@ -81,7 +81,8 @@ pub struct DocumentActor {
     pub(super) storage: Storage,
     pub(super) clock: SharedClock,
     pub(super) cfg: Arc<ActorConfig>,
-    pub(super) registry: Option<Recipient<Unregister>>,
+    /// Told when this actor stops taking work (the registry, which then forgets it).
+    pub(super) owner: Option<Recipient<Stopped>>,
     pub(super) state: Option<DocState>,
     pub(super) failed: Option<DocError>,
     pub(super) leases: LeaseTable,
@@ -98,8 +99,8 @@ pub struct DocumentActor {
     pub(super) stopping: bool,
     pub(super) last_activity: i64,
     pub(super) counters: Counters,
-    pub(super) subscribers: HashMap<u64, Subscriber>,
-    pub(super) waiters: Vec<Waiter>,
+    pub(super) subscribers: Subscribers,
+    pub(super) waiters: Waiters,
     pub(super) started_at: i64,
     /// Latencies (ms) of the most recent syncs with ops: receipt to reply.
     pub(super) latencies: VecDeque<f64>,
@@ -113,7 +114,7 @@ impl DocumentActor {
         storage: Storage,
         clock: SharedClock,
         cfg: Arc<ActorConfig>,
-        registry: Option<Recipient<Unregister>>,
+        owner: Option<Recipient<Stopped>>,
     ) -> DocumentActor {
         let now = clock.now_ms();
         DocumentActor {
@@ -123,7 +124,7 @@ impl DocumentActor {
             sessions: Sessions::new(cfg.session_ttl_ms),
             clock,
             cfg,
-            registry,
+            owner,
             state: None,
             failed: None,
             lease_seq: 0,
@@ -140,8 +141,8 @@ impl DocumentActor {
             stopping: false,
             last_activity: now,
             counters: Counters::default(),
-            subscribers: HashMap::new(),
-            waiters: Vec::new(),
+            subscribers: Subscribers::default(),
+            waiters: Waiters::default(),
             started_at: now,
             latencies: VecDeque::new(),
         }
@@ -151,8 +152,8 @@ impl DocumentActor {
     pub(super) fn begin_stop(&mut self, ctx: &mut Context<Self>) {
         if !self.stopping {
             self.stopping = true;
-            if let Some(r) = &self.registry {
-                r.do_send(Unregister {
+            if let Some(r) = &self.owner {
+                r.do_send(Stopped {
                     doc_id: self.doc_id.clone(),
                     addr: ctx.address(),
                 });
@@ -170,7 +171,6 @@ impl DocumentActor {
         }
     }
 
-    /// Something went wrong mid-flight: the in-memory state can no longer be trusted.
     pub(super) fn record_latency(&mut self, since: Instant) {
         if self.latencies.len() == LATENCY_WINDOW {
             self.latencies.pop_front();
@@ -188,6 +188,7 @@ impl DocumentActor {
         v[((v.len() as f64 - 1.0) * p).round() as usize]
     }
 
+    /// Something went wrong mid-flight: the in-memory state can no longer be trusted.
     pub(super) fn poison(&mut self, ctx: &mut Context<Self>, why: &str) {
         self.cfg.metrics.actor_restarts.inc();
         tracing::error!(doc = %self.doc_id, %why, "document actor reloads from the database");
@@ -234,14 +235,9 @@ impl DocumentActor {
     pub(super) fn tick(&mut self, ctx: &mut Context<Self>) {
         let now = self.clock.now_ms();
         // An open stream keeps its tab present; long-polls that gave up are forgotten.
-        self.subscribers.retain(|_, s| !s.sink.is_closed());
-        self.waiters.retain(|w| !w.reply.is_closed());
-        let present: Vec<(String, String)> = self
-            .subscribers
-            .values()
-            .filter_map(|s| s.client_id.clone().map(|c| (c, s.user_id.clone())))
-            .collect();
-        for (client, user) in present {
+        self.subscribers.prune_closed();
+        self.waiters.prune_closed();
+        for (client, user) in self.subscribers.present() {
             if self.sessions.touch(&client, &user, now) {
                 self.lease_seq += 1;
             }
@@ -326,14 +322,6 @@ impl Handler<Close> for DocumentActor {
     }
 }
 
-impl Handler<StopIdle> for DocumentActor {
-    type Result = ();
-
-    fn handle(&mut self, _msg: StopIdle, ctx: &mut Context<Self>) {
-        self.begin_stop(ctx);
-    }
-}
-
 impl Handler<GetStats> for DocumentActor {
     type Result = MessageResult<GetStats>;
 
@@ -361,9 +349,9 @@ impl Handler<GetStats> for DocumentActor {
             sessions: self.sessions.len(),
             leases: self.leases.len(),
             inflight_writes: self.inflight,
-            websocket: self.count_channel(Channel::WebSocket),
-            sse: self.count_channel(Channel::Sse),
-            long_poll: self.waiters.len() + self.count_channel(Channel::LongPoll),
+            websocket: self.subscribers.count(Channel::WebSocket),
+            sse: self.subscribers.count(Channel::Sse),
+            long_poll: self.waiters.len() + self.subscribers.count(Channel::LongPoll),
             ops_applied: self.counters.applied,
             conflicts: self.counters.conflicts,
             rejected: self.counters.rejected,

@@ -1,61 +1,33 @@
-//! Wake-up channels as the document sees them: subscribers (WebSocket, SSE) get every
-//! headSeq/leaseSeq change, long-poll waiters are answered once their condition holds, and
-//! share changes make channels re-check access and drop leases of users who lost rights.
+//! Wake-up channels as the document sees them: streams (WebSocket, SSE) subscribe and hear
+//! every change, long-poll waiters are answered once their condition holds, and share
+//! changes make channels re-check access and drop leases of users who lost rights. The
+//! bookkeeping lives in `subscribers.rs` and `waiters.rs`; this file is the messages.
 
 use actix::prelude::*;
 
 use super::actor::DocumentActor;
 use super::messages::*;
-
-pub(super) struct Subscriber {
-    pub(super) channel: Channel,
-    pub(super) client_id: Option<String>,
-    pub(super) user_id: String,
-    pub(super) sink: tokio::sync::mpsc::UnboundedSender<DocEvent>,
-}
-
-pub(super) struct Waiter {
-    pub(super) since: i64,
-    pub(super) lease_seq: u64,
-    pub(super) reply: tokio::sync::oneshot::Sender<(i64, u64)>,
-}
+use super::subscribers::Subscription;
 
 impl DocumentActor {
     /// Tells every wake-up channel that headSeq or leaseSeq moved, and answers the
     /// long-polls whose condition now holds. Closed channels are dropped here.
     pub(super) fn wake(&mut self) {
         let (head, lease) = (self.durable_seq, self.lease_seq);
-        let event = DocEvent::Seq {
+        self.subscribers.announce(Wake {
             doc_id: self.doc_id.clone(),
             head_seq: head,
             lease_seq: lease,
-        };
-        self.subscribers
-            .retain(|_, s| s.sink.send(event.clone()).is_ok());
-        if !self.waiters.is_empty() {
-            let waiters = std::mem::take(&mut self.waiters);
-            for w in waiters {
-                if head > w.since || lease != w.lease_seq {
-                    let _ = w.reply.send((head, lease));
-                } else if !w.reply.is_closed() {
-                    self.waiters.push(w);
-                }
-            }
-        }
-    }
-
-    pub(super) fn count_channel(&self, channel: Channel) -> usize {
-        self.subscribers
-            .values()
-            .filter(|s| s.channel == channel)
-            .count()
+            entries: None,
+        });
+        self.waiters.answer(head, lease);
     }
 }
 
 impl Handler<Subscribe> for DocumentActor {
-    type Result = Result<(i64, u64), DocError>;
+    type Result = Result<Subscribed, DocError>;
 
-    fn handle(&mut self, msg: Subscribe, _ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: Subscribe, ctx: &mut Context<Self>) -> Self::Result {
         if let Some(e) = self.refuse() {
             return Err(e);
         }
@@ -66,16 +38,14 @@ impl Handler<Subscribe> for DocumentActor {
                 self.presence_changed();
             }
         }
-        self.subscribers.insert(
-            msg.id,
-            Subscriber {
-                channel: msg.channel,
-                client_id: msg.client_id,
-                user_id: msg.user_id,
-                sink: msg.sink,
-            },
-        );
-        Ok((self.durable_seq, self.lease_seq))
+        let id = self
+            .subscribers
+            .add(msg.channel, msg.client_id, msg.user_id, msg.sink);
+        Ok(Subscribed {
+            head_seq: self.durable_seq,
+            lease_seq: self.lease_seq,
+            subscription: Subscription::new(ctx.address(), id),
+        })
     }
 }
 
@@ -83,7 +53,7 @@ impl Handler<Unsubscribe> for DocumentActor {
     type Result = ();
 
     fn handle(&mut self, msg: Unsubscribe, _ctx: &mut Context<Self>) {
-        self.subscribers.remove(&msg.id);
+        self.subscribers.remove(msg.id);
     }
 }
 
@@ -108,16 +78,10 @@ impl Handler<WaitChanges> for DocumentActor {
                 lease_seq: lease,
             });
         }
-        let (reply, rx) = tokio::sync::oneshot::channel();
-        self.waiters.push(Waiter {
-            since: msg.since,
-            lease_seq: msg.lease_seq,
-            reply,
-        });
         Ok(Changes::Later {
             head_seq: head,
             lease_seq: lease,
-            rx,
+            rx: self.waiters.add(msg.since, msg.lease_seq),
         })
     }
 }
@@ -126,21 +90,21 @@ impl Handler<AccessChanged> for DocumentActor {
     type Result = ();
 
     fn handle(&mut self, _msg: AccessChanged, ctx: &mut Context<Self>) {
-        let event = DocEvent::AccessChanged {
-            doc_id: self.doc_id.clone(),
-        };
-        self.subscribers
-            .retain(|_, s| s.sink.send(event.clone()).is_ok());
+        let change = self.subscribers.access_changed(&self.doc_id);
         // `shared` may have flipped: everyone syncs and sees the new mode.
         self.presence_changed();
-        // Someone who lost write access must not keep blocking editors with leases, and
-        // someone who lost read access is no longer present.
-        let users: Vec<String> = self
+        // Someone who lost write access must not keep blocking editors with leases, someone
+        // who lost read access is no longer present, and streams get log entries again only
+        // once their user is known to still read the document.
+        let mut users: Vec<String> = self
             .leases
             .holders()
             .into_iter()
             .chain(self.sessions.users())
+            .chain(self.subscribers.users().map(str::to_string))
             .collect();
+        users.sort();
+        users.dedup();
         if users.is_empty() {
             return;
         }
@@ -159,17 +123,21 @@ impl Handler<AccessChanged> for DocumentActor {
                 .await
         };
         ctx.spawn(
-            actix::fut::wrap_future::<_, Self>(check).map(|res, act, _ctx| {
+            actix::fut::wrap_future::<_, Self>(check).map(move |res, act, _ctx| {
                 let Ok(roles) = res else { return };
                 let mut changed = false;
+                let mut readers = Vec::new();
                 for (user, role) in roles {
                     if !role.is_some_and(|r| r.can_write()) {
                         changed |= act.leases.release_user(&user);
                     }
                     if role.is_none() {
                         changed |= act.sessions.remove_user(&user);
+                    } else {
+                        readers.push(user);
                     }
                 }
+                act.subscribers.confirm_readers(change, &readers);
                 if changed {
                     act.presence_changed();
                 }

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use actix::Message;
 use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
 
 use crate::collab::block::{Author, Block};
 use crate::collab::lease::{Denied, OtherLease};
@@ -39,7 +40,7 @@ pub struct Caller {
     pub shared: bool,
 }
 
-#[derive(Message)]
+#[derive(Message, Clone)]
 #[rtype(result = "Result<SyncReply, DocError>")]
 pub struct Sync {
     pub caller: Caller,
@@ -56,22 +57,36 @@ pub struct Sync {
 /// change, so reading them outside the actor is safe).
 #[derive(Debug, Clone)]
 pub enum LogPage {
-    Ready(Vec<Arc<LogRecord>>),
+    Ready(Entries),
     Read { after: i64, upto: i64 },
 }
 
-impl Serialize for LogPage {
+/// Log entries in the form they are sent: a JSON array encoded once and shared by every
+/// reply that asks for the same page, or records (each already JSON) from the database.
+#[derive(Debug, Clone)]
+pub enum Entries {
+    Encoded(Arc<RawValue>),
+    Records(Vec<Arc<LogRecord>>),
+}
+
+impl Entries {
+    pub fn none() -> Entries {
+        Entries::Records(Vec::new())
+    }
+}
+
+impl Serialize for Entries {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
         match self {
-            LogPage::Ready(records) => {
+            Entries::Encoded(raw) => raw.serialize(s),
+            Entries::Records(records) => {
                 let mut seq = s.serialize_seq(Some(records.len()))?;
                 for r in records {
                     seq.serialize_element(&*r.json)?;
                 }
                 seq.end()
             }
-            LogPage::Read { .. } => Err(serde::ser::Error::custom("log page not read yet")),
         }
     }
 }
@@ -84,11 +99,28 @@ pub struct LeasesReply {
     pub others: Vec<OtherLease>,
 }
 
+/// What the actor answers to a `Sync`. Not what the client gets: its page may still have to
+/// be read from the database, so only `complete` makes something serialisable.
+#[derive(Debug, Clone)]
+pub struct SyncReply {
+    pub page: LogPage,
+    pub fields: SyncFields,
+}
+
+/// The `/sync` response (PROTOCOL §3), complete by construction: `ops` is in hand.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SyncReply {
+pub struct SyncResponse {
+    pub ops: Entries,
+    #[serde(flatten)]
+    pub fields: SyncFields,
+}
+
+/// Everything in a `/sync` response but the log entries.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncFields {
     pub results: Vec<OpResult>,
-    pub ops: LogPage,
     pub has_more: bool,
     pub head_seq: i64,
     pub lease_seq: u64,
@@ -100,6 +132,66 @@ pub struct SyncReply {
     pub resync: bool,
     /// The icon is not part of the op log; open editors learn a change here.
     pub icon: Option<String>,
+}
+
+/// A reply whose page lies below the actor's in-memory tail: read `after < seq <= upto`
+/// from the database and `fill` it in.
+#[derive(Debug)]
+pub struct UnreadPage {
+    pub after: i64,
+    pub upto: i64,
+    fields: SyncFields,
+}
+
+/// A `SyncReply` taken apart: the response, or what is still to read first.
+#[derive(Debug)]
+pub enum Completion {
+    Done(SyncResponse),
+    ReadFirst(UnreadPage),
+}
+
+impl SyncReply {
+    pub fn complete(self) -> Completion {
+        match self.page {
+            LogPage::Ready(ops) => Completion::Done(SyncResponse {
+                ops,
+                fields: self.fields,
+            }),
+            LogPage::Read { after, upto } => Completion::ReadFirst(UnreadPage {
+                after,
+                upto,
+                fields: self.fields,
+            }),
+        }
+    }
+}
+
+impl UnreadPage {
+    /// Most entries the page holds.
+    pub fn limit(&self) -> usize {
+        (self.upto - self.after) as usize
+    }
+
+    /// Completes the response with the records read. A gap means compaction removed entries
+    /// meanwhile: the client must reload (`resync`), and gets no entries.
+    pub fn fill(self, records: Vec<Arc<LogRecord>>) -> SyncResponse {
+        let complete = records.len() == self.limit()
+            && records.first().is_none_or(|r| r.seq == self.after + 1);
+        if complete {
+            return SyncResponse {
+                ops: Entries::Records(records),
+                fields: self.fields,
+            };
+        }
+        SyncResponse {
+            ops: Entries::none(),
+            fields: SyncFields {
+                has_more: false,
+                resync: true,
+                ..self.fields
+            },
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -154,24 +246,33 @@ pub struct Leave {
 }
 
 /// Changes the document's icon (not part of the op log; takes its place in the actor's order).
-#[derive(Message)]
+#[derive(Message, Clone)]
 #[rtype(result = "Result<(), DocError>")]
 pub struct SetIcon {
     pub icon: Option<String>,
 }
 
-/// What a wake-up channel hears from a document. Channels never carry data: the client
-/// calls `/sync` when it hears something (PROTOCOL §4).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a wake-up channel hears from a document (PROTOCOL §4). Built once per change and
+/// shared by every subscriber (`Arc`), so a hundred subscribers cost a hundred pointer
+/// copies, not a hundred encodings.
+#[derive(Debug, Clone)]
 pub enum DocEvent {
-    /// headSeq or leaseSeq moved.
-    Seq {
-        doc_id: String,
-        head_seq: i64,
-        lease_seq: u64,
-    },
+    /// headSeq and/or leaseSeq moved: one event per change, lease and presence news included.
+    Seq(Arc<Wake>),
     /// Shares changed: the channel must re-check that its user may still read the document.
     AccessChanged { doc_id: String },
+}
+
+/// One change of a document as wake-up channels announce it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wake {
+    pub doc_id: String,
+    pub head_seq: i64,
+    pub lease_seq: u64,
+    /// The new log entries as a JSON array (exactly `/sync`'s `ops` for the range from the
+    /// previous announced head up to `head_seq`), when they are small and the subscriber is
+    /// known to still have read access; `None` otherwise (the client pulls).
+    pub entries: Option<Arc<str>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -182,11 +283,11 @@ pub enum Channel {
     LongPoll,
 }
 
-/// Registers a wake-up channel. The reply is the current `(headSeq, leaseSeq)`.
+/// Registers a wake-up channel. The reply holds the current `(headSeq, leaseSeq)` and the
+/// registration itself: dropping the `Subscription` unsubscribes.
 #[derive(Message, Clone)]
-#[rtype(result = "Result<(i64, u64), DocError>")]
+#[rtype(result = "Result<Subscribed, DocError>")]
 pub struct Subscribe {
-    pub id: u64,
     pub channel: Channel,
     /// The tab behind the channel, kept present while the channel is open.
     pub client_id: Option<String>,
@@ -194,10 +295,17 @@ pub struct Subscribe {
     pub sink: tokio::sync::mpsc::UnboundedSender<DocEvent>,
 }
 
+pub struct Subscribed {
+    pub head_seq: i64,
+    pub lease_seq: u64,
+    pub subscription: super::subscribers::Subscription,
+}
+
+/// Sent by a `Subscription` when it is dropped.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Unsubscribe {
-    pub id: u64,
+pub(super) struct Unsubscribe {
+    pub(super) id: u64,
 }
 
 /// Long-polling: answered at once when `headSeq > since` or `leaseSeq != lease_seq`, otherwise
@@ -229,7 +337,7 @@ pub enum Changes {
 pub struct AccessChanged;
 
 /// Compaction of this document, in its op order (PROTOCOL §6).
-#[derive(Message)]
+#[derive(Message, Clone)]
 #[rtype(result = "Result<CompactOutcome, DocError>")]
 pub struct Compact {
     pub now: i64,
@@ -251,10 +359,15 @@ pub struct CompactOutcome {
 #[rtype(result = "()")]
 pub struct Close;
 
-/// Sent by the registry when the actor may stop (idle).
+/// Sent by a document actor to whoever started it (the registry) when it stops taking work:
+/// that owner must stop handing out `addr` for `doc_id`. Defined here, next to the actor, so
+/// the actor needs to know nothing about who listens.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct StopIdle;
+pub struct Stopped {
+    pub doc_id: String,
+    pub addr: actix::Addr<super::DocumentActor>,
+}
 
 /// Operator view of one actor.
 #[derive(Message)]

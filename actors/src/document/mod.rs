@@ -7,7 +7,10 @@ mod channels;
 mod compact;
 pub mod messages;
 pub mod sessions;
+mod subscribers;
 mod sync;
+mod waiters;
 
 pub use actor::{ActorConfig, DocumentActor};
 pub use messages::*;
+pub use subscribers::Subscription;

@@ -24,10 +24,10 @@ impl DocumentActor {
         let head = self.durable_seq;
         let floor = self.state.as_ref().map_or(0, |s| s.log_floor);
         if ahead || last_seq > head || last_seq < floor {
-            return (LogPage::Ready(Vec::new()), false, true);
+            return (LogPage::Ready(Entries::none()), false, true);
         }
         if last_seq == head {
-            return (LogPage::Ready(Vec::new()), false, false);
+            return (LogPage::Ready(Entries::none()), false, false);
         }
         let upto = head.min(last_seq + self.cfg.log_page as i64);
         let has_more = head > upto;
@@ -36,7 +36,7 @@ impl DocumentActor {
                 let start = (last_seq + 1 - first.seq) as usize;
                 let n = (upto - last_seq) as usize;
                 let page = self.log_tail.iter().skip(start).take(n).cloned().collect();
-                (LogPage::Ready(page), has_more, false)
+                (LogPage::Ready(Entries::Records(page)), has_more, false)
             }
             _ => (
                 LogPage::Read {
@@ -60,24 +60,26 @@ impl DocumentActor {
         hold: HoldOutcome,
     ) -> SyncReply {
         let now = self.clock.now_ms();
-        let (ops, has_more, resync) = self.log_page(last_seq, ahead);
+        let (page, has_more, resync) = self.log_page(last_seq, ahead);
         SyncReply {
-            results,
-            ops,
-            has_more,
-            head_seq: self.durable_seq,
-            lease_seq: self.lease_seq,
-            leases: LeasesReply {
-                granted: hold.granted,
-                denied: hold.denied,
-                others: self.leases.others(&caller.client_id, now),
+            page,
+            fields: SyncFields {
+                results,
+                has_more,
+                head_seq: self.durable_seq,
+                lease_seq: self.lease_seq,
+                leases: LeasesReply {
+                    granted: hold.granted,
+                    denied: hold.denied,
+                    others: self.leases.others(&caller.client_id, now),
+                },
+                role: caller.role,
+                shared: caller.shared,
+                sessions: self.sessions.len(),
+                mode: self.mode(caller.shared),
+                resync,
+                icon: self.state.as_ref().and_then(|s| s.icon.clone()),
             },
-            role: caller.role,
-            shared: caller.shared,
-            sessions: self.sessions.len(),
-            mode: self.mode(caller.shared),
-            resync,
-            icon: self.state.as_ref().and_then(|s| s.icon.clone()),
         }
     }
 

@@ -31,16 +31,6 @@ pub struct DocWrite {
     pub now: i64,
 }
 
-impl DocWrite {
-    pub fn is_empty(&self) -> bool {
-        self.blocks.is_empty()
-            && self.purged.is_empty()
-            && self.log.is_empty()
-            && self.results.is_empty()
-            && self.title.is_none()
-    }
-}
-
 pub fn create(
     conn: &Connection,
     id: &str,

@@ -98,16 +98,6 @@ pub fn read_after(
     Ok(out)
 }
 
-/// Typed entries (tests and tools that replay the log).
-pub fn read_entries(conn: &Connection, doc_id: &str, after: i64) -> Result<Vec<LogEntry>> {
-    read_after(conn, doc_id, after, i64::MAX, usize::MAX >> 1)?
-        .into_iter()
-        .map(|r| {
-            serde_json::from_str(r.json.get()).map_err(|e| StorageError::Corrupt(e.to_string()))
-        })
-        .collect()
-}
-
 /// What must be known before a request's ops are applied, read off the actor's thread:
 /// results already given for its op IDs, and which named block IDs belong elsewhere.
 #[derive(Debug, Clone, Default)]

@@ -131,11 +131,3 @@ impl Storage {
         self.writer.call(f)
     }
 }
-
-/// Milliseconds since the Unix epoch from a real clock (the actors take an injectable one).
-pub fn unix_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}

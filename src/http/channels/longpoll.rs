@@ -47,7 +47,7 @@ pub async fn changes(
         client_id: q.client_id,
         user_id: user.id,
     };
-    let (head, lease) = match super::super::sync::ask(&state, &doc_id, msg).await?.1 {
+    let (head, lease) = match docsync_actors::registry::ask(&state.registry, &doc_id, msg).await? {
         Changes::Now {
             head_seq,
             lease_seq,

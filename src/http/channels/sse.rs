@@ -31,8 +31,10 @@ pub struct EventsQuery {
     client_id: Option<String>,
 }
 
-fn frame(event: &str, doc_id: &str, head: i64, lease: u64) -> Bytes {
+fn frame(event: &str, doc_id: &str, head: i64, lease: u64, entries: Option<&str>) -> Bytes {
     let data = json!({"docId": doc_id, "headSeq": head, "leaseSeq": lease});
+    // Entries are one line of JSON (serde never writes raw newlines), as SSE data must be.
+    let data = super::ws::with_entries(data, entries);
     Bytes::from(format!("event: {event}\ndata: {data}\n\n"))
 }
 
@@ -58,7 +60,7 @@ pub async fn events(
     check_client_id(&client_id)?;
     let (user, _, _) = access(&state, &creds, &doc_id).await?;
     let (tx, rx) = mpsc::unbounded_channel();
-    let (addr, id, head, lease) =
+    let (sub, head, lease) =
         subscribe(&state, &doc_id, Channel::Sse, client_id, &user.id, tx).await?;
     let mut keepalive =
         tokio::time::interval_at(tokio::time::Instant::now() + KEEPALIVE, KEEPALIVE);
@@ -66,12 +68,12 @@ pub async fn events(
     let s = Stream {
         shutdown: state.shutdown.clone(),
         state: state.clone(),
-        first: Some(frame("ready", &doc_id, head, lease)),
+        first: Some(frame("ready", &doc_id, head, lease, None)),
         doc_id,
         user_id: user.id,
         rx,
         keepalive,
-        _sub: Subscription { addr, id },
+        _sub: sub,
     };
     let body = stream::unfold(s, |mut s| async move {
         if let Some(first) = s.first.take() {
@@ -89,12 +91,9 @@ pub async fn events(
                 _ = s.shutdown.wait_for(|v| *v) => Next::Shutdown,
             };
             match next {
-                Next::Event(Some(DocEvent::Seq {
-                    head_seq,
-                    lease_seq,
-                    ..
-                })) => {
-                    let f = frame("doc_seq", &s.doc_id, head_seq, lease_seq);
+                Next::Event(Some(DocEvent::Seq(wake))) => {
+                    let entries = wake.entries.as_deref();
+                    let f = frame("doc_seq", &s.doc_id, wake.head_seq, wake.lease_seq, entries);
                     return Some((Ok(f), s));
                 }
                 Next::Event(Some(DocEvent::AccessChanged { .. })) => {

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use docsync_actors::document::{Channel, DocEvent};
+use docsync_actors::document::{Channel, DocEvent, Wake};
 use docsync_actors::storage::accounts::User;
 use docsync_actors::storage::roles;
 
@@ -139,7 +139,7 @@ impl WsSession {
             )
             .await
             {
-                Ok((addr, id, _, _)) => (doc_id, Ok(Subscription { addr, id })),
+                Ok((sub, _, _)) => (doc_id, Ok(sub)),
                 Err(_) => (doc_id, Err("unavailable")),
             }
         };
@@ -239,19 +239,32 @@ impl Handler<Shutdown> for WsSession {
     }
 }
 
+/// `DOC_SEQ` (PROTOCOL §4). The entries are already a JSON array, encoded once per change
+/// by the document; they are copied in, never re-encoded per subscriber.
+fn doc_seq_message(wake: &Wake) -> String {
+    let head = json!({"type": "DOC_SEQ", "docId": wake.doc_id, "headSeq": wake.head_seq, "leaseSeq": wake.lease_seq});
+    with_entries(head, wake.entries.as_deref())
+}
+
+/// `{…}` plus `,"entries":[…]` spliced in before the closing brace.
+pub(super) fn with_entries(head: serde_json::Value, entries: Option<&str>) -> String {
+    let mut text = head.to_string();
+    if let Some(entries) = entries {
+        text.pop();
+        text.reserve(entries.len() + 12);
+        text.push_str(",\"entries\":");
+        text.push_str(entries);
+        text.push('}');
+    }
+    text
+}
+
 impl StreamHandler<DocEvent> for WsSession {
     fn handle(&mut self, ev: DocEvent, ctx: &mut Self::Context) {
         match ev {
-            DocEvent::Seq {
-                doc_id,
-                head_seq,
-                lease_seq,
-            } => {
-                if self.rooms.contains_key(&doc_id) {
-                    Self::send(
-                        ctx,
-                        json!({"type": "DOC_SEQ", "docId": doc_id, "headSeq": head_seq, "leaseSeq": lease_seq}),
-                    );
+            DocEvent::Seq(wake) => {
+                if self.rooms.contains_key(&wake.doc_id) {
+                    ctx.text(doc_seq_message(&wake));
                 }
             }
             DocEvent::AccessChanged { doc_id } => self.recheck(doc_id, ctx),
