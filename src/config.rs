@@ -29,8 +29,22 @@ pub struct Settings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TestingSettings {
+    /// Fault injection for the crash tests. The check that uses it is compiled only into
+    /// debug builds (`cfg(debug_assertions)`, what `cargo test` builds), and a release
+    /// build refuses to start with it set, so production can never panic on purpose.
+    #[serde(deserialize_with = "debug_builds_only")]
     pub panic_marker: String,
     pub clock: ClockKind,
+}
+
+fn debug_builds_only<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let marker = String::deserialize(d)?;
+    if cfg!(not(debug_assertions)) && !marker.is_empty() {
+        return Err(serde::de::Error::custom(
+            "fault injection exists only in debug builds; leave it empty",
+        ));
+    }
+    Ok(marker)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -47,7 +47,8 @@ pub struct ActorConfig {
     pub tick: Duration,
     /// `limits.max_depth`: most levels a block tree may have (the rules enforce it).
     pub max_depth: usize,
-    /// Test hook: content equal to this makes the rules panic (unset in production).
+    /// Test hook: content equal to this makes the rules panic. Only debug builds look at it
+    /// (the service refuses to start a release build with it set).
     pub panic_marker: Option<String>,
     pub metrics: Arc<Metrics>,
 }

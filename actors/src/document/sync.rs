@@ -155,6 +155,8 @@ impl DocumentActor {
                 results.extend(first);
                 continue;
             }
+            // Fault injection for the crash tests, compiled into debug builds only.
+            #[cfg(debug_assertions)]
             if let (Some(marker), crate::collab::op::OpKind::SetContent { content, .. }) =
                 (&self.cfg.panic_marker, &op.kind)
             {
