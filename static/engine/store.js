@@ -1,7 +1,9 @@
 // The device copy of each document (PROTOCOL §7 "Persistence"): the confirmed state (meta
 // record + blocks in hash buckets) and the queue of own unconfirmed ops per (docId, clientId).
 // Every write is one IndexedDB transaction whose promise resolves only on `complete`, and
-// rejects (never swallowed) on error or abort, e.g. QuotaExceededError.
+// rejects (never swallowed) on error or abort, e.g. QuotaExceededError. Each write asks for
+// its commit (`tx.commit()`) as soon as its last request is issued: a write begun in the
+// same task as a keystroke, or in `pagehide`, then completes even if the page is gone next.
 
 /** @typedef {import('./types.js').Block} Block */
 /** @typedef {import('./types.js').Op} Op */
@@ -61,6 +63,16 @@ function done(req) {
     req.onsuccess = () => resolve(req.result);
     req.onerror = () => reject(req.error ?? new Error('IndexedDB request failed'));
   });
+}
+
+/**
+ * Asks for the commit now instead of after the requests' success events have run in this
+ * page (one round trip fewer; the queued transactions behind it start sooner, and a
+ * transaction begun in `pagehide` does not depend on this page running again).
+ * @param {IDBTransaction} tx
+ */
+function commitNow(tx) {
+  if (typeof tx.commit === 'function') tx.commit();
 }
 
 /**
@@ -133,6 +145,7 @@ export class DocStore {
     parts.forEach((part, i) => store.put(part, [meta.docId, i]));
     tx.objectStore('docs').put({ ...meta, buckets });
     this.queueWrites(tx, meta.docId, queue);
+    commitNow(tx);
     return result;
   }
 
@@ -175,6 +188,7 @@ export class DocStore {
       }),
     );
     this.queueWrites(tx, meta.docId, queue);
+    commitNow(tx);
     return result;
   }
 
@@ -211,6 +225,7 @@ export class DocStore {
     const result = committed(tx);
     const q = tx.objectStore('queue');
     for (const r of records) q.put(r);
+    commitNow(tx);
     return result;
   }
 
@@ -222,6 +237,7 @@ export class DocStore {
     const tx = this.db.transaction('queue', 'readwrite');
     const result = committed(tx);
     this.queueWrites(tx, docId, { del: keys });
+    commitNow(tx);
     return result;
   }
 
@@ -276,6 +292,7 @@ export class DocStore {
     tx.objectStore('docs').delete(docId);
     tx.objectStore('blocks').delete(this.blockRange(docId));
     tx.objectStore('queue').delete(this.keyRange.bound([docId], [docId, []]));
+    commitNow(tx);
     return result;
   }
 

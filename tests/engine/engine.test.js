@@ -252,6 +252,66 @@ describe('persistence', () => {
     expect(await e.store.loadQueue(DOC, e.clientId)).toEqual([]);
   });
 
+  it('the queue write begins, and asks for its commit, in the same task as the edit', async () => {
+    const [b0] = seed(['hello']);
+    const e = await openEngine(await makeEngine());
+    /** @type {{stores: string[], mode: string, commitAsked: boolean}[]} */
+    const txs = [];
+    const db = /** @type {any} */ (e.store.db);
+    const orig = db.transaction.bind(db);
+    db.transaction = (/** @type {any} */ stores, /** @type {any} */ mode) => {
+      const tx = orig(stores, mode);
+      const rec = { stores: [stores].flat(), mode, commitAsked: false };
+      txs.push(rec);
+      const commit = tx.commit.bind(tx);
+      tx.commit = () => {
+        rec.commitAsked = true;
+        commit();
+      };
+      return tx;
+    };
+    typeInto(e, b0, 'hello w');
+    // Synchronously, before any timer, frame or IndexedDB callback: the write is under way
+    // and committing, but not yet counted as saved.
+    expect(txs).toEqual([{ stores: ['queue'], mode: 'readwrite', commitAsked: true }]);
+    expect(e.state.pending).toBe(0);
+    // pagehide right after the next keystroke: its write, too, is begun before pageHide runs.
+    typeInto(e, b0, 'hello wo');
+    e.pageHide();
+    expect(txs).toHaveLength(2);
+    expect(txs[1]).toEqual({ stores: ['queue'], mode: 'readwrite', commitAsked: true });
+    await run();
+    const stored = await e.store.loadQueue(DOC, e.clientId);
+    expect(stored.map((r) => r.op.content)).toEqual(['hello wo']);
+  });
+
+  it('an op whose write has not completed is neither counted nor sent; it is once the write completes', async () => {
+    const [b0] = seed(['x']);
+    const e = await openEngine(await makeEngine());
+    const store = e.store;
+    const put = store.putQueued.bind(store);
+    /** @type {() => void} */
+    let release = () => {};
+    const gate = new Promise((r) => { release = () => r(undefined); });
+    store.putQueued = async (recs) => {
+      await gate;
+      return put(recs);
+    };
+    const before = server.syncs().length;
+    typeInto(e, b0, 'slow disk');
+    await run(5_000);
+    expect(e.state.pending).toBe(0);
+    expect(server.sentOps().size).toBe(0);
+    expect(server.syncs().length - before).toBeGreaterThanOrEqual(1); // periodic syncs went, without it
+    release();
+    await run();
+    expect(e.state.pending).toBe(1);
+    expect(server.sentOps().size).toBe(0); // then the 300 ms batching delay
+    await run(300);
+    expect([...server.sentOps().keys()]).toHaveLength(1);
+    expect(server.model.get(b0)?.content).toBe('slow disk');
+  });
+
   it('reopening shows the stored state at once (offline) and resends the queue with the same opIds', async () => {
     const [b0, b1] = seed(['one', 'two']);
     const a = await openEngine(await makeEngine());
