@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use docsync_actors::clock::unix_ms;
-use docsync_actors::storage::{accounts, sharing, Storage};
+use docsync_actors::storage::{accounts, backup, sharing, Storage};
 
 use crate::auth::password;
 
@@ -139,32 +139,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// Online backup: pages are copied in steps from a read-only connection, so writers are
-/// never blocked for long; the copy is a consistent snapshot of one moment.
+/// `docsync backup FILE`: the storage layer's online backup (safe while the server runs).
 fn backup(settings: &Settings, file: &std::path::Path) -> anyhow::Result<()> {
-    use rusqlite::{backup::Backup, Connection, OpenFlags};
-    if file.exists() {
-        anyhow::bail!("{} exists; refusing to overwrite a file", file.display());
-    }
-    let src = Connection::open_with_flags(&settings.storage.path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .map_err(|e| anyhow::anyhow!("opening {}: {e}", settings.storage.path.display()))?;
-    src.busy_timeout(std::time::Duration::from_secs(10))?;
-    let tmp = file.with_extension("partial");
-    let _ = std::fs::remove_file(&tmp);
-    {
-        let mut dst = Connection::open(&tmp)?;
-        let b = Backup::new(&src, &mut dst)?;
-        b.run_to_completion(1024, std::time::Duration::from_millis(5), None)?;
-    }
-    let check = Connection::open(&tmp)?;
-    let ok: String = check.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
-    if ok != "ok" {
-        anyhow::bail!("backup failed its integrity check: {ok}");
-    }
-    check.execute_batch("PRAGMA journal_mode = DELETE;")?;
-    drop(check);
-    std::fs::rename(&tmp, file)?;
-    let size = std::fs::metadata(file)?.len();
+    let size = backup::online_backup(&settings.storage.path, file)?;
     println!(
         "backup written to {} ({size} bytes, integrity ok)",
         file.display()
@@ -248,17 +225,7 @@ fn team_command(storage: &Storage, command: TeamCommand) -> anyhow::Result<()> {
             println!("team {team}: {} members", users.len());
         }
         TeamCommand::List => {
-            let teams = storage.read_blocking(|c| {
-                let mut stmt = c.prepare("SELECT id FROM teams ORDER BY name")?;
-                let ids = stmt
-                    .query_map([], |r| r.get::<_, String>(0))?
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
-                let mut out = Vec::new();
-                for id in ids {
-                    out.extend(sharing::team(c, &id)?);
-                }
-                Ok(out)
-            })?;
+            let teams = storage.read_blocking(sharing::all_teams)?;
             for t in teams {
                 println!(
                     "{}\t{}\towner={}\tmembers={}",

@@ -3,6 +3,7 @@
 //! (snapshot load, log after `seq`, roles, derived data). It knows SQL, not HTTP or actors.
 
 pub mod accounts;
+pub mod backup;
 pub mod compaction;
 pub mod derived;
 pub mod documents;
@@ -11,6 +12,7 @@ pub mod log;
 pub mod migrate;
 pub mod roles;
 pub mod search;
+pub mod seed;
 pub mod sharing;
 pub mod writer;
 

@@ -415,3 +415,16 @@ pub fn docs_reached_by_team(conn: &Connection, team_id: &str) -> Result<Vec<Stri
     }
     Ok(out)
 }
+
+/// Every team, by name (the admin CLI's `team list`).
+pub fn all_teams(conn: &Connection) -> Result<Vec<Team>> {
+    let ids = conn
+        .prepare_cached("SELECT id FROM teams ORDER BY name")?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut out = Vec::new();
+    for id in ids {
+        out.extend(team(conn, &id)?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,132 @@
+//! The scenarios: which exist, which `--scenario` selects, and running one.
+
+mod compaction;
+mod hot_doc;
+mod idle_actors;
+mod idle_subscribers;
+mod many_docs;
+mod snapshot;
+mod wakeup;
+
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::ValueEnum;
+
+use crate::channel::Channel;
+use crate::client::Api;
+use crate::server::Launcher;
+use crate::stats::Line;
+
+/// Subscriber counts of the `wakeup` scenario.
+const WAKE_SUBSCRIBERS: [usize; 2] = [2, 100];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ScenarioArg {
+    All,
+    #[value(alias = "hot_doc")]
+    Hot,
+    #[value(alias = "many_docs")]
+    Many,
+    #[value(alias = "snapshot_10k")]
+    Snapshot,
+    #[value(alias = "idle_actors")]
+    Idle,
+    #[value(alias = "idle_subscribers")]
+    IdleSubscribers,
+    Wakeup,
+    Compaction,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Scenario {
+    HotDoc,
+    ManyDocs,
+    Snapshot10k,
+    IdleActors,
+    IdleSubscribers(Channel),
+    /// Channel and number of subscribers.
+    Wakeup(Channel, usize),
+    Compaction,
+}
+
+impl Scenario {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::HotDoc => "hot_doc",
+            Scenario::ManyDocs => "many_docs",
+            Scenario::Snapshot10k => "snapshot_10k",
+            Scenario::IdleActors => "idle_actors",
+            Scenario::IdleSubscribers(_) => "idle_subscribers",
+            Scenario::Wakeup(..) => "wakeup",
+            Scenario::Compaction => "compaction",
+        }
+    }
+
+    /// An output line with `scenario` and, for scenarios with parameters, `channel` and
+    /// `subscribers`.
+    pub fn line(self) -> Line {
+        let line = Line::named(self.name());
+        match self {
+            Scenario::IdleSubscribers(channel) => line.with("channel", channel.name()),
+            Scenario::Wakeup(channel, n) => {
+                line.with("channel", channel.name()).with("subscribers", n)
+            }
+            _ => line,
+        }
+    }
+
+    pub fn selected(arg: ScenarioArg) -> Vec<Scenario> {
+        let idle_subscribers = vec![
+            Scenario::IdleSubscribers(Channel::WebSocket),
+            Scenario::IdleSubscribers(Channel::LongPoll),
+        ];
+        let wakeups: Vec<Scenario> = Channel::ALL
+            .into_iter()
+            .flat_map(|c| WAKE_SUBSCRIBERS.map(|n| Scenario::Wakeup(c, n)))
+            .collect();
+        match arg {
+            // idle_actors goes first: on a heap that earlier scenarios grew and freed, new
+            // actors reuse freed memory and the RSS difference says little.
+            ScenarioArg::All => [
+                vec![Scenario::IdleActors],
+                idle_subscribers,
+                vec![Scenario::HotDoc, Scenario::ManyDocs, Scenario::Snapshot10k],
+                wakeups,
+                vec![Scenario::Compaction],
+            ]
+            .concat(),
+            ScenarioArg::Hot => vec![Scenario::HotDoc],
+            ScenarioArg::Many => vec![Scenario::ManyDocs],
+            ScenarioArg::Snapshot => vec![Scenario::Snapshot10k],
+            ScenarioArg::Idle => vec![Scenario::IdleActors],
+            ScenarioArg::IdleSubscribers => idle_subscribers,
+            ScenarioArg::Wakeup => wakeups,
+            ScenarioArg::Compaction => vec![Scenario::Compaction],
+        }
+    }
+}
+
+/// What scenarios work with: the main server's API and pid (None if it is not ours), a way
+/// to start further servers (None with --target), and the soft open-file limit.
+pub struct Env {
+    pub api: Api,
+    pub pid: Option<u32>,
+    pub launcher: Option<Launcher>,
+    pub duration: Duration,
+    pub nofile: u64,
+}
+
+/// Runs one scenario; its figures as one output line.
+pub async fn run(scenario: Scenario, env: &Env) -> Result<Line> {
+    let (api, pid) = (&env.api, env.pid);
+    match scenario {
+        Scenario::HotDoc => hot_doc::run(api, env.duration, pid).await,
+        Scenario::ManyDocs => many_docs::run(api, env.duration, pid).await,
+        Scenario::Snapshot10k => snapshot::run(api, pid).await,
+        Scenario::IdleActors => idle_actors::run(api, pid).await,
+        Scenario::IdleSubscribers(channel) => idle_subscribers::run(env, channel).await,
+        Scenario::Wakeup(channel, n) => wakeup::run(api, channel, n, pid).await,
+        Scenario::Compaction => compaction::run(env).await,
+    }
+}
