@@ -828,12 +828,21 @@ export class DocSyncEngine {
 
   // ---------------------------------------------------------------- wake-ups
 
-  /** @param {Wake} w */
+  /**
+   * A wake-up (PROTOCOL §4). Entries that came with it are applied without a /sync only if
+   * they start exactly at lastSeq + 1, run without a gap, are well-formed, the confirmed
+   * state is loaded and no exchange is in flight (its reply is applied against lastSeq).
+   * Anything else — a gap, messages out of order, a lost message, a reader behind, a
+   * duplicate that starts at or below lastSeq — pulls as usual when the head is ahead of
+   * lastSeq or the lease news is new. Entries ending before headSeq (partial) are applied
+   * and the rest pulled. A stopped engine (403/404) or a closed one ignores wake-ups.
+   * @param {Wake} w
+   */
   onWake(w) {
     if (this.closed || this.stopped) return;
     const last = this.confirmed.lastSeq;
     const entries = w.entries ?? [];
-    if (entries.length && !this.inFlight && entries[0].seq === last + 1 && isContiguous(entries)) {
+    if (entries.length && this.loaded && !this.inFlight && entries[0]?.seq === last + 1 && isContiguous(entries)) {
       // Small change delivered with the wake-up: no /sync needed for the content.
       this.applyEntries(entries);
       this.ladder?.noteCursor(this.confirmed.lastSeq, this.leaseSeq);
@@ -975,8 +984,12 @@ export class DocSyncEngine {
   }
 }
 
-/** @param {LogEntry[]} entries */
+/** Well-formed entries with seqs n, n+1, n+2 … (anything else is pulled instead). @param {LogEntry[]} entries */
 function isContiguous(entries) {
-  for (let i = 1; i < entries.length; i++) if (entries[i].seq !== entries[i - 1].seq + 1) return false;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    if (!e || typeof e.seq !== 'number' || typeof e.opId !== 'string' || !Array.isArray(e.effects)) return false;
+    if (i > 0 && e.seq !== entries[i - 1].seq + 1) return false;
+  }
   return true;
 }

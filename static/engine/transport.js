@@ -294,7 +294,9 @@ export class WakeLadder {
       } catch {
         // a ready event without data still proves the stream flows
       }
-      this.wake(msg);
+      // The stream is per document; an event naming another one is not ours (nor its entries).
+      if (typeof msg?.docId === 'string' && msg.docId !== this.docId) return;
+      this.wake(msg ?? {});
     };
     es.addEventListener('ready', onEvent);
     es.addEventListener('doc_seq', onEvent);

@@ -893,6 +893,204 @@ describe('wake-ups', () => {
   });
 });
 
+describe('wake-ups with entries (PROTOCOL §4): apply only exactly at lastSeq + 1, else pull', () => {
+  /** An engine on a seeded document with a fake ladder, settled. */
+  async function woken() {
+    const [b0] = seed(['a']);
+    const { l, factory } = fakeLadder();
+    const e = await openEngine(await makeEngine({ transport: factory }));
+    await run(100);
+    /** @param {any[]} entries @param {number} [headSeq] */
+    const wake = (entries, headSeq) =>
+      l.opts.onWake({ headSeq: headSeq ?? server.model.lastSeq, leaseSeq: server.leaseSeq, entries });
+    /** Someone else sets the bullet's text; returns the log entry. @param {string} text */
+    const edit = (text) => {
+      server.apply({ opId: `op_${text.replace(/\W/g, '')}`, kind: 'set_content', blockId: b0, content: text, baseVersion: server.model.get(b0)?.version });
+      return server.log.at(-1);
+    };
+    return { e, b0, l, wake, edit, syncs: () => server.syncs().length };
+  }
+
+  it('exactly contiguous: applied without a pull, lastSeq advances, persisted', async () => {
+    const { e, wake, edit, syncs } = await woken();
+    const n = syncs();
+    const e1 = edit('one');
+    const e2 = edit('two');
+    wake([e1, e2]);
+    expect(e.state.rows[0].content).toBe('two');
+    expect(e.state.lastSeq).toBe(e2.seq);
+    await run();
+    expect(syncs()).toBe(n);
+    expect((await e.store.loadDoc(DOC))?.meta.lastSeq).toBe(e2.seq);
+  });
+
+  it('a gap (an earlier entry never came): nothing applied locally, one pull brings both', async () => {
+    const { e, wake, edit, syncs } = await woken();
+    const n = syncs();
+    const before = e.state.lastSeq;
+    edit('lost');
+    const e2 = edit('after the gap');
+    wake([e2]);
+    expect(e.state.lastSeq).toBe(before); // not applied over the gap
+    await run();
+    expect(syncs()).toBe(n + 1);
+    expect(e.state.lastSeq).toBe(e2.seq);
+    expect(e.state.rows[0].content).toBe('after the gap');
+  });
+
+  it('reordered: entries out of order in one message, or messages out of order, pull; a late one is ignored', async () => {
+    const { e, wake, edit, syncs } = await woken();
+    let n = syncs();
+    const e1 = edit('r1');
+    const e2 = edit('r2');
+    const e2b = edit('r2b');
+    wake([e1, e2b, e2]); // within one message: starts right, then out of order
+    wake([e2, e1]);
+    expect(e.state.lastSeq).toBe(e1.seq - 1);
+    await run();
+    expect(syncs()).toBe(n + 1);
+    expect(e.state.rows[0].content).toBe('r2b');
+
+    n = syncs();
+    const e3 = edit('r3');
+    const e4 = edit('r4');
+    wake([e4], e4.seq); // the later message first: a gap, pulled
+    await run();
+    expect(syncs()).toBe(n + 1);
+    expect(e.state.lastSeq).toBe(e4.seq);
+    wake([e3], e3.seq); // then the earlier one: already had, neither applied again nor pulled
+    await run();
+    expect(syncs()).toBe(n + 1);
+    expect(e.state.rows[0].content).toBe('r4');
+    expect(e.state.lastSeq).toBe(e4.seq);
+  });
+
+  it('a lost message, then the next one: pulled, and the same message twice is applied once', async () => {
+    const { e, wake, edit, syncs } = await woken();
+    const n = syncs();
+    const e1 = edit('first');
+    wake([e1]);
+    wake([e1]); // delivered twice
+    await run();
+    expect(syncs()).toBe(n);
+    expect(e.state.lastSeq).toBe(e1.seq);
+    edit('second, its wake-up lost');
+    const e3 = edit('third');
+    wake([e3]);
+    await run();
+    expect(syncs()).toBe(n + 1);
+    expect(e.state.rows[0].content).toBe('third');
+    expect(e.state.lastSeq).toBe(e3.seq);
+  });
+
+  it('a reader behind (offline meanwhile, or a pull in flight) does not apply, and pulls', async () => {
+    const { e, wake, edit, syncs } = await woken();
+    // Behind: three changes happened while no wake-up reached it.
+    edit('b1');
+    edit('b2');
+    edit('b3');
+    let n = syncs();
+    const e4 = edit('b4');
+    wake([e4]);
+    expect(e.state.rows[0].content).toBe('a');
+    await run();
+    expect(syncs()).toBe(n + 1);
+    expect(e.state.rows[0].content).toBe('b4');
+
+    // A pull in flight: its reply is applied against lastSeq, so contiguous entries wait for it.
+    /** @type {() => void} */
+    let open = () => {};
+    server.gate = new Promise((r) => { open = () => r(undefined); });
+    n = syncs();
+    e.syncNow();
+    await run();
+    expect(e.inFlight).toBe(true);
+    const e5 = edit('b5');
+    wake([e5]);
+    expect(e.state.rows[0].content).toBe('b4'); // not applied under the pull
+    server.gate = null;
+    open();
+    await run();
+    expect(e.state.rows[0].content).toBe('b5');
+    expect(e.state.lastSeq).toBe(e5.seq);
+    expect(syncs() - n).toBeLessThanOrEqual(2);
+  });
+
+  it('partial: entries that end before headSeq are applied and the rest pulled', async () => {
+    const { e, wake, edit, syncs } = await woken();
+    const n = syncs();
+    const e1 = edit('p1');
+    const e2 = edit('p2');
+    wake([e1], e2.seq);
+    expect(e.state.rows[0].content).toBe('p1');
+    await run();
+    expect(syncs()).toBe(n + 1);
+    expect(e.state.rows[0].content).toBe('p2');
+    expect(e.state.lastSeq).toBe(e2.seq);
+  });
+
+  it('malformed entries are pulled instead, without an exception', async () => {
+    const { e, wake, edit, syncs } = await woken();
+    const n = syncs();
+    const e1 = edit('m1');
+    const { effects: _effects, ...noEffects } = e1;
+    expect(() => wake([noEffects])).not.toThrow();
+    expect(() => wake([{ ...e1, seq: String(e1.seq) }])).not.toThrow();
+    expect(() => wake([null])).not.toThrow();
+    expect(e.state.lastSeq).toBe(e1.seq - 1);
+    await run();
+    expect(syncs()).toBe(n + 1);
+    expect(e.state.rows[0].content).toBe('m1');
+  });
+
+  it('no read access any more (403): wake-ups with entries are neither applied nor pulled', async () => {
+    const { e, wake, edit, syncs } = await woken();
+    server.status = 403;
+    e.syncNow();
+    await run();
+    expect(e.state.error).not.toBeNull();
+    const n = syncs();
+    const shown = e.state.rows[0].content;
+    server.status = null;
+    const e1 = edit('secret');
+    wake([e1]);
+    await run(5_000);
+    expect(e.state.rows[0].content).toBe(shown);
+    expect(e.state.lastSeq).toBe(e1.seq - 1);
+    expect(syncs()).toBe(n);
+  });
+
+  it('a document it no longer reads (closed engine): wake-ups with entries are ignored', async () => {
+    const { e, wake, edit, syncs } = await woken();
+    await e.close();
+    const n = syncs();
+    const e1 = edit('after close');
+    wake([e1]);
+    await run(1_000);
+    expect(e.state.rows[0].content).toBe('a');
+    expect(syncs()).toBe(n);
+  });
+
+  it('an own op seen in the entries before its /sync reply: acknowledged and dropped from the queue', async () => {
+    const { e, b0, wake, syncs } = await woken();
+    server.dropReply = true; // the server applies it, the reply is lost
+    typeInto(e, b0, 'mine');
+    await run(300);
+    server.dropReply = false;
+    const own = server.log.at(-1);
+    expect(own.clientId).toBe(e.clientId);
+    const n = syncs();
+    wake([own]);
+    await run();
+    expect(e.queue).toHaveLength(0);
+    expect(e.state.pending).toBe(0);
+    expect(e.state.rows[0].content).toBe('mine');
+    expect(e.state.lastSeq).toBe(own.seq);
+    expect(await e.store.loadQueue(DOC, e.clientId)).toEqual([]);
+    expect(syncs() - n).toBeLessThanOrEqual(1); // the retry of the lost reply may still go
+  });
+});
+
 describe('with the real wake-up ladder', () => {
   /** A WebSocket the server side of which is this test. */
   class TestSocket {

@@ -220,6 +220,17 @@ describe('stage 2: SSE', () => {
     expect(es.closed).toBe(false);
   });
 
+  it('passes doc_seq entries on; an event naming another document is ignored', () => {
+    const { l, wakes } = ladder({ WebSocket: null });
+    l.start();
+    const es = FakeEventSource.all[0];
+    es.emit('ready', { docId: 'doc_1', headSeq: 3, leaseSeq: 1 });
+    const entries = [{ seq: 4, opId: 'op_x', kind: 'insert', clientId: 'cl_2', userId: 'u', at: 1, effects: [] }];
+    es.emit('doc_seq', { docId: 'doc_1', headSeq: 4, leaseSeq: 1, entries });
+    es.emit('doc_seq', { docId: 'doc_2', headSeq: 4, leaseSeq: 1, entries });
+    expect(wakes).toEqual([{ headSeq: 3, leaseSeq: 1 }, { headSeq: 4, leaseSeq: 1, entries }]);
+  });
+
   it('a buffered SSE (no first event within 5 s) is skipped for the whole tab', () => {
     const f = controlledFetch();
     const { l } = ladder({ WebSocket: null, fetch: f.fn });
