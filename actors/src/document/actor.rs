@@ -90,6 +90,10 @@ pub struct DocumentActor {
     pub(super) sessions: Sessions,
     pub(super) lease_seq: u64,
     pub(super) durable_seq: i64,
+    /// `(headSeq, leaseSeq)` as last told to the wake-up channels.
+    pub(super) announced: (i64, u64),
+    /// Syncs queued on the writer: each announces what changed once it committed.
+    pub(super) sync_writes: usize,
     pub(super) log_tail: VecDeque<Arc<LogRecord>>,
     pub(super) recent: HashMap<String, (OpResult, u64)>,
     pub(super) recent_order: VecDeque<String>,
@@ -130,6 +134,8 @@ impl DocumentActor {
             failed: None,
             lease_seq: 0,
             durable_seq: 0,
+            announced: (0, 0),
+            sync_writes: 0,
             log_tail: VecDeque::new(),
             recent: HashMap::new(),
             recent_order: VecDeque::new(),
@@ -216,9 +222,10 @@ impl DocumentActor {
         }
     }
 
+    /// Lease or presence news. Not announced here: `settle` (or the commit of the sync
+    /// that caused it) announces it together with the head it belongs to.
     pub(super) fn presence_changed(&mut self) {
         self.lease_seq += 1;
-        self.wake();
     }
 
     pub(super) fn see(&mut self, caller: &Caller, now: i64) {
@@ -240,7 +247,7 @@ impl DocumentActor {
         self.waiters.prune_closed();
         for (client, user) in self.subscribers.present() {
             if self.sessions.touch(&client, &user, now) {
-                self.lease_seq += 1;
+                self.presence_changed();
             }
         }
         let mut changed = self.leases.expire(now);
@@ -251,6 +258,7 @@ impl DocumentActor {
         if changed {
             self.presence_changed();
         }
+        self.settle();
         if now - self.last_activity >= IDLE_TRIM_MS && self.inflight == 0 {
             self.trim_idle();
         }
@@ -291,6 +299,7 @@ impl Actor for DocumentActor {
             actix::fut::wrap_future::<_, Self>(load).map(|res, act, ctx| match res {
                 Ok(state) => {
                     act.durable_seq = state.head_seq;
+                    act.announced = (state.head_seq, act.lease_seq);
                     act.state = Some(state);
                 }
                 Err(StorageError::DocNotFound(_)) => {

@@ -10,10 +10,25 @@ use super::messages::*;
 use super::subscribers::Subscription;
 
 impl DocumentActor {
-    /// Tells every wake-up channel that headSeq or leaseSeq moved, and answers the
-    /// long-polls whose condition now holds. Closed channels are dropped here.
-    pub(super) fn wake(&mut self) {
+    /// One change is one wake-up (PROTOCOL §4): handlers only record news (`durable_seq`,
+    /// `presence_changed`), and it is announced once, at the end of the message — or, while
+    /// a sync's write is on its way to the disk, by that write's commit, so the lease and
+    /// presence news of a sync travel with the head it produced.
+    pub(super) fn settle(&mut self) {
+        if self.sync_writes == 0 {
+            self.announce();
+        }
+    }
+
+    /// Tells every wake-up channel the durable head and leaseSeq, if either moved since the
+    /// last time, and answers the long-polls whose condition now holds. Closed channels are
+    /// dropped here.
+    pub(super) fn announce(&mut self) {
         let (head, lease) = (self.durable_seq, self.lease_seq);
+        if (head, lease) == self.announced {
+            return;
+        }
+        self.announced = (head, lease);
         self.subscribers.announce(Wake {
             doc_id: self.doc_id.clone(),
             head_seq: head,
@@ -38,6 +53,7 @@ impl Handler<Subscribe> for DocumentActor {
                 self.presence_changed();
             }
         }
+        self.settle();
         let id = self
             .subscribers
             .add(msg.channel, msg.client_id, msg.user_id, msg.sink);
@@ -71,6 +87,7 @@ impl Handler<WaitChanges> for DocumentActor {
                 self.presence_changed();
             }
         }
+        self.settle();
         let (head, lease) = (self.durable_seq, self.lease_seq);
         if head > msg.since || lease != msg.lease_seq {
             return Ok(Changes::Now {
@@ -93,6 +110,7 @@ impl Handler<AccessChanged> for DocumentActor {
         let change = self.subscribers.access_changed(&self.doc_id);
         // `shared` may have flipped: everyone syncs and sees the new mode.
         self.presence_changed();
+        self.settle();
         // Someone who lost write access must not keep blocking editors with leases, someone
         // who lost read access is no longer present, and streams get log entries again only
         // once their user is known to still read the document.
@@ -140,6 +158,7 @@ impl Handler<AccessChanged> for DocumentActor {
                 act.subscribers.confirm_readers(change, &readers);
                 if changed {
                     act.presence_changed();
+                    act.settle();
                 }
             }),
         );

@@ -99,10 +99,8 @@ impl Handler<Compact> for DocumentActor {
                     while act.log_tail.front().is_some_and(|r| r.seq <= floor) {
                         act.log_tail.pop_front();
                     }
-                    if head_after > act.durable_seq {
-                        act.durable_seq = head_after;
-                        act.wake();
-                    }
+                    act.durable_seq = act.durable_seq.max(head_after);
+                    act.settle();
                     Ok(floor)
                 }
                 Err(e) => {

@@ -11,6 +11,9 @@ mod subscribers;
 mod sync;
 mod waiters;
 
+#[cfg(test)]
+mod tests;
+
 pub use actor::{ActorConfig, DocumentActor};
 pub use messages::*;
 pub use subscribers::Subscription;

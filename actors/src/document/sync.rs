@@ -287,6 +287,7 @@ impl Handler<Sync> for DocumentActor {
             if lease_changed {
                 self.presence_changed();
             }
+            self.settle();
             let reply = self.reply(&msg.caller, msg.last_seq, ahead, Vec::new(), hold);
             return Box::pin(actix::fut::ready(Ok(reply)));
         }
@@ -312,6 +313,8 @@ impl Handler<Sync> for DocumentActor {
         self.write_no += 1;
         let my_write = self.write_no;
         self.inflight += 1;
+        // This request's session and lease news wait for its commit (see `settle`).
+        self.sync_writes += 1;
         let head_after = write.head_after;
         let fut = self
             .storage
@@ -321,13 +324,12 @@ impl Handler<Sync> for DocumentActor {
         Box::pin(
             actix::fut::wrap_future::<_, Self>(fut).map(move |res, act, ctx| {
                 act.inflight -= 1;
+                act.sync_writes -= 1;
                 let out = match res {
                     Ok(()) if act.failed.is_none() => {
                         act.durable_write_no = act.durable_write_no.max(my_write);
-                        if head_after > act.durable_seq {
-                            act.durable_seq = head_after;
-                            act.wake();
-                        }
+                        act.durable_seq = act.durable_seq.max(head_after);
+                        act.announce();
                         act.trim_recent();
                         act.record_latency(received);
                         Ok(act.reply(&caller, last_seq, ahead, results, hold))
@@ -365,6 +367,7 @@ impl Handler<Snapshot> for DocumentActor {
         }
         let now = self.clock.now_ms();
         self.see(&msg.caller, now);
+        self.settle();
         let state = self.state.as_ref().expect("checked by refuse()");
         let reply = SnapshotReply {
             doc_id: state.doc_id.clone(),
@@ -414,6 +417,7 @@ impl Handler<Leave> for DocumentActor {
         if had_session || had_leases {
             self.presence_changed();
         }
+        self.settle();
         Ok(())
     }
 }
@@ -438,7 +442,9 @@ impl Handler<SetIcon> for DocumentActor {
                 act.inflight -= 1;
                 match res {
                     Ok(()) => {
+                        // Not in the log: open editors learn the icon from their next sync.
                         act.presence_changed();
+                        act.settle();
                         Ok(())
                     }
                     Err(e) => {
