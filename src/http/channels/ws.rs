@@ -73,10 +73,6 @@ pub async fn connect(
     ws::start(session, &req, stream)
 }
 
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Shutdown;
-
 impl WsSession {
     fn send(ctx: &mut ws::WebsocketContext<Self>, v: serde_json::Value) {
         ctx.text(v.to_string());
@@ -218,24 +214,24 @@ impl Actor for WsSession {
                 );
             ctx.add_stream(events);
         }
+        // Server shutdown closes with 1001. The wait is the session's own future (dropped when
+        // the session stops), not a free-standing task: a task holding the session's address
+        // kept its mailbox, and through the mailbox's waker the whole finished connection
+        // (~3.9 KB), alive until shutdown — memory grew with every closed socket.
         let mut shutdown = self.state.shutdown.clone();
-        let addr = ctx.address();
-        actix::spawn(async move {
-            let _ = shutdown.wait_for(|s| *s).await;
-            addr.do_send(Shutdown);
-        });
-    }
-}
-
-impl Handler<Shutdown> for WsSession {
-    type Result = ();
-
-    fn handle(&mut self, _msg: Shutdown, ctx: &mut Self::Context) {
-        ctx.close(Some(ws::CloseReason {
-            code: ws::CloseCode::Away,
-            description: Some("server shutting down".into()),
-        }));
-        ctx.stop();
+        ctx.spawn(
+            async move {
+                let _ = shutdown.wait_for(|s| *s).await;
+            }
+            .into_actor(self)
+            .map(|(), _act, ctx| {
+                ctx.close(Some(ws::CloseReason {
+                    code: ws::CloseCode::Away,
+                    description: Some("server shutting down".into()),
+                }));
+                ctx.stop();
+            }),
+        );
     }
 }
 
