@@ -1,10 +1,14 @@
 //! The wake-up channels a subscriber can use.
 
+use clap::ValueEnum;
+
 /// A wake-up channel (PROTOCOL §4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Channel {
+    #[value(name = "websocket")]
     WebSocket,
     Sse,
+    #[value(name = "longpoll")]
     LongPoll,
 }
 

@@ -12,6 +12,8 @@ use tokio_tungstenite::tungstenite::Message;
 
 use crate::channel::Channel;
 
+/// Idle connections a client keeps per host unless told otherwise.
+const DEFAULT_IDLE_CONNECTIONS: usize = 256;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Whole-response limit for event streams (reqwest's timeout covers the body too).
 const STREAM_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -38,14 +40,27 @@ pub struct SnapshotReply {
     pub server_ms: Option<f64>,
 }
 
+/// One `GET /snapshot` as sent: body bytes on the wire, `Content-Encoding`, `Server-Timing`.
+pub struct EncodedReply {
+    pub bytes: usize,
+    pub content_encoding: Option<String>,
+    pub server_ms: Option<f64>,
+}
+
 pub type WebSocket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 impl Api {
     pub fn new(base_url: &str, token: &str, local: bool) -> Result<Api> {
+        Api::with_pool(base_url, token, local, DEFAULT_IDLE_CONNECTIONS)
+    }
+
+    /// A client keeping up to `idle` connections open between requests: as many as requests
+    /// run at once, so a pull never pays for a new connection.
+    pub fn with_pool(base_url: &str, token: &str, local: bool, idle: usize) -> Result<Api> {
         let mut builder = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
-            .pool_max_idle_per_host(256)
+            .pool_max_idle_per_host(idle)
             .tcp_nodelay(true);
         if local {
             // Our own server is on loopback: never route it through an HTTP proxy.
@@ -65,6 +80,54 @@ impl Api {
     /// The same server and user with a connection pool of its own.
     pub fn fresh_pool(&self) -> Result<Api> {
         Api::new(&self.root, &self.token, self.local)
+    }
+
+    /// The same server and user with a pool of its own that keeps `idle` connections.
+    pub fn sized_pool(&self, idle: usize) -> Result<Api> {
+        Api::with_pool(&self.root, &self.token, self.local, idle)
+    }
+
+    /// `POST /sync` with a body already encoded; the raw reply (a lean reader parses only
+    /// the fields it needs).
+    pub async fn sync_raw(&self, doc_id: &str, body: String) -> Result<Vec<u8>> {
+        let req = self
+            .http
+            .post(format!("{}/docs/{doc_id}/sync", self.base))
+            .header("Content-Type", "application/json")
+            .body(body);
+        self.send(req).await
+    }
+
+    /// `GET /snapshot` asking for `accept_encoding` (none: no header). The body is counted
+    /// as it arrived (this client never decodes), so `bytes` is what crossed the wire.
+    pub async fn snapshot_encoded(
+        &self,
+        doc_id: &str,
+        accept_encoding: Option<&str>,
+    ) -> Result<EncodedReply> {
+        let mut req = self
+            .http
+            .get(format!("{}/docs/{doc_id}/snapshot", self.base));
+        if let Some(enc) = accept_encoding {
+            req = req.header("Accept-Encoding", enc);
+        }
+        let resp = self.checked(req).await?;
+        let header = |name: &str| {
+            resp.headers()
+                .get(name)
+                .and_then(|h| h.to_str().ok())
+                .map(str::to_string)
+        };
+        let content_encoding = header("content-encoding");
+        let server_ms = header("server-timing")
+            .as_deref()
+            .and_then(parse_server_timing);
+        let bytes = resp.bytes().await?.len();
+        Ok(EncodedReply {
+            bytes,
+            content_encoding,
+            server_ms,
+        })
     }
 
     pub async fn create_doc(&self, title: &str) -> Result<String> {
@@ -222,10 +285,20 @@ pub struct EventStream {
 impl EventStream {
     /// The next event's name and JSON data (comments skipped); `None` when the stream ends.
     pub async fn next_event(&mut self) -> Result<Option<(String, Value)>> {
+        match self.next_raw().await? {
+            Some((name, data)) if data.is_empty() => Ok(Some((name, Value::Null))),
+            Some((name, data)) => Ok(Some((name, serde_json::from_str(&data)?))),
+            None => Ok(None),
+        }
+    }
+
+    /// The next event's name and its `data:` text as sent (comments skipped); `None` when
+    /// the stream ends.
+    pub async fn next_raw(&mut self) -> Result<Option<(String, String)>> {
         loop {
             if let Some(end) = self.buf.find("\n\n") {
                 let frame: String = self.buf.drain(..end + 2).collect();
-                if let Some(event) = parse_sse_frame(&frame)? {
+                if let Some(event) = parse_sse_frame(&frame) {
                     return Ok(Some(event));
                 }
                 continue;
@@ -239,17 +312,17 @@ impl EventStream {
 }
 
 /// `event:` and `data:` of one SSE frame; `None` for a comment-only frame.
-fn parse_sse_frame(frame: &str) -> Result<Option<(String, Value)>> {
+fn parse_sse_frame(frame: &str) -> Option<(String, String)> {
     let mut event = None;
-    let mut data = Value::Null;
+    let mut data = String::new();
     for line in frame.lines() {
         if let Some(name) = line.strip_prefix("event:") {
             event = Some(name.trim().to_string());
         } else if let Some(d) = line.strip_prefix("data:") {
-            data = serde_json::from_str(d.trim())?;
+            data = d.trim().to_string();
         }
     }
-    Ok(event.map(|e| (e, data)))
+    event.map(|e| (e, data))
 }
 
 /// The first `dur=` value of a `Server-Timing` header, in milliseconds.

@@ -75,7 +75,9 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use clap::Parser;
 
+use channel::Channel;
 use client::Api;
+use scenarios::fanout::{self, FanoutPlan};
 use scenarios::{Env, Scenario, ScenarioArg};
 use server::{server_binary, Launcher, SyncMode};
 
@@ -103,6 +105,18 @@ struct Args {
     /// a small value isolates the actors' own memory in `idle_actors`.
     #[arg(long)]
     cache_kib: Option<u32>,
+    /// fanout: wake-up channels of the readers.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Channel::WebSocket, Channel::Sse])]
+    fanout_channels: Vec<Channel>,
+    /// fanout: reader counts, one run each (e.g. 10,100,1000).
+    #[arg(long, value_delimiter = ',', default_values_t = fanout::DEFAULT_READERS)]
+    fanout_readers: Vec<usize>,
+    /// fanout: the writer's offered edits per second, one run each (e.g. 10,50).
+    #[arg(long, value_delimiter = ',', default_values_t = [fanout::DEFAULT_RATE])]
+    fanout_rate: Vec<u32>,
+    /// fanout: how long the writer edits.
+    #[arg(long, default_value_t = fanout::DEFAULT_WINDOW_SECS)]
+    fanout_secs: f64,
 }
 
 fn main() {
@@ -126,6 +140,17 @@ async fn run(args: Args) -> Result<bool> {
     if !(args.duration_secs > 0.0 && args.duration_secs <= 3600.0) {
         bail!("--duration-secs must be in (0, 3600]");
     }
+    if !(args.fanout_secs > 0.0 && args.fanout_secs <= 3600.0) {
+        bail!("--fanout-secs must be in (0, 3600]");
+    }
+    if args.fanout_rate.contains(&0) || args.fanout_readers.contains(&0) {
+        bail!("--fanout-rate and --fanout-readers must be positive");
+    }
+    let fanout_plan = FanoutPlan {
+        channels: args.fanout_channels.clone(),
+        readers: args.fanout_readers.clone(),
+        rates: args.fanout_rate.clone(),
+    };
     let nofile = raise_nofile_limit();
     let launcher = match &args.target {
         Some(_) => None,
@@ -150,10 +175,11 @@ async fn run(args: Args) -> Result<bool> {
         pid: server.as_ref().map(|s| s.pid),
         launcher,
         duration: Duration::from_secs_f64(args.duration_secs),
+        fanout_window: Duration::from_secs_f64(args.fanout_secs),
         nofile,
     };
     let mut all_ok = true;
-    for scenario in Scenario::selected(args.scenario) {
+    for scenario in Scenario::selected(args.scenario, &fanout_plan) {
         eprintln!("docsync-bench: running {}", scenario.line());
         let outcome = tokio::select! {
             r = scenarios::run(scenario, &env) => r,

@@ -88,6 +88,26 @@ pub fn signed_percentiles(values_us: &mut [i64], keys: [&'static str; 3]) -> Lin
     nearest_ranks(values_us, keys, |us| us as f64)
 }
 
+/// Nearest-rank percentiles of microsecond samples in milliseconds, one field per
+/// `(key, percentile)`; nulls when there are no samples.
+pub fn ranks_ms(values_us: &mut [u64], keys: &[(&'static str, f64)]) -> Line {
+    values_us.sort_unstable();
+    let fields = keys
+        .iter()
+        .map(|&(key, p)| {
+            let value = match values_us.len() {
+                0 => Value::Null,
+                n => {
+                    let idx = ((p / 100.0 * n as f64).ceil() as usize).clamp(1, n) - 1;
+                    json!(round3(values_us[idx] as f64 / 1000.0))
+                }
+            };
+            (key, value)
+        })
+        .collect();
+    Line(fields)
+}
+
 fn nearest_ranks<T: Ord + Copy>(
     values: &mut [T],
     keys: [&'static str; 3],

@@ -1,6 +1,7 @@
 //! The scenarios: which exist, which `--scenario` selects, and running one.
 
 mod compaction;
+pub mod fanout;
 mod hot_doc;
 mod idle_actors;
 mod idle_subscribers;
@@ -17,6 +18,8 @@ use crate::channel::Channel;
 use crate::client::Api;
 use crate::server::Launcher;
 use crate::stats::Line;
+
+use self::fanout::FanoutPlan;
 
 /// Subscriber counts of the `wakeup` scenario.
 const WAKE_SUBSCRIBERS: [usize; 2] = [2, 100];
@@ -35,6 +38,7 @@ pub enum ScenarioArg {
     #[value(alias = "idle_subscribers")]
     IdleSubscribers,
     Wakeup,
+    Fanout,
     Compaction,
 }
 
@@ -47,6 +51,8 @@ pub enum Scenario {
     IdleSubscribers(Channel),
     /// Channel and number of subscribers.
     Wakeup(Channel, usize),
+    /// Channel, readers, offered edits per second.
+    Fanout(Channel, usize, u32),
     Compaction,
 }
 
@@ -59,6 +65,7 @@ impl Scenario {
             Scenario::IdleActors => "idle_actors",
             Scenario::IdleSubscribers(_) => "idle_subscribers",
             Scenario::Wakeup(..) => "wakeup",
+            Scenario::Fanout(..) => "fanout",
             Scenario::Compaction => "compaction",
         }
     }
@@ -72,11 +79,15 @@ impl Scenario {
             Scenario::Wakeup(channel, n) => {
                 line.with("channel", channel.name()).with("subscribers", n)
             }
+            Scenario::Fanout(channel, readers, rate) => line
+                .with("channel", channel.name())
+                .with("readers", readers)
+                .with("offered_edits_per_s", rate),
             _ => line,
         }
     }
 
-    pub fn selected(arg: ScenarioArg) -> Vec<Scenario> {
+    pub fn selected(arg: ScenarioArg, fanout: &FanoutPlan) -> Vec<Scenario> {
         let idle_subscribers = vec![
             Scenario::IdleSubscribers(Channel::WebSocket),
             Scenario::IdleSubscribers(Channel::LongPoll),
@@ -93,6 +104,7 @@ impl Scenario {
                 idle_subscribers,
                 vec![Scenario::HotDoc, Scenario::ManyDocs, Scenario::Snapshot10k],
                 wakeups,
+                fanout.scenarios(),
                 vec![Scenario::Compaction],
             ]
             .concat(),
@@ -102,6 +114,7 @@ impl Scenario {
             ScenarioArg::Idle => vec![Scenario::IdleActors],
             ScenarioArg::IdleSubscribers => idle_subscribers,
             ScenarioArg::Wakeup => wakeups,
+            ScenarioArg::Fanout => fanout.scenarios(),
             ScenarioArg::Compaction => vec![Scenario::Compaction],
         }
     }
@@ -114,6 +127,8 @@ pub struct Env {
     pub pid: Option<u32>,
     pub launcher: Option<Launcher>,
     pub duration: Duration,
+    /// The fan-out writer's window.
+    pub fanout_window: Duration,
     pub nofile: u64,
 }
 
@@ -127,6 +142,7 @@ pub async fn run(scenario: Scenario, env: &Env) -> Result<Line> {
         Scenario::IdleActors => idle_actors::run(api, pid).await,
         Scenario::IdleSubscribers(channel) => idle_subscribers::run(env, channel).await,
         Scenario::Wakeup(channel, n) => wakeup::run(api, channel, n, pid).await,
+        Scenario::Fanout(channel, readers, rate) => fanout::run(env, channel, readers, rate).await,
         Scenario::Compaction => compaction::run(env).await,
     }
 }

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::client::Api;
 use crate::process::rss_kib;
 use crate::setup::{expect_applied, insert_op, new_id};
-use crate::stats::{micros, percentiles, percentiles_named, round3, Line};
+use crate::stats::{micros, percentiles, percentiles_named, ranks_ms, round3, Line};
 
 use super::Scenario;
 
@@ -17,6 +17,9 @@ const SNAPSHOT_BLOCKS: usize = 10_000;
 /// Inserts per setup `/sync`.
 const SNAPSHOT_BATCH: usize = 500;
 const SNAPSHOT_GETS: usize = 50;
+/// Encodings a client may ask for (`Accept-Encoding`), each measured on its own.
+const ENCODINGS: [&str; 3] = ["gzip", "br", "zstd"];
+const ENCODED_GETS: usize = 10;
 
 /// Insert ops for `n` blocks: every 10th block is a child of the top-level block before it.
 fn tree_ops(n: usize) -> Result<Vec<Value>> {
@@ -86,6 +89,57 @@ pub async fn run(api: &Api, pid: Option<u32>) -> Result<Line> {
             &mut server_us,
             ["server_p50_ms", "server_p99_ms", "server_max_ms"],
         ))
+        .with("wire_bytes_plain", bytes)
+        .append(encoded_figures(api, &doc).await?)
         .with("errors", 0)
         .with("server_rss_kib", rss_kib(pid)))
 }
+
+/// Per encoding in `ENCODINGS`: the bytes that crossed the wire asking for it, the
+/// `Content-Encoding` the server answered with (null: it sent the JSON as is), and client
+/// and server (`Server-Timing`) p50 over `ENCODED_GETS` requests.
+async fn encoded_figures(api: &Api, doc: &str) -> Result<Line> {
+    let mut line = Line::fields(Vec::new());
+    for (i, enc) in ENCODINGS.into_iter().enumerate() {
+        let mut client_us = Vec::with_capacity(ENCODED_GETS);
+        let mut server_us = Vec::with_capacity(ENCODED_GETS);
+        let mut last = None;
+        for _ in 0..ENCODED_GETS {
+            let started = Instant::now();
+            let reply = api.snapshot_encoded(doc, Some(enc)).await?;
+            client_us.push(micros(started.elapsed()));
+            server_us.extend(reply.server_ms.map(|ms| (ms * 1000.0).round() as u64));
+            last = Some(reply);
+        }
+        let last = last.expect("ENCODED_GETS > 0");
+        let [bytes_key, enc_key, client_key, server_key] = ENCODED_KEYS[i];
+        line = line
+            .with(bytes_key, last.bytes)
+            .with(enc_key, last.content_encoding)
+            .append(ranks_ms(&mut client_us, &[(client_key, 50.0)]))
+            .append(ranks_ms(&mut server_us, &[(server_key, 50.0)]));
+    }
+    Ok(line)
+}
+
+/// Field names per entry of `ENCODINGS` (output keys are static strings).
+const ENCODED_KEYS: [[&str; 4]; 3] = [
+    [
+        "wire_bytes_gzip",
+        "content_encoding_gzip",
+        "p50_ms_gzip",
+        "server_p50_ms_gzip",
+    ],
+    [
+        "wire_bytes_br",
+        "content_encoding_br",
+        "p50_ms_br",
+        "server_p50_ms_br",
+    ],
+    [
+        "wire_bytes_zstd",
+        "content_encoding_zstd",
+        "p50_ms_zstd",
+        "server_p50_ms_zstd",
+    ],
+];
