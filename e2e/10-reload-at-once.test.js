@@ -1,10 +1,10 @@
 // Scenario 10: type fast, reload at once. Every round types a few new bullets (or appends
-// to an existing one) as fast as the keyboard goes and calls page.reload() right after the
-// last keypress — no waiting for "saved", for IndexedDB or for a frame. The server refuses
-// nothing but never hears of it: every /sync is aborted (as if the network were down), so
-// what comes back after the reload can only come from this device. After each reload every
-// typed character must be shown; at the end, with the network back, the server must have
-// all of it, each bullet exactly once.
+// to an existing one) as fast as the keyboard goes and calls page.reload() — or closes the
+// tab and opens a new one — right after the last keypress: no waiting for "saved", for
+// IndexedDB or for a frame. The server never hears of it: a proxy in the test drops every
+// /sync (as if the network were down), so what comes back can only come from this device.
+// After each round every typed character must be shown; at the end, with the network back,
+// the server must have all of it, each bullet exactly once.
 
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -13,9 +13,9 @@ import net from 'node:net';
 import { scenario, waitFor, logStats } from './harness.js';
 import { setup, focusEnd, pageOutline, apiOutline, render, converged, assertNoCopies } from './fixtures.js';
 
-const ROUNDS = Number(process.env.E2E_RELOAD_ROUNDS) || 8;
+const ROUNDS = Number(process.env.E2E_RELOAD_ROUNDS) || 10;
 const BULLETS_PER_ROUND = 4;
-const KINDS = ['bullets', 'bullets', 'append', 'pagehide'];
+const KINDS = ['bullets', 'bullets', 'append', 'pagehide', 'close'];
 
 scenario(`10 reload at once: ${ROUNDS} rounds of fast typing, each followed at once by a reload, nothing lost`, async (h) => {
   const s = await setup(h, { seed: ['Start'], open: [] });
@@ -26,7 +26,7 @@ scenario(`10 reload at once: ${ROUNDS} rounds of fast typing, each followed at o
   const cut = await writeCutProxy(srv.addr);
   h.proxies.push(/** @type {any} */ ({ stop: async () => cut.close() }));
   const ctx = await h.loggedIn('alice', cut.base, users.alice);
-  const page = await h.openDoc(ctx, doc);
+  let page = await h.openDoc(ctx, doc);
   await waitFor(async () => (await pageOutline(page)).length === 1, { message: 'the seed bullet shown' });
   cut.blocked = true;
 
@@ -62,6 +62,19 @@ scenario(`10 reload at once: ${ROUNDS} rounds of fast typing, each followed at o
       }, more).catch(() => {});
       await navigated;
       appended += more;
+    } else if (kind === 'close') {
+      // The tab is closed right after the last key; a new tab (a new clientId) adopts the
+      // closed tab's queue from IndexedDB.
+      await focusEnd(page, outline[outline.length - 1].id);
+      for (let k = 1; k <= BULLETS_PER_ROUND; k++) {
+        const t = `round ${r} bullet ${k} then the tab closed`;
+        texts.push(t);
+        await page.keyboard.press('Enter');
+        await page.keyboard.type(t, { delay: 0 });
+      }
+      await page.close();
+      page = await ctx.newPage();
+      await page.goto(`/d/${doc}`);
     } else {
       await focusEnd(page, outline[outline.length - 1].id);
       for (let k = 1; k <= BULLETS_PER_ROUND; k++) {
