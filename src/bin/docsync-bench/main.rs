@@ -1,63 +1,12 @@
-//! `docsync-bench`: a load generator for the docsync HTTP API (PROTOCOL.md §2–§4, §6).
+//! `docsync-bench`: a load generator for the docsync HTTP API (PROTOCOL.md §2–§6). What each
+//! scenario does and prints is in `help.txt` (shown by `--help`), so there is one description.
 //!
-//! By default it starts its own server (the release `docsync` binary next to this one) on a
-//! fresh temporary database bound to 127.0.0.1 with port 0 (compaction never runs by itself:
-//! `compaction.run_at_start = false`), creates a user `bench`, runs the chosen scenarios
-//! against it and kills the server at the end. `idle_subscribers` and `compaction` start
-//! servers of their own as well, on fresh databases. With `--target URL --token T` it uses an
-//! existing server instead (then server memory is not measured and `compaction` cannot run).
-//! It raises its own open-file limit to the hard limit first (the servers inherit it).
-//!
-//! Scenarios (`--scenario all|idle|idle-subscribers|hot|many|snapshot|wakeup|compaction`; the
-//! names of the output lines work too; `all` runs them in this order):
-//! - `idle_actors`: 1,000 small documents opened (create, 5 inserts, snapshot); the server's
-//!   RSS before and after gives the memory per open document actor (an upper bound: it also
-//!   holds whatever the server cached for those documents, e.g. SQLite pages).
-//! - `idle_subscribers`: one line per channel (`websocket`, `longpoll`), each on a server of
-//!   its own: 100 documents, 100 warm-up subscribers, then 10,000 idle subscribers spread over
-//!   the documents, opened 500 at a time (at most 64 connecting at once), each batch waited for
-//!   until the server's `docsync_subscribers` gauge counts it. WebSocket sessions JOIN one
-//!   document each and PING every 15 s; long-polls use `wait=25` and are re-issued when they
-//!   return. `bytes_per_subscriber` = RSS growth over the 10,000 / 10,000; `rss_closed_kib` and
-//!   `server_counted_after_close` are the RSS and the gauge 1 s after all were closed.
-//! - `hot_doc`: one document, 10 clients; each inserts its own block, then loops
-//!   `set_content` on it (holding its lease), one request in flight per client.
-//! - `many_docs`: 200 documents, one such client each, all at once.
-//! - `snapshot_10k`: a document with 10,000 blocks (every 10th nested), then 50 sequential
-//!   `GET /snapshot` requests.
-//! - `wakeup`: one line per (channel, subscribers) for `websocket`, `sse`, `longpoll` with 2
-//!   and 100 subscribers on one fresh document; one writer does 200 sequential `set_content`
-//!   syncs, 20 ms apart. For every acknowledged sync and every subscriber, the wake-up latency
-//!   is from the writer receiving the sync reply to that subscriber receiving the first event
-//!   (WebSocket `DOC_SEQ`, SSE `doc_seq`, long-poll answer) with at least that sync's
-//!   `headSeq`. Long-pollers re-poll at once with `since` = the last headSeq; a write counts
-//!   for a long-poller only if its poll was sent before the writer sent that sync
-//!   (`not_waiting` counts the others).
-//! - `compaction`: a server on a database prepared before it starts: 1,000 documents with
-//!   1,000 log rows each, all 60 days old, written straight into the migrated database. One
-//!   editor on a fresh document syncs `set_content` back to back: 3 s alone (`baseline_*`),
-//!   then during one `POST /api/v1/admin/compact` pass (`pass_*`; syncs sent before the pass
-//!   answered). `summary` is the pass's own answer; `commits`, `commit_mean_ms`,
-//!   `commits_over_50ms` and `jobs_per_commit` come from the server's SQLite writer metrics
-//!   over the pass; `within_target` says whether `pass_p99_ms` < 50.
-//!
-//! Output: exactly one JSON line per scenario (per configuration for `idle_subscribers` and
-//! `wakeup`) on stdout; progress and warnings go to stderr. Latencies (`p50_ms`, `p99_ms`,
-//! `max_ms`, and the prefixed ones) are nearest-rank percentiles in milliseconds; for syncs
-//! and snapshots they are client-side, request start → full response body. `acked_syncs`
-//! counts 2xx `/sync` replies inside the measured window; `ops_per_s` counts op results
-//! returned; `conflicts` counts op results that were not `applied`; `errors` counts transport
-//! failures, non-2xx replies and subscribers that failed. `server_rss_kib` is the server's
-//! VmRSS after the scenario (null when the server is not ours). `snapshot_10k` has only 50
-//! samples (its p99 is its max); its `bytes` is the body size and `server_p50_ms` /
-//! `server_p99_ms` come from the replies' `Server-Timing: app;dur=…` (null without it).
-//! `wakeup`: `samples` = writes × subscribers that were measured; `p50_ms`/`p99_ms`/`max_ms`
-//! are signed: negative when the event arrived before the writer had its reply (the server
-//! wakes subscribers and answers the writer after the same commit), `before_ack` counts
-//! those; `from_send_*` is measured from the writer sending its sync instead (includes the
-//! commit); `missed` counts writes a subscriber never heard of; `sync_*` is the writer's own
-//! sync latency. A scenario that cannot set itself up prints `{"scenario": …, "error": …}`
-//! (with `channel`/`subscribers` where it has them) and the bench exits with status 1.
+//! The map: `main` parses the options and runs the selected scenarios; `server` starts
+//! servers on fresh temporary databases (and fills one through the storage API before it
+//! starts, never with SQL of its own); `client` is the HTTP/WebSocket/SSE client; `listeners`
+//! record wake-ups; `editor` is a client that keeps editing its block; `process` reads a
+//! process's memory and CPU time from /proc; `stats` holds percentiles and the output line;
+//! `scenarios/` has one file (or folder) per scenario.
 
 mod channel;
 mod client;
@@ -82,7 +31,10 @@ use scenarios::{Env, Scenario, ScenarioArg};
 use server::{server_binary, Launcher, SyncMode};
 
 #[derive(Parser, Debug)]
-#[command(about = "Load generator for the docsync server; one JSON line per scenario")]
+#[command(
+    about = "Load generator for the docsync server; one JSON line per scenario",
+    after_long_help = include_str!("help.txt")
+)]
 struct Args {
     /// The `docsync` binary to start (default: the one next to this executable).
     #[arg(long)]
@@ -93,6 +45,7 @@ struct Args {
     /// Bearer token for --target.
     #[arg(long, requires = "target")]
     token: Option<String>,
+    /// Which scenario to run (see SCENARIOS below; `all` runs every one).
     #[arg(long, value_enum, default_value_t = ScenarioArg::All)]
     scenario: ScenarioArg,
     /// Measured time of the hot_doc and many_docs loops.
