@@ -83,6 +83,12 @@ pub struct ServerSettings {
     pub bind: String,
     pub workers: usize,
     pub client_request_timeout_secs: u64,
+    /// Seconds a client has to send a whole request body once its headers are in (actix's
+    /// `client_request_timeout` covers only the headers); slower gets 408 and is closed.
+    pub body_read_timeout_secs: u64,
+    /// Seconds between SSE comment lines. The comment keeps proxies from timing the stream
+    /// out and, being a write, finds peers that vanished without closing their socket.
+    pub sse_keepalive_secs: u64,
     pub shutdown_timeout_secs: u64,
     /// Empty: the web app compiled into the binary; a folder: served from disk.
     pub static_dir: PathBuf,
@@ -111,6 +117,10 @@ pub struct LimitSettings {
     pub max_hold: usize,
     /// Most levels a block tree may have (PROTOCOL deviation, see docs/ARCHITECTURE.md).
     pub max_depth: usize,
+    /// Most open wake-up channels (SSE streams, waiting long-polls, WebSocket connections)
+    /// per user and per client address; 429 `too_many_streams` beyond.
+    pub max_streams_per_user: usize,
+    pub max_streams_per_address: usize,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -235,6 +245,16 @@ impl Settings {
                 "not a folder (leave it empty to serve the files compiled into the binary)",
             ));
         }
+        if self.server.body_read_timeout_secs == 0 {
+            return Err(bad(
+                "server.body_read_timeout_secs",
+                0,
+                "must be at least 1",
+            ));
+        }
+        if self.server.sse_keepalive_secs == 0 {
+            return Err(bad("server.sse_keepalive_secs", 0, "must be at least 1"));
+        }
         if self.storage.path.as_os_str().is_empty() {
             return Err(bad("storage.path", "\"\"", "must name a file"));
         }
@@ -277,6 +297,16 @@ impl Settings {
                 "limits.max_depth",
                 l.max_depth,
                 "must be between 1 and 100000",
+            ));
+        }
+        if l.max_streams_per_user == 0 {
+            return Err(bad("limits.max_streams_per_user", 0, "must be at least 1"));
+        }
+        if l.max_streams_per_address < l.max_streams_per_user {
+            return Err(bad(
+                "limits.max_streams_per_address",
+                l.max_streams_per_address,
+                "must be at least limits.max_streams_per_user",
             ));
         }
         let a = &self.actors;

@@ -222,6 +222,10 @@ async fn serve_http(
         manual_clock,
         metrics,
         assets: Arc::new(http::assets::AssetSource::new(&settings.server.static_dir)),
+        streams: Arc::new(http::channels::slots::StreamSlots::new(
+            settings.limits.max_streams_per_user,
+            settings.limits.max_streams_per_address,
+        )),
     };
     if !settings.server.static_dir.as_os_str().is_empty() {
         tracing::info!(dir = %settings.server.static_dir.display(), "serving the web app from disk");
@@ -254,6 +258,10 @@ async fn serve_http(
         settings.server.client_request_timeout_secs,
     ))
     .shutdown_timeout(settings.server.shutdown_timeout_secs)
+    // A client that closes its socket ends its request at once: with half-closed
+    // connections allowed (actix's default) an EOF during an SSE stream or a long-poll was
+    // ignored until the next write failed, 15–40 s later (issue 15 item 5).
+    .h1_allow_half_closed(false)
     .disable_signals()
     .listen(listener)?;
     for addr in server.addrs() {

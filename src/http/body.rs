@@ -1,11 +1,15 @@
 //! Reading JSON request bodies ourselves: the size limit gives a JSON `413`, and decoding
-//! errors name the field path (`ops[2].baseVersion: invalid type …`) in a JSON `400`.
+//! errors name the field path (`ops[2].baseVersion: invalid type …`) in a JSON `400`, and a
+//! body that does not arrive within `server.body_read_timeout_secs` gives a JSON `408`.
+
+use std::time::Duration;
 
 use actix_web::{web, HttpRequest};
 use futures::StreamExt;
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
+use super::AppState;
 
 /// Requires a JSON content type (no form posts from other sites), enforces `limit`, decodes
 /// a JSON object (and nothing after it).
@@ -59,16 +63,31 @@ async fn read_body(
             return Err(ApiError::TooLarge(limit));
         }
     }
-    let mut body = web::BytesMut::new();
-    while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| ApiError::BadRequest(format!("reading body: {e}")))?;
-        if body.len() + chunk.len() > limit {
-            return Err(ApiError::TooLarge(limit));
+    // One deadline for the whole body, not per chunk: a client dribbling a byte every few
+    // seconds would otherwise hold its socket and this task for as long as it likes.
+    let secs = req
+        .app_data::<web::Data<AppState>>()
+        .map_or(DEFAULT_BODY_READ_SECS, |s| {
+            s.settings.server.body_read_timeout_secs
+        });
+    let read = async {
+        let mut body = web::BytesMut::new();
+        while let Some(chunk) = payload.next().await {
+            let chunk = chunk.map_err(|e| ApiError::BadRequest(format!("reading body: {e}")))?;
+            if body.len() + chunk.len() > limit {
+                return Err(ApiError::TooLarge(limit));
+            }
+            body.extend_from_slice(&chunk);
         }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+        Ok(body)
+    };
+    tokio::time::timeout(Duration::from_secs(secs), read)
+        .await
+        .map_err(|_| ApiError::BodyTimeout(secs))?
 }
+
+/// Only for a request without the app's state (never in the server, which always has it).
+const DEFAULT_BODY_READ_SECS: u64 = 15;
 
 /// Decodes a body that must be exactly one JSON value opening with `opening` (`{` or `[`):
 /// serde would otherwise fill a struct from an array, and ignore bytes after the value.

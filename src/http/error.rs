@@ -30,6 +30,12 @@ pub enum ApiError {
     TooLarge(usize),
     #[error("{0}")]
     Unavailable(String),
+    /// A wake-up channel beyond the per-user or per-address bound (`limits.max_streams_*`).
+    #[error("{0}")]
+    TooManyStreams(String),
+    /// The body did not arrive within `server.body_read_timeout_secs`.
+    #[error("request body not received within {0} s")]
+    BodyTimeout(u64),
     #[error("{0}")]
     Internal(String),
 }
@@ -46,6 +52,8 @@ impl ApiError {
             ApiError::Conflict(_) => "conflict",
             ApiError::TooLarge(_) => "payload_too_large",
             ApiError::Unavailable(_) => "unavailable",
+            ApiError::TooManyStreams(_) => "too_many_streams",
+            ApiError::BodyTimeout(_) => "request_timeout",
             ApiError::Internal(_) => "internal",
         }
     }
@@ -62,6 +70,8 @@ impl ResponseError for ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::TooManyStreams(_) => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -70,6 +80,10 @@ impl ResponseError for ApiError {
         let mut resp = HttpResponse::build(self.status_code());
         if matches!(self, ApiError::Unauthorized) {
             resp.insert_header(("WWW-Authenticate", "Bearer"));
+        }
+        if matches!(self, ApiError::BodyTimeout(_)) {
+            // The rest of the body may still be dribbling in: close rather than drain it.
+            resp.force_close();
         }
         resp.json(json!({"error": {"code": self.code(), "message": self.to_string()}}))
     }

@@ -47,6 +47,8 @@ pub struct AppState {
     pub metrics: Arc<docsync_actors::metrics::Metrics>,
     /// The web app's files (`server.static_dir`: compiled in, or a folder on disk).
     pub assets: Arc<assets::AssetSource>,
+    /// Open wake-up channels per user and per address (`limits.max_streams_*`).
+    pub streams: Arc<channels::slots::StreamSlots>,
 }
 
 impl AppState {

@@ -1,11 +1,14 @@
 //! `GET /docs/{id}/changes?since=N&leaseSeq=M&wait=25&clientId=…` — answers as soon as the
 //! document passes `since` or its lease/presence state differs from `leaseSeq`, at the latest
 //! after `wait` seconds (1…25). A waiter is a oneshot in the actor: cheap to hold by the
-//! ten thousand.
+//! ten thousand. While it waits the request holds a stream slot (`slots.rs`). A client that
+//! closes its socket ends the request at once (the server refuses half-closed connections):
+//! this handler's future is dropped with the receiver and the slot, and the actor forgets
+//! the closed waiter on its next tick.
 
 use std::time::Duration;
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -15,7 +18,7 @@ use super::super::auth::Credentials;
 use super::super::docs::access;
 use super::super::error::ApiError;
 use super::super::AppState;
-use super::check_client_id;
+use super::{check_client_id, slots};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -31,6 +34,7 @@ pub struct ChangesQuery {
 
 pub async fn changes(
     state: web::Data<AppState>,
+    req: HttpRequest,
     creds: Credentials,
     path: web::Path<String>,
     query: web::Query<ChangesQuery>,
@@ -40,6 +44,7 @@ pub async fn changes(
     check_client_id(&q.client_id)?;
     let wait = Duration::from_secs(q.wait.unwrap_or(25).clamp(1, 25));
     let (user, _, _) = access(&state, &creds, &doc_id).await?;
+    let _slot = slots::take(&state, &req, &user.id)?;
     let mut shutdown = state.shutdown.clone();
     let msg = WaitChanges {
         since: q.since,

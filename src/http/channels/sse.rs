@@ -1,13 +1,16 @@
 //! `GET /docs/{id}/events` — Server-Sent Events: `event: ready` at once, then `event: doc_seq`
-//! on every change, a comment line every 15 s so proxies and clients see the stream is
-//! alive. Never compressed, never buffered (`X-Accel-Buffering: no`). The stream ends when
-//! the user loses read access, the document's actor goes away (the client reconnects) or
-//! the server shuts down.
+//! on every change, a comment line every `server.sse_keepalive_secs` (15) so proxies and
+//! clients see the stream is alive. Never compressed, never buffered (`X-Accel-Buffering:
+//! no`). The stream ends when the user loses read access, the document's actor goes away
+//! (the client reconnects) or the server shuts down; it is dropped — unsubscribing and
+//! freeing its slot (`slots.rs`) — as soon as the client closes its socket (the server
+//! refuses half-closed connections, so the EOF ends the request) or a keep-alive write
+//! fails.
 
 use std::time::Duration;
 
 use actix_web::web::Bytes;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use futures::stream;
 use serde::Deserialize;
 use serde_json::json;
@@ -20,9 +23,8 @@ use super::super::auth::Credentials;
 use super::super::docs::access;
 use super::super::error::ApiError;
 use super::super::AppState;
+use super::slots::{self, StreamSlot};
 use super::{check_client_id, subscribe, Subscription};
-
-const KEEPALIVE: Duration = Duration::from_secs(15);
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -46,11 +48,13 @@ struct Stream {
     keepalive: tokio::time::Interval,
     shutdown: tokio::sync::watch::Receiver<bool>,
     _sub: Subscription,
+    _slot: StreamSlot,
     first: Option<Bytes>,
 }
 
 pub async fn events(
     state: web::Data<AppState>,
+    req: HttpRequest,
     creds: Credentials,
     path: web::Path<String>,
     query: web::Query<EventsQuery>,
@@ -59,11 +63,12 @@ pub async fn events(
     let client_id = query.into_inner().client_id;
     check_client_id(&client_id)?;
     let (user, _, _) = access(&state, &creds, &doc_id).await?;
+    let slot = slots::take(&state, &req, &user.id)?;
     let (tx, rx) = mpsc::unbounded_channel();
     let (sub, head, lease) =
         subscribe(&state, &doc_id, Channel::Sse, client_id, &user.id, tx).await?;
-    let mut keepalive =
-        tokio::time::interval_at(tokio::time::Instant::now() + KEEPALIVE, KEEPALIVE);
+    let every = Duration::from_secs(state.settings.server.sse_keepalive_secs);
+    let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let s = Stream {
         shutdown: state.shutdown.clone(),
@@ -74,6 +79,7 @@ pub async fn events(
         rx,
         keepalive,
         _sub: sub,
+        _slot: slot,
     };
     let body = stream::unfold(s, |mut s| async move {
         if let Some(first) = s.first.take() {

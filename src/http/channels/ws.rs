@@ -21,6 +21,7 @@ use super::super::auth::{Credentials, SESSION_COOKIE};
 use super::super::docs::caller;
 use super::super::error::ApiError;
 use super::super::AppState;
+use super::slots::{self, StreamSlot};
 use super::{subscribe, Subscription};
 
 const SILENCE_LIMIT: Duration = Duration::from_secs(35);
@@ -45,6 +46,8 @@ pub struct WsSession {
     last_heard: Instant,
     events: Option<mpsc::UnboundedReceiver<DocEvent>>,
     sink: mpsc::UnboundedSender<DocEvent>,
+    /// The connection's one stream slot (however many rooms it joins); freed with the session.
+    _slot: StreamSlot,
 }
 
 pub async fn connect(
@@ -61,6 +64,7 @@ pub async fn connect(
         return Err(ApiError::Forbidden("cross-origin WebSocket refused".into()).into());
     }
     let user = caller(&state, &creds).await?;
+    let slot = slots::take(&state, &req, &user.id)?;
     let (sink, events) = mpsc::unbounded_channel();
     let session = WsSession {
         state,
@@ -69,6 +73,7 @@ pub async fn connect(
         last_heard: Instant::now(),
         events: Some(events),
         sink,
+        _slot: slot,
     };
     ws::start(session, &req, stream)
 }
