@@ -2,7 +2,8 @@
 // enough that each key is its own /sync and its own change; bob only watches. The server
 // puts the new log entries into the WebSocket DOC_SEQ / SSE doc_seq wake-up, and bob's
 // engine, whose lastSeq is exactly the first entry's seq − 1, applies them without a /sync
-// of its own. Then the same through a gap: bob's wake-ups are withheld for a while (his
+// of its own; alice, whose own wake-up comes while her /sync is still out, makes one /sync
+// per change, not two. Then the same through a gap: bob's wake-ups are withheld for a while (his
 // page drops them), and the first one he sees again must make him pull.
 
 import assert from 'node:assert/strict';
@@ -80,6 +81,7 @@ for (const stage of [
     await waitFor(async () => (await wakes()).total > 0, { timeout: 15_000, message: 'bob hears wake-ups' });
 
     const bobSyncs = recordSyncs(bob);
+    const aliceSyncs = recordSyncs(alice);
     const before = await wakes();
     let text = 'Typed by alice:';
     for (let k = 0; k < KEYS; k++) {
@@ -100,9 +102,12 @@ for (const stage of [
     const after = await wakes();
     const withEntries = after.withEntries - before.withEntries;
     const pulls = bobSyncs.length;
-    h.log(`${stage.name}: ${KEYS} changes, bob got ${after.total - before.total} wake-ups (${withEntries} with entries) and made ${pulls} /syncs`);
+    const aliceN = aliceSyncs.length;
+    h.log(`${stage.name}: ${KEYS} changes, bob got ${after.total - before.total} wake-ups (${withEntries} with entries) and made ${pulls} /syncs; alice made ${aliceN} /syncs`);
     assert.ok(withEntries >= KEYS / 2, `the server put entries into most wake-ups (${withEntries} of ${KEYS} changes)`);
     assert.ok(pulls <= KEYS / 4, `bob applied the entries without pulling (${pulls} /syncs for ${KEYS} changes)`);
+    // The writer's own wake-up comes while its /sync is still out: it must not pull again.
+    assert.ok(aliceN <= KEYS + KEYS / 4, `alice did not pull her own changes a second time (${aliceN} /syncs for ${KEYS} changes)`);
 
     // A gap: bob misses the wake-ups of two changes; the next one does not continue his log.
     await bob.evaluate(() => { /** @type {any} */ (window).__dropWakes = true; });

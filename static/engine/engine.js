@@ -134,6 +134,11 @@ export class DocSyncEngine {
     this.inFlight = false;
     /** Another sync is wanted as soon as the one in flight returns. */
     this.syncAgain = false;
+    /**
+     * Wake-ups that came while an exchange was under way, merged (headSeq Infinity: one
+     * said "anything may have happened"). @type {{headSeq: number, leaseSeq: number|undefined}|null}
+     */
+    this.wakeInFlight = null;
     this.backoffMs = 0;
     /** No sync before this time (backoff after a failure); 0 = none. */
     this.retryAt = 0;
@@ -831,8 +836,9 @@ export class DocSyncEngine {
   /**
    * A wake-up (PROTOCOL §4). Entries that came with it are applied without a /sync only if
    * they start exactly at lastSeq + 1, run without a gap, are well-formed, the confirmed
-   * state is loaded and no exchange is in flight (its reply is applied against lastSeq).
-   * Anything else — a gap, messages out of order, a lost message, a reader behind, a
+   * state is loaded and no exchange is in flight (its reply is applied against lastSeq). A
+   * wake-up during an exchange is kept and pulls after it only if it announced more than
+   * the reply brought (so a writer does not pull its own change a second time). Anything else — a gap, messages out of order, a lost message, a reader behind, a
    * duplicate that starts at or below lastSeq — pulls as usual when the head is ahead of
    * lastSeq or the lease news is new. Entries ending before headSeq (partial) are applied
    * and the rest pulled. A stopped engine (403/404) or a closed one ignores wake-ups.
@@ -840,9 +846,19 @@ export class DocSyncEngine {
    */
   onWake(w) {
     if (this.closed || this.stopped) return;
+    if (this.inFlight) {
+      // The exchange under way may bring this change already (a writer's own wake-up comes
+      // while its /sync is still out): decide once its reply is applied (wakeAfterExchange).
+      const prev = this.wakeInFlight;
+      this.wakeInFlight = {
+        headSeq: Math.max(prev?.headSeq ?? -Infinity, w.headSeq ?? Infinity),
+        leaseSeq: w.leaseSeq ?? prev?.leaseSeq,
+      };
+      return;
+    }
     const last = this.confirmed.lastSeq;
     const entries = w.entries ?? [];
-    if (entries.length && this.loaded && !this.inFlight && entries[0]?.seq === last + 1 && isContiguous(entries)) {
+    if (entries.length && this.loaded && entries[0]?.seq === last + 1 && isContiguous(entries)) {
       // Small change delivered with the wake-up: no /sync needed for the content.
       this.applyEntries(entries);
       this.ladder?.noteCursor(this.confirmed.lastSeq, this.leaseSeq);
@@ -854,6 +870,20 @@ export class DocSyncEngine {
     }
     if (w.headSeq === undefined || w.headSeq > last || (w.leaseSeq !== undefined && w.leaseSeq !== this.leaseSeq)) {
       this.syncSoon(0);
+    }
+  }
+
+  /**
+   * After a successful exchange: a wake-up that came during it pulls again only if it
+   * announced more than the reply brought (a later head, other lease news, or an unknown
+   * head: "anything may have happened").
+   */
+  wakeAfterExchange() {
+    const w = this.wakeInFlight;
+    this.wakeInFlight = null;
+    if (!w) return;
+    if (w.headSeq > this.confirmed.lastSeq || (w.leaseSeq !== undefined && w.leaseSeq !== this.leaseSeq)) {
+      this.syncAgain = true;
     }
   }
 

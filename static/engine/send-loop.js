@@ -56,7 +56,10 @@ export async function syncNow(eng) {
     eng.retryAt = 0;
     eng.batchLimit = MAX_OPS_PER_SYNC;
     await eng.applyReply(reply);
+    eng.wakeAfterExchange();
   } catch (e) {
+    // The retry pulls anyway.
+    eng.wakeInFlight = null;
     retryIn = eng.onRequestError(e, batch);
   } finally {
     for (const i of batch) i.inFlight = false;

@@ -1029,6 +1029,72 @@ describe('wake-ups with entries (PROTOCOL §4): apply only exactly at lastSeq + 
     expect(e.state.lastSeq).toBe(e2.seq);
   });
 
+  /**
+   * An engine whose /sync replies are held until `onReply` ran: what the real server does
+   * when it commits, announces the wake-up, and only then answers.
+   * @param {(l: any) => void} onReply
+   */
+  async function writerWithWakeBeforeReply(onReply) {
+    const [b0] = seed(['a']);
+    const { l, factory } = fakeLadder();
+    let armed = false;
+    const fetch = async (/** @type {string} */ url, /** @type {any} */ init) => {
+      const res = await server.fetch(url, init);
+      if (armed && url.endsWith('/sync')) {
+        armed = false;
+        onReply(l);
+      }
+      return res;
+    };
+    const e = await openEngine(await makeEngine({ transport: factory, fetch }));
+    await run(100);
+    return { e, b0, arm: () => { armed = true; } };
+  }
+
+  it("a writer's own wake-up during its /sync costs no second /sync", async () => {
+    const { e, b0, arm } = await writerWithWakeBeforeReply((l) => {
+      const own = server.log.at(-1);
+      l.opts.onWake({ headSeq: own.seq, leaseSeq: server.leaseSeq, entries: [own] });
+    });
+    const n = server.syncs().length;
+    arm();
+    typeInto(e, b0, 'mine');
+    await run(1_000);
+    expect(server.syncs().length).toBe(n + 1);
+    expect(e.state.pending).toBe(0);
+    expect(e.state.lastSeq).toBe(server.model.lastSeq);
+  });
+
+  it('a wake-up during a /sync that announced more than the reply brought pulls again', async () => {
+    const { e, b0, arm } = await writerWithWakeBeforeReply((l) => {
+      // Someone else's change lands after our reply was made.
+      server.apply({ opId: 'op_late', kind: 'insert', blockId: 'blk_late', parentId: null, orderKey: 'a5', content: 'late' });
+      const late = server.log.at(-1);
+      l.opts.onWake({ headSeq: late.seq, leaseSeq: server.leaseSeq, entries: [late] });
+    });
+    const n = server.syncs().length;
+    arm();
+    typeInto(e, b0, 'mine');
+    await run(1_000);
+    expect(server.syncs().length).toBe(n + 2);
+    expect(e.state.rows.map((r) => r.content)).toEqual(['mine', 'late']);
+    expect(e.state.lastSeq).toBe(server.model.lastSeq);
+  });
+
+  it('lease news or "anything may have happened" during a /sync pulls again', async () => {
+    for (const wake of [(/** @type {number} */ head) => ({ headSeq: head, leaseSeq: server.leaseSeq + 1 }), () => ({})]) {
+      const { e, b0, arm } = await writerWithWakeBeforeReply((l) => l.opts.onWake(wake(server.model.lastSeq)));
+      const n = server.syncs().length;
+      arm();
+      typeInto(e, b0, 'mine');
+      await run(1_000);
+      expect(server.syncs().length).toBe(n + 2);
+      await e.close();
+      server = new FakeServer();
+      idb = new IDBFactory();
+    }
+  });
+
   it('malformed entries are pulled instead, without an exception', async () => {
     const { e, wake, edit, syncs } = await woken();
     const n = syncs();
