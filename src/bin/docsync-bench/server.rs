@@ -15,6 +15,12 @@ use docsync_actors::storage::{self, Storage, StorageConfig, Synchronous};
 use crate::client::Api;
 
 const SERVER_START_TIMEOUT: Duration = Duration::from_secs(30);
+const STREAM_LIMIT_KEYS: [&str; 2] = [
+    "DOCSYNC_LIMITS__MAX_STREAMS_PER_USER",
+    "DOCSYNC_LIMITS__MAX_STREAMS_PER_ADDRESS",
+];
+/// More than any scenario opens (idle_subscribers: 10,100 at once).
+const MANY_STREAMS: &str = "100000";
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum SyncMode {
@@ -68,8 +74,17 @@ impl Launcher {
             launcher: self.clone(),
             path,
             user: BenchUser::default(),
+            raise_stream_limits: true,
         };
-        dir.user = dir.add_user("bench", false)?;
+        dir.user = match dir.add_user("bench", false) {
+            Ok(user) => user,
+            // A server from before the stream limits existed refuses their (unknown) keys;
+            // it has no limits to raise.
+            Err(first) => {
+                dir.raise_stream_limits = false;
+                dir.add_user("bench", false).map_err(|_| first)?
+            }
+        };
         Ok(dir)
     }
 
@@ -91,6 +106,8 @@ pub struct ServerDir {
     launcher: Launcher,
     path: PathBuf,
     pub user: BenchUser,
+    /// Whether `command` lifts the server's per-user and per-address stream limits.
+    raise_stream_limits: bool,
 }
 
 impl ServerDir {
@@ -113,6 +130,13 @@ impl ServerDir {
             .stderr(Stdio::inherit());
         if let Some(kib) = self.launcher.cache_kib {
             cmd.env("DOCSYNC_STORAGE__CACHE_KIB", kib.to_string());
+        }
+        if self.raise_stream_limits {
+            // Every subscriber of the bench is the user `bench` on 127.0.0.1: thousands of
+            // streams from one user and one address, which the defaults rightly refuse.
+            for key in STREAM_LIMIT_KEYS {
+                cmd.env(key, MANY_STREAMS);
+            }
         }
         cmd
     }
