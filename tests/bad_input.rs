@@ -8,16 +8,14 @@
 
 mod common;
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
+use common::db::fingerprint;
 use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestRunner};
 use reqwest::blocking::{Body, Client};
-use rusqlite::types::ValueRef;
 use serde_json::{json, Value};
 
 // ---------------------------------------------------------------------------------------
@@ -51,57 +49,6 @@ fn send(
         .unwrap_or_else(|e| panic!("POST {path}: {e}"));
     let status = r.status().as_u16();
     (status, r.text().unwrap_or_default())
-}
-
-/// Every row of every table, hashed per table: (rows, hash). Any write shows up here.
-fn fingerprint(db: &rusqlite::Connection) -> BTreeMap<String, (u64, u64)> {
-    let tables: Vec<String> = db
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    let mut out = BTreeMap::new();
-    for t in tables {
-        let mut stmt = db.prepare(&format!("SELECT * FROM \"{t}\"")).unwrap();
-        let n = stmt.column_count();
-        let mut rows = stmt.query([]).unwrap();
-        let mut count = 0u64;
-        let mut h = DefaultHasher::new();
-        while let Some(row) = rows.next().unwrap() {
-            count += 1;
-            for i in 0..n {
-                match row.get_ref(i).unwrap() {
-                    ValueRef::Null => 0u8.hash(&mut h),
-                    ValueRef::Integer(v) => (1u8, v).hash(&mut h),
-                    ValueRef::Real(v) => (2u8, v.to_bits()).hash(&mut h),
-                    ValueRef::Text(v) => (3u8, v).hash(&mut h),
-                    ValueRef::Blob(v) => (4u8, v).hash(&mut h),
-                }
-            }
-        }
-        out.insert(t, (count, h.finish()));
-    }
-    out
-}
-
-fn fingerprint_diff(a: &BTreeMap<String, (u64, u64)>, b: &BTreeMap<String, (u64, u64)>) -> String {
-    let mut d = Vec::new();
-    for (t, va) in a {
-        match b.get(t) {
-            Some(vb) if vb == va => {}
-            Some(vb) => d.push(format!(
-                "{t}: {} rows → {} rows (content changed)",
-                va.0, vb.0
-            )),
-            None => d.push(format!("{t}: gone")),
-        }
-    }
-    for t in b.keys().filter(|t| !a.contains_key(*t)) {
-        d.push(format!("{t}: new table"));
-    }
-    d.join("; ")
 }
 
 /// The parts of a snapshot that only writes can change.
@@ -1035,7 +982,6 @@ fn bad_requests_are_4xx_with_json_errors_and_write_nothing() {
     let db = srv.db();
     let fp_start = fingerprint(&db);
     let mut failures = Vec::new();
-    let mut leaked = 0;
     for c in &cases {
         let fp0 = fingerprint(&db);
         let snap0 = snap_core(&srv.snapshot(&alice, &doc));
@@ -1061,8 +1007,7 @@ fn bad_requests_are_4xx_with_json_errors_and_write_nothing() {
         }
         let fp = fingerprint(&db);
         if fp != fp0 {
-            leaked += 1;
-            why.push(format!("database changed: {}", fingerprint_diff(&fp0, &fp)));
+            why.push(format!("database changed: {}", fp0.diff(&fp)));
         }
         if snap_core(&srv.snapshot(&alice, &doc)) != snap0 {
             why.push("snapshot changed".into());
@@ -1079,15 +1024,6 @@ fn bad_requests_are_4xx_with_json_errors_and_write_nothing() {
                 &text[..text.len().min(300)]
             ));
         }
-    }
-    // Nothing trickles in later either.
-    std::thread::sleep(Duration::from_millis(200));
-    let fp = fingerprint(&db);
-    if leaked == 0 && fp != fp_start {
-        failures.push(format!(
-            "database changed after the run: {}",
-            fingerprint_diff(&fp_start, &fp)
-        ));
     }
     assert!(
         failures.is_empty(),
@@ -1116,6 +1052,42 @@ fn bad_requests_are_4xx_with_json_errors_and_write_nothing() {
     assert_eq!(statuses, vec!["applied"; 5], "{v}");
     let fp1 = fingerprint(&db);
     assert_ne!(fp1, fp_start, "the fingerprint must see a write");
+    // Nothing trickles in later either. The control went through the same actor and writer
+    // queue as every refused /sync, so now that it is acknowledged anything a refused request
+    // had queued is on disk too: the database differs from the start by exactly the
+    // control's rows (one log row and one stored result per op, one new block, its derived
+    // rows) and by nothing else.
+    let grown = |t: &str| fp1.rows(t) as i64 - fp_start.rows(t) as i64;
+    assert_eq!(
+        [
+            grown("doc_ops"),
+            grown("doc_op_results"),
+            grown("blocks"),
+            grown("documents")
+        ],
+        [5, 5, 1, 0],
+        "rows added besides the control's (doc_ops, doc_op_results, blocks, documents): {}",
+        fp_start.diff(&fp1)
+    );
+    let control_tables = [
+        "blocks",
+        "block_tags",
+        "doc_op_results",
+        "doc_ops",
+        "documents",
+        "markdown_cache",
+        "tags",
+    ];
+    let stray: Vec<String> = fp_start
+        .changed_tables(&fp1)
+        .into_iter()
+        .filter(|t| !control_tables.contains(&t.as_str()) && !t.starts_with("block_search"))
+        .collect();
+    assert!(
+        stray.is_empty(),
+        "tables the control does not write changed: {stray:?} ({})",
+        fp_start.diff(&fp1)
+    );
     let at_limit = base(vec![
         set_content(&b2, &"€".repeat(MAX_CONTENT / 3), 1),
         op(
@@ -1384,7 +1356,8 @@ fn block_ids_of_another_document_are_never_touched() {
             "[insert under a foreign parent] expected a top-level block of B, got {placed:?}"
         ));
     }
-    // A foreign ID in leases.hold writes nothing.
+    // A foreign ID in leases.hold writes nothing at all.
+    let before = fingerprint(&db);
     let (s, v) = srv.sync(
         &alice,
         &doc_b,
@@ -1392,6 +1365,13 @@ fn block_ids_of_another_document_are_never_touched() {
     );
     if s != 200 {
         failures.push(format!("[foreign lease] expected 200, got {s} {v}"));
+    }
+    let after = fingerprint(&db);
+    if after != before {
+        failures.push(format!(
+            "[foreign lease] the database changed: {}",
+            before.diff(&after)
+        ));
     }
     if doc_rows(&db, &doc_a) != rows_a || snap_core(&srv.snapshot(&alice, &doc_a)) != snap_a {
         failures.push("document A changed at the end".into());
@@ -1893,7 +1873,7 @@ fn random_mutations_of_valid_bodies_never_5xx_and_never_write_on_4xx() {
             prop_assert!(
                 after == before,
                 "rejected request wrote something ({}): body {shown} → {status} {text}",
-                fingerprint_diff(&before, &after)
+                before.diff(&after)
             );
         }
         Ok(())

@@ -665,12 +665,20 @@ fn compaction_while_clients_sync() {
 
     let stop = AtomicBool::new(false);
     let round = AtomicUsize::new(0);
+    // Per worker: syncs done, and whether it is "offline" (napping) right now. A round of
+    // compaction starts once every online worker did ROUND_SYNCS syncs since the last one:
+    // rounds are counted in traffic, not in milliseconds, so a slow machine runs the same
+    // test.
+    const ROUND_SYNCS: usize = 10;
+    let done: Vec<AtomicUsize> = (0..6).map(|_| AtomicUsize::new(0)).collect();
+    let napping: Vec<AtomicBool> = (0..6).map(|_| AtomicBool::new(false)).collect();
     let mut totals = (0i64, 0i64); // (tombstones, logRows) while the clients ran
     let replicas: Vec<Replica> = std::thread::scope(|s| {
         let guard = StopOnDrop(&stop);
         let mut handles = Vec::new();
         for w in 0..6usize {
             let (srv, alice, stop, round) = (&srv, &alice, &stop, &round);
+            let (done, napping) = (&done[w], &napping[w]);
             let doc = docs[w % docs.len()].clone();
             // The second client of each document goes "offline" now and then for long
             // enough to fall behind the floor (30 days of log for the shared document, 7
@@ -698,10 +706,12 @@ fn compaction_while_clients_sync() {
                 while !stop.load(Ordering::SeqCst) {
                     i += 1;
                     if sleepy && i == next_nap {
+                        napping.store(true, Ordering::SeqCst);
                         let until = round.load(Ordering::SeqCst) + nap;
                         while round.load(Ordering::SeqCst) < until && !stop.load(Ordering::SeqCst) {
-                            std::thread::sleep(Duration::from_millis(5));
+                            std::thread::sleep(Duration::from_millis(2));
                         }
+                        napping.store(false, Ordering::SeqCst);
                         next_nap = i + 40;
                     }
                     let (ops, edited) = if live.len() < 3 || i.is_multiple_of(4) {
@@ -739,12 +749,30 @@ fn compaction_while_clients_sync() {
                         }
                     }
                     rep.absorb(srv, alice, &r);
+                    done.fetch_add(1, Ordering::SeqCst);
                 }
                 rep
             }));
         }
-        for _ in 0..ROUNDS {
-            std::thread::sleep(Duration::from_millis(150));
+        for r in 0..ROUNDS {
+            let start: Vec<usize> = done.iter().map(|d| d.load(Ordering::SeqCst)).collect();
+            let deadline = std::time::Instant::now() + Duration::from_secs(120);
+            while (0..done.len()).any(|w| {
+                !napping[w].load(Ordering::SeqCst)
+                    && done[w].load(Ordering::SeqCst) < start[w] + ROUND_SYNCS
+            }) {
+                if handles.iter().any(|h| h.is_finished()) {
+                    break; // a worker failed: joining it below reports why
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "round {r}: workers stuck at {:?} syncs",
+                    done.iter()
+                        .map(|d| d.load(Ordering::SeqCst))
+                        .collect::<Vec<_>>()
+                );
+                std::thread::sleep(Duration::from_millis(2));
+            }
             advance(&srv, ROUND_DAYS * DAY);
             let sum = compact(&srv, &admin);
             totals.0 += n(&sum["tombstones"]);

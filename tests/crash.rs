@@ -6,8 +6,8 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::{json, Value};
@@ -18,6 +18,10 @@ struct Acked {
     ops: BTreeMap<String, (String, String, String)>,
 }
 
+/// Acknowledged ops before the kill: enough for every worker to have written several times
+/// (the kill then lands while all six keep requests in flight).
+const ACKED_BEFORE_KILL: usize = 120;
+
 #[test]
 fn sigkill_mid_stream_loses_nothing_acknowledged() {
     let mut srv = TestServer::start();
@@ -25,7 +29,7 @@ fn sigkill_mid_stream_loses_nothing_acknowledged() {
     let docs: Vec<String> = (0..3)
         .map(|i| srv.create_doc(&token, &format!("doc {i}")))
         .collect();
-    let acked = Arc::new(Mutex::new(Acked::default()));
+    let acked = Arc::new((Mutex::new(Acked::default()), Condvar::new()));
     let stop = Arc::new(AtomicBool::new(false));
     let base = srv.url("");
     let mut workers = Vec::new();
@@ -68,26 +72,42 @@ fn sigkill_mid_stream_loses_nothing_acknowledged() {
                 let Ok(v) = resp.json::<Value>() else { break };
                 assert_eq!(v["results"][0]["status"], "applied", "{v}");
                 version += 1;
-                acked
-                    .lock()
+                let (lock, more) = &*acked;
+                lock.lock()
                     .unwrap()
                     .ops
                     .insert(op_id, (doc.clone(), blk.clone(), content));
+                more.notify_all();
             }
         }));
     }
-    std::thread::sleep(Duration::from_millis(1500));
+    // Kill once enough is acknowledged (a count, not a time: the same stream on a fast or
+    // a loaded machine). The bound only keeps a broken server from hanging the test.
+    {
+        let (lock, more) = &*acked;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut a = lock.lock().unwrap();
+        while a.ops.len() < ACKED_BEFORE_KILL {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero() && !workers.iter().all(|w| w.is_finished()),
+                "only {} ops acknowledged before the workers stopped or 60 s passed",
+                a.ops.len()
+            );
+            // Woken by every ack; the slice only re-checks that workers still run.
+            a = more
+                .wait_timeout(a, left.min(Duration::from_millis(200)))
+                .unwrap()
+                .0;
+        }
+    }
     srv.kill9();
     stop.store(true, Ordering::Relaxed);
     for w in workers {
         w.join().unwrap();
     }
-    let acked = std::mem::take(&mut acked.lock().unwrap().ops);
-    assert!(
-        acked.len() > 50,
-        "the stream was too short to mean anything: {}",
-        acked.len()
-    );
+    let acked = std::mem::take(&mut acked.0.lock().unwrap().ops);
+    assert!(acked.len() >= ACKED_BEFORE_KILL);
 
     srv.restart_after_kill();
     {

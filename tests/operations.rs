@@ -198,7 +198,17 @@ fn sigterm_answers_syncs_in_flight_and_they_are_durable() {
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(400));
+    // SIGTERM once 48 syncs are acknowledged (a count, not a time): the 16 threads keep
+    // requests in flight, so the stop lands in the middle of the stream.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while acked.lock().unwrap().len() < 48 {
+        assert!(
+            std::time::Instant::now() < deadline && !threads.iter().all(|t| t.is_finished()),
+            "only {} syncs acknowledged",
+            acked.lock().unwrap().len()
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
     srv.sigterm();
     // Open sockets are closed with 1001 (going away) so clients reconnect elsewhere.
     let close = loop {

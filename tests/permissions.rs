@@ -1,8 +1,10 @@
 //! Who may do what, over real HTTP (PROTOCOL §3 "Roles"): a table-driven matrix of every
 //! path to a role × every endpoint that touches a document, revocation taking effect on the
 //! very next request, and the account side (login throttling, logout, tokens, session cookie
-//! flags, cross-origin writes). Every refused write is checked against a database
-//! fingerprint: a refusal must leave nothing behind.
+//! flags, cross-origin writes). Every refusal and every read is checked against the
+//! whole-database fingerprint (`common::db`: every table, FTS, tags, tokens and sessions
+//! included): it must leave nothing behind. An allowed write must change exactly what it
+//! names, in the tables it is meant to write.
 
 mod common;
 
@@ -16,14 +18,15 @@ const WORD: &str = "zanzibarquokka";
 const TAG: &str = "tagx";
 
 // ---------------------------------------------------------------------------------------
-// Database fingerprint
+// The matrix document's rows (what an allowed write is expected to change). Whether a
+// request wrote anything at all is the whole-database fingerprint's job (`common::db`).
 
 /// (head_seq, icon, folder_id, title, title_version) of a document row.
 type DocRow = (i64, Option<String>, Option<String>, String, i64);
 
-/// Everything a refused request must leave untouched.
+/// The matrix document's rows, for comparing an allowed write with what it should change.
 #[derive(Debug, Clone, PartialEq)]
-struct Fingerprint {
+struct DocRows {
     /// (head_seq, icon, folder_id, title, title_version); None once the document is gone.
     doc: Option<DocRow>,
     /// (id, content, version, deleted) of every block of the document.
@@ -65,7 +68,7 @@ fn count(db: &rusqlite::Connection, sql: &str, doc: &str) -> i64 {
     db.query_row(sql, [doc], |r| r.get(0)).unwrap()
 }
 
-fn fingerprint(srv: &TestServer, doc: &str) -> Fingerprint {
+fn doc_rows(srv: &TestServer, doc: &str) -> DocRows {
     let db = srv.db();
     let doc_row = db
         .query_row(
@@ -76,7 +79,7 @@ fn fingerprint(srv: &TestServer, doc: &str) -> Fingerprint {
         .ok();
     let s = |v: &Option<String>| v.clone().unwrap_or_default();
     let n = |v: &Option<String>| s(v).parse::<i64>().unwrap_or(-1);
-    Fingerprint {
+    DocRows {
         doc: doc_row,
         blocks: strings::<4>(
             &db,
@@ -149,6 +152,14 @@ fn block_version(srv: &TestServer, block: &str) -> i64 {
 fn block_content(srv: &TestServer, block: &str) -> String {
     srv.db()
         .query_row("SELECT content FROM blocks WHERE id = ?1", [block], |r| {
+            r.get(0)
+        })
+        .unwrap()
+}
+
+fn doc_icon(srv: &TestServer, doc: &str) -> Option<String> {
+    srv.db()
+        .query_row("SELECT icon FROM documents WHERE id = ?1", [doc], |r| {
             r.get(0)
         })
         .unwrap()
@@ -257,6 +268,40 @@ const EPS: [Ep; 14] = [
 ];
 
 impl Ep {
+    /// The tables (name prefixes: `block_search` covers the FTS shadow tables) an allowed
+    /// call may write; empty for reads.
+    fn writes(self) -> &'static [&'static str] {
+        const DOC_CONTENT: &[&str] = &[
+            "documents",
+            "blocks",
+            "doc_ops",
+            "doc_op_results",
+            "markdown_cache",
+            "block_search",
+            "block_tags",
+            "tags",
+        ];
+        match self {
+            Ep::SyncWrite => DOC_CONTENT,
+            Ep::PatchIcon | Ep::PatchFolder => &["documents"],
+            Ep::PutShares => &["doc_shares", "doc_team_shares"],
+            Ep::Delete => &[
+                "documents",
+                "blocks",
+                "doc_ops",
+                "doc_op_results",
+                "markdown_cache",
+                "block_search",
+                "block_tags",
+                "tags",
+                "purged_blocks",
+                "doc_shares",
+                "doc_team_shares",
+            ],
+            _ => &[],
+        }
+    }
+
     fn label(self) -> &'static str {
         match self {
             Ep::Snapshot => "snap",
@@ -444,7 +489,8 @@ fn run_cell(w: &World, row: &Row, ep: Ep, expected: u16, fails: &mut Vec<String>
         None => Auth::None,
     };
     let client = format!("cl_{}", row.who);
-    let before = fingerprint(srv, doc);
+    let whole = srv.fingerprint();
+    let before = doc_rows(srv, doc);
     let mut fail = |what: String| fails.push(format!("{} × {}: {what}", row.who, ep.label()));
     let readable = row.role.is_some();
     // Which fields a successful call may change; everything else must stay as it was.
@@ -601,7 +647,7 @@ fn run_cell(w: &World, row: &Row, ep: Ep, expected: u16, fails: &mut Vec<String>
                     Some(&json!({"folderId": w.top})),
                 );
                 status = r.status;
-                let now = fingerprint(srv, doc).doc.and_then(|d| d.2);
+                let now = doc_rows(srv, doc).doc.and_then(|d| d.2);
                 if status == 204 && now.as_deref() != Some(w.top.as_str()) {
                     fail(format!("moved to Top but folder_id is {now:?}"));
                 }
@@ -675,7 +721,7 @@ fn run_cell(w: &World, row: &Row, ep: Ep, expected: u16, fails: &mut Vec<String>
                 .send("DELETE", &format!("/api/v1/docs/{doc}"), &auth, &[], None)
                 .status;
             if status == 204 {
-                changed = fingerprint(srv, doc);
+                changed = doc_rows(srv, doc);
                 if changed.doc.is_some() || !changed.blocks.is_empty() {
                     fail("document still in the database after 204".into());
                 }
@@ -688,10 +734,32 @@ fn run_cell(w: &World, row: &Row, ep: Ep, expected: u16, fails: &mut Vec<String>
     if status != expected {
         fail(format!("status {status}, expected {expected}"));
     }
-    let after = fingerprint(srv, doc);
-    if after != changed {
+    let now = srv.fingerprint();
+    if status / 100 == 2 && !ep.writes().is_empty() {
+        // An allowed write: the document changed exactly as expected, and no table it is
+        // not meant to write changed at all.
+        let after = doc_rows(srv, doc);
+        if after != changed {
+            fail(format!(
+                "document rows (status {status}):\n  expected {changed:?}\n  found    {after:?}"
+            ));
+        }
+        let stray: Vec<String> = whole
+            .changed_tables(&now)
+            .into_iter()
+            .filter(|t| !ep.writes().iter().any(|w| t.starts_with(w)))
+            .collect();
+        if !stray.is_empty() {
+            fail(format!(
+                "wrote tables it has no business in: {stray:?} ({})",
+                whole.diff(&now)
+            ));
+        }
+    } else if now != whole {
+        // A refusal, or a read: nothing at all may have been written.
         fail(format!(
-            "database changed (status {status}):\n  before {changed:?}\n  after  {after:?}"
+            "database changed (status {status}): {}",
+            whole.diff(&now)
         ));
     }
     status
@@ -759,7 +827,7 @@ fn permission_matrix() {
 /// One sync with an edit, as `token`; returns the status. The block's content only changes
 /// when the status is 200.
 fn try_edit(srv: &TestServer, token: &str, doc: &str, block: &str, client: &str) -> u16 {
-    let before = fingerprint(srv, doc);
+    let before = srv.fingerprint();
     let content = format!("edit {}", id(""));
     let version = block_version(srv, block);
     let (s, v) = srv.sync(
@@ -772,11 +840,7 @@ fn try_edit(srv: &TestServer, token: &str, doc: &str, block: &str, client: &str)
         assert_eq!(v["results"][0]["status"], "applied", "{v}");
         assert_eq!(block_content(srv, block), content);
     } else {
-        assert_eq!(
-            fingerprint(srv, doc),
-            before,
-            "refused edit ({s}) changed the database"
-        );
+        srv.assert_unchanged(&before, &format!("a refused edit ({s})"));
     }
     s
 }
@@ -1111,21 +1175,14 @@ fn create_doc_directly_in_a_folder() {
     let sub = create_folder(&srv, &alice, "Sub", None);
     put_folder_shares(&srv, &alice, &sub, vec![share("user", &bob_id, "read")]);
     // A reader of the folder may not add documents to it.
-    let docs_before: i64 = srv
-        .db()
-        .query_row("SELECT count(*) FROM documents", [], |r| r.get(0))
-        .unwrap();
+    let before = srv.fingerprint();
     let (s, v) = srv.post(
         &bob,
         "/api/v1/docs",
         &json!({"title": "sneaky", "folderId": sub}),
     );
     assert_ne!(s, 201, "a folder reader created a document in it: {v}");
-    let docs_after: i64 = srv
-        .db()
-        .query_row("SELECT count(*) FROM documents", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(docs_before, docs_after);
+    srv.assert_unchanged(&before, "a refused document creation");
 
     let (s, v) = srv.post(
         &alice,
@@ -1180,14 +1237,12 @@ fn login_is_throttled_after_the_limit() {
     );
     assert_eq!(r.body["error"]["code"], "too_many_requests");
     // The right password does not get through a lockout, and sets no session.
+    let before = srv.fingerprint();
     let r = srv.login("alice", PW, &[]);
     assert_eq!(r.status, 429);
     assert!(session_cookie(&r).is_none_or(|c| c.is_empty()));
-    let sessions: i64 = srv
-        .db()
-        .query_row("SELECT count(*) FROM login_sessions", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(sessions, 0);
+    srv.assert_unchanged(&before, "a locked-out login");
+    assert_eq!(before.rows("login_sessions"), 0);
     // Failures count per (name, address): another user from here still gets in, so one
     // person's typos do not lock out a shared office address.
     let r = srv.login("bob", PW, &[]);
@@ -1328,11 +1383,6 @@ fn sessions_tokens_and_cross_origin_writes() {
         ),
         ("POST", "/api/v1/docs".to_string(), json!({"title": "spam"})),
     ];
-    let docs_count = || -> i64 {
-        srv.db()
-            .query_row("SELECT count(*) FROM documents", [], |r| r.get(0))
-            .unwrap()
-    };
     let port_other = {
         let (host, port) = own.rsplit_once(':').unwrap();
         format!("{host}:{}", port.parse::<u16>().unwrap().wrapping_add(1))
@@ -1351,7 +1401,7 @@ fn sessions_tokens_and_cross_origin_writes() {
         ("http://evil.example", Some(forged[1])),
     ] {
         for (method, path, body) in &evil_writes {
-            let before = (fingerprint(&srv, &doc), docs_count());
+            let before = srv.fingerprint();
             let body = (!body.is_null()).then_some(body);
             let mut headers = vec![("Origin", origin)];
             headers.extend(extra);
@@ -1362,11 +1412,7 @@ fn sessions_tokens_and_cross_origin_writes() {
                 r.body
             );
             assert_eq!(r.body["error"]["code"], "forbidden");
-            assert_eq!(
-                (fingerprint(&srv, &doc), docs_count()),
-                before,
-                "{method} {path} from {origin} changed something"
-            );
+            srv.assert_unchanged(&before, &format!("{method} {path} from {origin}"));
         }
     }
 
@@ -1396,7 +1442,7 @@ fn sessions_tokens_and_cross_origin_writes() {
             Some(&json!({ "icon": v })),
         );
         assert_eq!(r.status, 204, "same-origin PATCH: {}", r.body);
-        assert_eq!(fingerprint(&srv, &doc).doc.unwrap().1.as_deref(), Some(v));
+        assert_eq!(doc_icon(&srv, &doc).as_deref(), Some(v));
     };
     icon("star");
     let r = srv.send(
@@ -1407,10 +1453,7 @@ fn sessions_tokens_and_cross_origin_writes() {
         Some(&json!({"icon": "moon"})),
     );
     assert_eq!(r.status, 204, "no Origin: {}", r.body);
-    assert_eq!(
-        fingerprint(&srv, &doc).doc.unwrap().1.as_deref(),
-        Some("moon")
-    );
+    assert_eq!(doc_icon(&srv, &doc).as_deref(), Some("moon"));
     let r = srv.send(
         "PATCH",
         &format!("/api/v1/docs/{doc}"),
@@ -1419,10 +1462,7 @@ fn sessions_tokens_and_cross_origin_writes() {
         Some(&json!({"icon": "sun"})),
     );
     assert_eq!(r.status, 204, "bearer from another origin: {}", r.body);
-    assert_eq!(
-        fingerprint(&srv, &doc).doc.unwrap().1.as_deref(),
-        Some("sun")
-    );
+    assert_eq!(doc_icon(&srv, &doc).as_deref(), Some("sun"));
     let r = srv.send(
         "POST",
         &format!("/api/v1/docs/{doc}/sync"),
@@ -1455,10 +1495,7 @@ fn sessions_tokens_and_cross_origin_writes() {
         Some(&json!({"icon": "ghost"})),
     );
     assert_eq!(r.status, 401);
-    assert_eq!(
-        fingerprint(&srv, &doc).doc.unwrap().1.as_deref(),
-        Some("sun")
-    );
+    assert_eq!(doc_icon(&srv, &doc).as_deref(), Some("sun"));
     let r = srv.send(
         "GET",
         &format!("/api/v1/docs/{doc}/snapshot"),
@@ -1479,7 +1516,9 @@ fn sessions_tokens_and_cross_origin_writes() {
     let (s, v) = srv.get(&alice_token, "/api/v1/tokens");
     assert_eq!(s, 200);
     assert!(v.to_string().contains(&tid), "{v}");
+    let before = srv.fingerprint();
     assert_ne!(srv.delete(&bob, &format!("/api/v1/tokens/{tid}")), 204);
+    srv.assert_unchanged(&before, "bob deleting alice's token");
     assert_eq!(
         srv.get(&tok, "/api/v1/me").0,
         200,

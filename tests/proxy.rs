@@ -141,7 +141,8 @@ fn docs_show_both_nginx_configs_verbatim() {
 
 #[test]
 fn working_proxy_passes_sync_and_every_channel() {
-    let srv = TestServer::start();
+    // A still clock: the wake-ups are counted exactly, no lease may expire in between.
+    let srv = TestServer::start_with(&[STILL_CLOCK]);
     let nginx = Nginx::start("docsync.conf", &srv.base);
     let pb = nginx.base.clone();
     let alice = srv.add_user("alice");
@@ -162,14 +163,8 @@ fn working_proxy_passes_sync_and_every_channel() {
     assert_eq!(r["mode"], "full");
     let (head, lease) = seqs(&r);
 
-    // WS JOINED, SSE `ready` within 5 s, a waiting long-poll — all through nginx.
-    let t = Instant::now();
+    // WS JOINED, SSE `ready`, a waiting long-poll — all through nginx.
     let mut open = Open::new(&pb, &alice, &doc, &cb, head, lease);
-    assert!(
-        t.elapsed() < Duration::from_secs(5),
-        "channels took {:?}",
-        t.elapsed()
-    );
     assert!(
         open.sse
             .header("content-type")
@@ -202,12 +197,13 @@ fn working_proxy_passes_sync_and_every_channel() {
     open.ws.send(json!({"type": "PING"}));
     open.ws.wait_for(WAKE, "PONG", |m| m["type"] == "PONG");
     let (h, l) = seqs(&r);
+    // (Not before its 1 s, and long before the default 25 s: `finish` gives up after WAKE.)
     let mut lp = LongPoll::start(&pb, &alice, &doc, h, l, 1, Some(&cb));
     assert_eq!(lp.finish(WAKE), (200, json!({"headSeq": h, "leaseSeq": l})));
     let took = lp.started.elapsed();
     assert!(
-        took >= Duration::from_millis(900) && took < Duration::from_millis(3000),
-        "{took:?}"
+        took >= Duration::from_secs(1),
+        "answered before its wait: {took:?}"
     );
     let log = nginx.error_log();
     assert!(
@@ -256,9 +252,9 @@ fn blocking_proxy_breaks_ws_and_sse_but_not_long_polls_or_sync() {
         WAKE,
     );
 
-    // Meanwhile long-polling through the proxy wakes on a change.
+    // Meanwhile long-polling through the proxy wakes on a change (and only on it: its
+    // answer carries the change's values).
     let mut lp = LongPoll::start(&pb, &alice, &doc, head, lease, 25, Some(&ca));
-    lp.assert_pending(Duration::from_millis(300));
     let r = sync_at(
         &pb,
         &alice,
@@ -278,8 +274,18 @@ fn blocking_proxy_breaks_ws_and_sse_but_not_long_polls_or_sync() {
         WAKE,
     );
 
+    // The 5 s are the browser engine's own rule (static/engine/transport.js: no event
+    // within 5 s means a proxy holds the stream back, so it falls back to long-polling);
+    // a slower machine only makes an event less likely to get through in time.
     proxied.read_for((t0 + Duration::from_secs(5)).saturating_duration_since(Instant::now()));
-    assert!(proxied.ended() || t0.elapsed() >= Duration::from_secs(5));
+    // Held back, not refused: the stream is still open (a closed or failed stream would
+    // make "no event" trivially true and is a different failure for the client).
+    assert!(
+        !proxied.ended(),
+        "the buffering proxy ended the SSE stream instead of holding it (status {:?}): {:?}",
+        proxied.status,
+        proxied.raw
+    );
     assert!(
         !proxied.raw.contains("event:"),
         "an SSE event came through the buffering proxy within 5 s (status {:?}, headers {:?}): {:?}",
@@ -302,7 +308,7 @@ fn blocking_proxy_breaks_ws_and_sse_but_not_long_polls_or_sync() {
     let mut lp = LongPoll::start(&pb, &alice, &doc, head2, lease2, 1, Some(&ca));
     let (s, v): (u16, Value) = lp.finish(WAKE);
     assert_eq!((s, v), (200, json!({"headSeq": head2, "leaseSeq": lease2})));
-    assert!(lp.started.elapsed() >= Duration::from_millis(900));
+    assert!(lp.started.elapsed() >= Duration::from_secs(1));
 }
 
 /// A browser behind the working proxy: cookie login and cookie writes pass the origin check

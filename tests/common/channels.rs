@@ -110,6 +110,16 @@ pub fn seqs(v: &Value) -> (i64, i64) {
     )
 }
 
+/// A wake-up message without its optional `entries` (PROTOCOL §4), for exact comparisons
+/// of the rest.
+pub fn without_entries(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("entries");
+    }
+    v
+}
+
 // ---------------------------------------------------------------------------------------
 // WebSocket
 
@@ -235,10 +245,11 @@ impl Ws {
         })
     }
 
-    /// Waits for `DOC_SEQ` of `doc` carrying exactly `(head, lease)`.
+    /// Waits for `DOC_SEQ` of `doc` carrying exactly `(head, lease)` (with or without the
+    /// optional `entries`).
     pub fn wait_doc_seq(&mut self, doc: &str, head: i64, lease: i64, within: Duration) {
         let want = json!({"type": "DOC_SEQ", "docId": doc, "headSeq": head, "leaseSeq": lease});
-        self.wait_for(within, &format!("{want}"), |m| *m == want);
+        self.wait_for(within, &format!("{want}"), |m| without_entries(m) == want);
     }
 }
 
@@ -424,7 +435,7 @@ impl Sse {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.next(left) {
-                SseNext::Event(e, d) if e == event && d == *data => return,
+                SseNext::Event(e, d) if e == event && without_entries(&d) == *data => return,
                 SseNext::Event(..) => {}
                 other => panic!(
                     "no `event: {event}` with {data} within {within:?} ({other:?}); stream so far: {:?}",
@@ -526,16 +537,6 @@ impl LongPoll {
         self.task.as_ref().is_none_or(|t| t.is_finished())
     }
 
-    /// Asserts the poll is still waiting after `d` (it did not answer without a change).
-    pub fn assert_pending(&self, d: Duration) {
-        std::thread::sleep(d);
-        assert!(
-            !self.is_finished(),
-            "long-poll {} answered within {d:?} without a change",
-            self.url
-        );
-    }
-
     /// The answer `(status, body)`; panics unless it comes within `within`.
     pub fn finish(&mut self, within: Duration) -> (u16, Value) {
         let task = self.task.take().expect("finish once");
@@ -559,8 +560,14 @@ impl Drop for LongPoll {
 // ---------------------------------------------------------------------------------------
 // All three channels of one client
 
-/// "Within a few seconds": every wake must arrive well inside this.
-pub const WAKE: Duration = Duration::from_secs(5);
+/// How long a wait may take before the test gives up. Only a bound against hanging: no
+/// test asserts a speed with it (a loaded 2-core machine may take seconds).
+pub const WAKE: Duration = Duration::from_secs(15);
+
+/// The server setting for a clock that moves only when a test says so: leases and sessions
+/// never expire on their own, so no presence news driven by time can slip in between a
+/// change and its wake-up (which `Open::expect_woken` counts exactly).
+pub const STILL_CLOCK: (&str, &str) = ("DOCSYNC_TESTING__CLOCK", "manual");
 
 /// The three channels of one client, open on one document.
 pub struct Open {
@@ -573,7 +580,8 @@ pub struct Open {
 
 impl Open {
     /// Opens WS (JOIN), SSE (checks `ready` carries `(head, lease)`) and a long-poll from
-    /// `(head, lease)` for `client`.
+    /// `(head, lease)` for `client`. Whether the long-poll wrongly answers without a change
+    /// shows at the next `expect_woken` (its answer must be that change).
     pub fn new(base: &str, token: &str, doc: &str, client: &str, head: i64, lease: i64) -> Open {
         let mut ws = Ws::connect(base, Some(token)).expect("WebSocket handshake");
         let j = ws.join(doc, Some(client));
@@ -586,7 +594,6 @@ impl Open {
             WAKE,
         );
         let lp = LongPoll::start(base, token, doc, head, lease, 25, Some(client));
-        lp.assert_pending(Duration::from_millis(300));
         Open {
             ws,
             sse,
@@ -595,37 +602,48 @@ impl Open {
         }
     }
 
-    /// All three channels carry the `(headSeq, leaseSeq)` of reply `r` within a few
-    /// seconds. WS and SSE may first carry an intermediate state (an edit grants its lease
-    /// before the op is on disk); the long-poll may answer with it, and is then polled
-    /// again from there like a client does. It is left running from `r`'s values.
+    /// The next thing every channel carries is exactly the `(headSeq, leaseSeq)` of reply
+    /// `r` (one change, one wake-up): the next WebSocket message is its `DOC_SEQ`, the next
+    /// SSE event its `doc_seq`, the long-poll answers with it. So each call is also a
+    /// barrier for the time since the previous one: a wake-up without a change, or a second
+    /// one for the same change, arrives first and fails here; no time window is needed.
+    /// The long-poll is started again from `r`'s values.
     pub fn expect_woken(&mut self, base: &str, token: &str, doc: &str, client: &str, r: &Value) {
-        let t = Instant::now();
-        let deadline = t + WAKE;
         let (head, lease) = seqs(r);
-        self.ws.wait_doc_seq(doc, head, lease, WAKE);
-        self.sse.wait_event(
-            "doc_seq",
-            &json!({"docId": doc, "headSeq": head, "leaseSeq": lease}),
-            WAKE,
-        );
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let (s, v) = self.lp.finish(left);
-            assert_eq!(s, 200, "long-poll: {v}");
-            let (h, l) = seqs(&v);
-            let (since, ls) = self.lp_from;
-            assert!(
-                h > since || l != ls,
-                "long-poll from {since}/{ls} answered without a change: {v}"
-            );
-            assert!(h <= head, "long-poll is ahead of the sync reply {r}: {v}");
-            self.lp = LongPoll::start(base, token, doc, h, l, 25, Some(client));
-            self.lp_from = (h, l);
-            if (h, l) == (head, lease) {
-                break;
-            }
+        let want = json!({"type": "DOC_SEQ", "docId": doc, "headSeq": head, "leaseSeq": lease});
+        match self.ws.next(WAKE) {
+            WsNext::Msg(m) => assert_eq!(
+                without_entries(&m),
+                want,
+                "WebSocket: the next message must be this change's wake-up; seen {:?}",
+                self.ws.seen
+            ),
+            other => panic!(
+                "WebSocket: {other:?} instead of {want}; seen {:?}",
+                self.ws.seen
+            ),
         }
-        assert!(t.elapsed() < WAKE, "woken only after {:?}", t.elapsed());
+        let data = json!({"docId": doc, "headSeq": head, "leaseSeq": lease});
+        match self.sse.next(WAKE) {
+            SseNext::Event(name, d) => assert_eq!(
+                (name.as_str(), without_entries(&d)),
+                ("doc_seq", data.clone()),
+                "SSE: the next event must be this change's wake-up; stream so far: {:?}",
+                self.sse.raw
+            ),
+            other => panic!(
+                "SSE: {other:?} instead of doc_seq {data}; stream so far: {:?}",
+                self.sse.raw
+            ),
+        }
+        let (s, v) = self.lp.finish(WAKE);
+        assert_eq!(
+            (s, &v),
+            (200, &json!({"headSeq": head, "leaseSeq": lease})),
+            "long-poll from {:?}: its answer must be this change",
+            self.lp_from
+        );
+        self.lp = LongPoll::start(base, token, doc, head, lease, 25, Some(client));
+        self.lp_from = (head, lease);
     }
 }

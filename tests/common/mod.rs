@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod channels;
+pub mod db;
 pub mod process;
 
 use std::io::{BufRead, BufReader};
