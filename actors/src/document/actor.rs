@@ -18,12 +18,12 @@ use crate::collab::lease::LeaseTable;
 use crate::collab::op::OpResult;
 use crate::metrics::Metrics;
 use crate::storage::documents;
-use crate::storage::log::LogRecord;
 use crate::storage::{Storage, StorageError};
 
 use super::messages::*;
 use super::sessions::Sessions;
 use super::subscribers::Subscribers;
+use super::tail::LogTail;
 use super::waiters::Waiters;
 
 /// After this long without requests an open actor drops its in-memory log tail and results.
@@ -42,6 +42,9 @@ pub struct ActorConfig {
     pub log_tail: usize,
     /// At most this many log entries per `/sync` reply (PROTOCOL: 500).
     pub log_page: usize,
+    /// Wake-ups carry the new log entries when they encode to at most this many bytes
+    /// (PROTOCOL §4: "a few KiB"); bigger changes are pulled. 0 turns entries off.
+    pub wake_entries_bytes: usize,
     /// Op results kept in memory for idempotency before falling back to the pre-check.
     pub recent_results: usize,
     pub tick: Duration,
@@ -61,6 +64,7 @@ impl Default for ActorConfig {
             idle_stop_ms: 300_000,
             log_tail: 2_000,
             log_page: 500,
+            wake_entries_bytes: 4096,
             recent_results: 20_000,
             tick: Duration::from_secs(1),
             max_depth: crate::collab::rules::DEFAULT_MAX_DEPTH,
@@ -94,7 +98,7 @@ pub struct DocumentActor {
     pub(super) announced: (i64, u64),
     /// Syncs queued on the writer: each announces what changed once it committed.
     pub(super) sync_writes: usize,
-    pub(super) log_tail: VecDeque<Arc<LogRecord>>,
+    pub(super) tail: LogTail,
     pub(super) recent: HashMap<String, (OpResult, u64)>,
     pub(super) recent_order: VecDeque<String>,
     pub(super) write_no: u64,
@@ -136,7 +140,7 @@ impl DocumentActor {
             durable_seq: 0,
             announced: (0, 0),
             sync_writes: 0,
-            log_tail: VecDeque::new(),
+            tail: LogTail::default(),
             recent: HashMap::new(),
             recent_order: VecDeque::new(),
             write_no: 0,
@@ -274,9 +278,7 @@ impl DocumentActor {
     /// An open document nobody is typing in keeps only its state: the log tail and the
     /// idempotency map are rebuilt from SQLite on demand (both are on disk by now).
     pub(super) fn trim_idle(&mut self) {
-        if !self.log_tail.is_empty() {
-            self.log_tail = VecDeque::new();
-        }
+        self.tail.clear();
         if !self.recent.is_empty() {
             self.recent = HashMap::new();
             self.recent_order = VecDeque::new();

@@ -3,7 +3,10 @@
 //! changes make channels re-check access and drop leases of users who lost rights. The
 //! bookkeeping lives in `subscribers.rs` and `waiters.rs`; this file is the messages.
 
+use std::sync::Arc;
+
 use actix::prelude::*;
+use serde_json::value::RawValue;
 
 use super::actor::DocumentActor;
 use super::messages::*;
@@ -28,14 +31,32 @@ impl DocumentActor {
         if (head, lease) == self.announced {
             return;
         }
+        let entries = self.wake_entries(self.announced.0, head);
         self.announced = (head, lease);
         self.subscribers.announce(Wake {
             doc_id: self.doc_id.clone(),
             head_seq: head,
             lease_seq: lease,
-            entries: None,
+            entries,
         });
         self.waiters.answer(head, lease);
+    }
+
+    /// The entries `after < seq <= head` for a wake-up, when they are few and small. They
+    /// are the very page a reader that had `after` asks `/sync` for, so the encoding is
+    /// shared with those pulls (`LogTail::page`).
+    fn wake_entries(&mut self, after: i64, head: i64) -> Option<Arc<RawValue>> {
+        if head <= after || head - after > self.cfg.log_page as i64 {
+            return None;
+        }
+        let small = self
+            .tail
+            .encoded_len(after, head)
+            .is_some_and(|n| n <= self.cfg.wake_entries_bytes);
+        if !small {
+            return None;
+        }
+        self.tail.page(after, head, head)
     }
 }
 

@@ -96,9 +96,7 @@ impl Handler<Compact> for DocumentActor {
                     if let Some(s) = act.state.as_mut() {
                         s.log_floor = floor;
                     }
-                    while act.log_tail.front().is_some_and(|r| r.seq <= floor) {
-                        act.log_tail.pop_front();
-                    }
+                    act.tail.drop_through(floor);
                     act.durable_seq = act.durable_seq.max(head_after);
                     act.settle();
                     Ok(floor)

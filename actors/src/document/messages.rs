@@ -27,8 +27,21 @@ pub enum DocError {
     StalePrecheck,
     #[error("storage: {0}")]
     Storage(String),
+    /// The write was refused for lack of space and undone; it can succeed once space is
+    /// freed (the HTTP layer answers 507).
+    #[error("storage full: {0}")]
+    StorageFull(String),
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl From<crate::storage::StorageError> for DocError {
+    fn from(e: crate::storage::StorageError) -> Self {
+        match e {
+            crate::storage::StorageError::Full(m) => DocError::StorageFull(m),
+            other => DocError::Storage(other.to_string()),
+        }
+    }
 }
 
 /// Who is asking, as established by the HTTP layer through the role function.
@@ -264,7 +277,7 @@ pub enum DocEvent {
 }
 
 /// One change of a document as wake-up channels announce it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Wake {
     pub doc_id: String,
     pub head_seq: i64,
@@ -272,7 +285,14 @@ pub struct Wake {
     /// The new log entries as a JSON array (exactly `/sync`'s `ops` for the range from the
     /// previous announced head up to `head_seq`), when they are small and the subscriber is
     /// known to still have read access; `None` otherwise (the client pulls).
-    pub entries: Option<Arc<str>>,
+    pub entries: Option<Arc<RawValue>>,
+}
+
+impl Wake {
+    /// The entries' JSON array text, if the wake-up carries them.
+    pub fn entries_json(&self) -> Option<&str> {
+        self.entries.as_deref().map(RawValue::get)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -9,6 +9,7 @@ pub mod messages;
 pub mod sessions;
 mod subscribers;
 mod sync;
+mod tail;
 mod waiters;
 
 #[cfg(test)]

@@ -149,13 +149,14 @@ impl Drop for Subscription {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::value::RawValue;
 
     fn wake(entries: Option<&str>) -> Wake {
         Wake {
             doc_id: "doc_a".into(),
             head_seq: 2,
             lease_seq: 0,
-            entries: entries.map(Arc::from),
+            entries: entries.map(|e| RawValue::from_string(e.to_string()).unwrap().into()),
         }
     }
 
@@ -163,7 +164,7 @@ mod tests {
         let mut out = Vec::new();
         while let Ok(ev) = rx.try_recv() {
             if let DocEvent::Seq(w) = ev {
-                out.push(w.entries.as_deref().map(str::to_string));
+                out.push(w.entries_json().map(str::to_string));
             }
         }
         out
@@ -182,7 +183,7 @@ mod tests {
         let second = subs.access_changed("doc_a");
         // A check that began before the second change confirms nothing.
         subs.confirm_readers(first, &["usr_a".to_string(), "usr_b".to_string()]);
-        subs.announce(wake(Some("[2b]")));
+        subs.announce(wake(Some("[4]")));
         // Only usr_a's role was confirmed: usr_b lost read access.
         subs.confirm_readers(second, &["usr_a".to_string()]);
         subs.announce(wake(Some("[3]")));

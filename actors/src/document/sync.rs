@@ -20,7 +20,7 @@ use super::actor::{DocumentActor, STOP_GRACE};
 use super::messages::*;
 
 impl DocumentActor {
-    pub(super) fn log_page(&self, last_seq: i64, ahead: bool) -> (LogPage, bool, bool) {
+    pub(super) fn log_page(&mut self, last_seq: i64, ahead: bool) -> (LogPage, bool, bool) {
         let head = self.durable_seq;
         let floor = self.state.as_ref().map_or(0, |s| s.log_floor);
         if ahead || last_seq > head || last_seq < floor {
@@ -31,14 +31,9 @@ impl DocumentActor {
         }
         let upto = head.min(last_seq + self.cfg.log_page as i64);
         let has_more = head > upto;
-        match self.log_tail.front() {
-            Some(first) if first.seq <= last_seq + 1 => {
-                let start = (last_seq + 1 - first.seq) as usize;
-                let n = (upto - last_seq) as usize;
-                let page = self.log_tail.iter().skip(start).take(n).cloned().collect();
-                (LogPage::Ready(Entries::Records(page)), has_more, false)
-            }
-            _ => (
+        match self.tail.page(last_seq, upto, head) {
+            Some(page) => (LogPage::Ready(Entries::Encoded(page)), has_more, false),
+            None => (
                 LogPage::Read {
                     after: last_seq,
                     upto,
@@ -52,7 +47,7 @@ impl DocumentActor {
     /// `ahead`: the client had seen more than this server had when the request arrived
     /// (e.g. a restored backup) — judged before this request's own ops moved the head.
     fn reply(
-        &self,
+        &mut self,
         caller: &Caller,
         last_seq: i64,
         ahead: bool,
@@ -114,10 +109,7 @@ impl DocumentActor {
     }
 
     pub(super) fn push_tail(&mut self, rec: Arc<LogRecord>) {
-        self.log_tail.push_back(rec);
-        while self.log_tail.len() > self.cfg.log_tail {
-            self.log_tail.pop_front();
-        }
+        self.tail.push(rec, self.cfg.log_tail);
     }
 
     /// Runs the rules for every op of a request; returns the results and the rows to write.
@@ -346,7 +338,7 @@ impl Handler<Sync> for DocumentActor {
                     }
                     Err(e) => {
                         act.poison(ctx, &e.to_string());
-                        Err(DocError::Storage(e.to_string()))
+                        Err(e.into())
                     }
                 };
                 if act.stopping && act.inflight == 0 {
@@ -449,7 +441,7 @@ impl Handler<SetIcon> for DocumentActor {
                     }
                     Err(e) => {
                         act.poison(ctx, &e.to_string());
-                        Err(DocError::Storage(e.to_string()))
+                        Err(e.into())
                     }
                 }
             }),

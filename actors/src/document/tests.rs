@@ -189,3 +189,83 @@ async fn a_vanished_long_poll_is_forgotten_on_the_next_tick() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
+
+#[actix::test]
+async fn wake_ups_carry_entries_only_to_subscribers_that_still_read() {
+    let f = fixture();
+    let stranger = f
+        .storage
+        .writer
+        .call_blocking(|c| accounts::create_user(c, "bob", "Bob", false, 0))
+        .expect("bob");
+    let addr = start(&f, Duration::from_secs(3600));
+    let (_sub, mut rx) = subscribe(&addr, &f).await;
+    // Bob was let in by the HTTP layer when he could read; then his share went away.
+    let (sink, mut bob_rx) = tokio::sync::mpsc::unbounded_channel();
+    let bob = Subscribe {
+        channel: Channel::Sse,
+        client_id: None,
+        user_id: stranger.id.clone(),
+        sink,
+    };
+    let _bob_sub = addr.send(bob).await.unwrap().expect("subscribed");
+    let first = sync(
+        caller(&f, "cl_w"),
+        0,
+        vec![insert("op_1", "blk_1", "a0", "one")],
+        None,
+    );
+    addr.send(first).await.unwrap().expect("synced");
+    let heard = drain(&mut bob_rx);
+    assert_eq!(heard.len(), 1);
+    assert!(
+        heard[0].entries.is_some(),
+        "while bob reads, entries come along"
+    );
+    drain(&mut rx);
+
+    addr.send(AccessChanged).await.unwrap();
+    // Ann's role is re-read before she gets entries again; bob has none, so never.
+    let mut ann_carried = false;
+    for i in 2..200 {
+        let op = insert(&format!("op_{i}"), &format!("blk_{i}"), "a1", "more");
+        let msg = sync(caller(&f, "cl_w"), i - 1, vec![op], None);
+        addr.send(msg).await.unwrap().expect("synced");
+        for w in drain(&mut bob_rx) {
+            assert!(w.entries.is_none(), "bob lost access but heard {w:?}");
+        }
+        if drain(&mut rx).iter().any(|w| w.entries.is_some()) {
+            ann_carried = true;
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(
+        ann_carried,
+        "ann's access was confirmed and entries resumed"
+    );
+}
+
+#[actix::test]
+async fn a_pull_of_the_announced_change_gets_the_very_bytes_of_the_wake_up() {
+    let f = fixture();
+    let addr = start(&f, Duration::from_secs(3600));
+    let (_sub, mut rx) = subscribe(&addr, &f).await;
+    let write = sync(
+        caller(&f, "cl_w"),
+        0,
+        vec![insert("op_1", "blk_1", "a0", "one")],
+        None,
+    );
+    addr.send(write).await.unwrap().expect("synced");
+    let wake = drain(&mut rx).pop().expect("a wake-up");
+    let carried = wake.entries.clone().expect("a small change travels");
+    for reader in ["cl_r1", "cl_r2"] {
+        let pull = sync(caller(&f, reader), 0, Vec::new(), None);
+        let reply = addr.send(pull).await.unwrap().expect("synced");
+        let LogPage::Ready(Entries::Encoded(page)) = reply.page else {
+            panic!("the page is in the tail: {:?}", reply.page);
+        };
+        assert!(Arc::ptr_eq(&page, &carried), "encoded once, shared");
+    }
+}

@@ -98,7 +98,7 @@ pub async fn events(
             };
             match next {
                 Next::Event(Some(DocEvent::Seq(wake))) => {
-                    let entries = wake.entries.as_deref();
+                    let entries = wake.entries_json();
                     let f = frame("doc_seq", &s.doc_id, wake.head_seq, wake.lease_seq, entries);
                     return Some((Ok(f), s));
                 }

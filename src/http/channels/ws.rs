@@ -244,7 +244,7 @@ impl Actor for WsSession {
 /// by the document; they are copied in, never re-encoded per subscriber.
 fn doc_seq_message(wake: &Wake) -> String {
     let head = json!({"type": "DOC_SEQ", "docId": wake.doc_id, "headSeq": wake.head_seq, "leaseSeq": wake.lease_seq});
-    with_entries(head, wake.entries.as_deref())
+    with_entries(head, wake.entries_json())
 }
 
 /// `{…}` plus `,"entries":[…]` spliced in before the closing brace.
