@@ -838,10 +838,11 @@ export class DocSyncEngine {
    * they start exactly at lastSeq + 1, run without a gap, are well-formed, the confirmed
    * state is loaded and no exchange is in flight (its reply is applied against lastSeq). A
    * wake-up during an exchange is kept and pulls after it only if it announced more than
-   * the reply brought (so a writer does not pull its own change a second time). Anything else — a gap, messages out of order, a lost message, a reader behind, a
-   * duplicate that starts at or below lastSeq — pulls as usual when the head is ahead of
-   * lastSeq or the lease news is new. Entries ending before headSeq (partial) are applied
-   * and the rest pulled. A stopped engine (403/404) or a closed one ignores wake-ups.
+   * the reply brought (so a writer does not pull its own change a second time). Anything
+   * else — a gap, messages out of order, a lost message, a reader behind, a duplicate that
+   * starts at or below lastSeq — pulls as usual when the head is ahead of lastSeq or the
+   * lease news is new. Entries ending before headSeq (partial) are applied and the rest
+   * pulled. A stopped engine (403/404) or a closed one ignores wake-ups.
    * @param {Wake} w
    */
   onWake(w) {
