@@ -278,6 +278,7 @@ export class DocStore {
     q.delete(this.queueRange(docId, fromClientId));
     const moved = theirs.map((r) => ({ ...r, clientId: toClientId, n: next++ }));
     for (const r of moved) q.put(r);
+    commitNow(tx);
     await result;
     return moved;
   }

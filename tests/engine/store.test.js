@@ -134,6 +134,43 @@ describe('queue', () => {
     expect(await s.adoptQueue('doc_a', 'cl_old', 'cl_mine')).toEqual([]);
   });
 
+  it('every write asks for its commit itself; the plain ones in the very call that issued them', async () => {
+    const s = await open();
+    /** @type {{stores: string[], commitAsked: boolean}[]} */
+    const txs = [];
+    const db = /** @type {any} */ (s.db);
+    const orig = db.transaction.bind(db);
+    db.transaction = (/** @type {any} */ stores, /** @type {any} */ mode) => {
+      const tx = orig(stores, mode);
+      if (mode === 'readwrite') {
+        const rec = { stores: [stores].flat(), commitAsked: false };
+        txs.push(rec);
+        const commit = tx.commit.bind(tx);
+        tx.commit = () => {
+          rec.commitAsked = true;
+          commit();
+        };
+      }
+      return tx;
+    };
+    // Synchronously, before the returned promise is awaited (as in a pagehide handler):
+    const plain = [
+      s.saveSnapshot(meta('doc_a', 1), [block('blk_1')]),
+      s.putQueued([rec('cl_a', 1), rec('cl_old', 1)]),
+      s.deleteQueued('doc_a', [{ clientId: 'cl_a', n: 9 }]),
+    ];
+    expect(txs.map((t) => t.commitAsked)).toEqual([true, true, true]);
+    await Promise.all(plain);
+    // Those that read first ask once their writes are issued, before completing.
+    await s.saveConfirmed(meta('doc_a', 2), [block('blk_1', { content: 'v2' })], [], { put: [rec('cl_a', 2)] });
+    await s.adoptQueue('doc_a', 'cl_old', 'cl_a');
+    const forget = s.forgetDoc('doc_b');
+    expect(txs.at(-1)?.commitAsked).toBe(true);
+    await forget;
+    expect(txs).toHaveLength(6);
+    expect(txs.every((t) => t.commitAsked)).toBe(true);
+  });
+
   it('surfaces a failed write as a rejected promise', async () => {
     const s = await open();
     // A record without its key path fields cannot be stored: the transaction fails.
