@@ -154,3 +154,7 @@ fn run_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> std::result::Resu
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "writer_tests.rs"]
+mod tests;
