@@ -234,11 +234,21 @@ fn behind_a_trusted_proxy_each_forwarded_address_has_its_own_allowance() {
     ]);
     let (ann, doc) = setup(&s, "ann");
     let bob = s.add_user("bob");
-    share_read(&s, &ann, &doc, &[&bob]);
+    let cid = s.add_user("cid");
+    share_read(&s, &ann, &doc, &[&bob, &cid]);
     let _a = open_sse(&s, &ann, &doc, "X-Forwarded-For: 198.51.100.7\r\n");
     // Another address through the same proxy: its own slot.
     let _b = open_sse(&s, &bob, &doc, "X-Forwarded-For: 198.51.100.8\r\n");
     wait_subscribers(&s, "sse", 2, Duration::from_secs(10));
+    // A client cannot pick its address: what it wrote itself sits left of the entry the
+    // proxy appended, and only that right-most entry counts (here .7, whose slot is taken).
+    let mut c = raw_get(
+        &s,
+        &cid,
+        &format!("/api/v1/docs/{doc}/events"),
+        "X-Forwarded-For: 203.0.113.99, 198.51.100.7\r\n",
+    );
+    assert_eq!(status_and_code(&mut c), (429, "too_many_streams".into()));
 }
 
 #[test]
