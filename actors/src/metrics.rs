@@ -27,6 +27,8 @@ pub struct Metrics {
     pub compaction_tombstones: IntCounter,
     pub compaction_results: IntCounter,
     pub compaction_seconds: Histogram,
+    pub storage_full_total: IntCounter,
+    pub storage_full: IntGauge,
     /// Filled at scrape time from the actors' own view.
     pub sessions: IntGauge,
     pub subscribers: prometheus::IntGaugeVec,
@@ -139,6 +141,16 @@ impl Metrics {
                     .buckets(vec![0.01, 0.1, 1.0, 10.0, 60.0, 300.0, 1800.0]),
             )
             .unwrap(),
+            storage_full_total: IntCounter::new(
+                "storage_full_total",
+                "Writes refused because the database or its disk is full (answered 507)",
+            )
+            .unwrap(),
+            storage_full: IntGauge::new(
+                "storage_full",
+                "1 while writes fail for lack of space, 0 once a write commits again",
+            )
+            .unwrap(),
             sessions: IntGauge::new(
                 "sessions",
                 "Open editor sessions (clientIds) over all documents",
@@ -176,6 +188,8 @@ impl Metrics {
             .unwrap();
         r.register(Box::new(m.compaction_results.clone())).unwrap();
         r.register(Box::new(m.compaction_seconds.clone())).unwrap();
+        r.register(Box::new(m.storage_full_total.clone())).unwrap();
+        r.register(Box::new(m.storage_full.clone())).unwrap();
         r.register(Box::new(m.sessions.clone())).unwrap();
         r.register(Box::new(m.subscribers.clone())).unwrap();
         r.register(Box::new(m.leases_held.clone())).unwrap();

@@ -12,6 +12,10 @@ use docsync_actors::storage::StorageError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
+    /// A write refused for lack of space (SQLITE_FULL / ENOSPC) and undone: 507, which says
+    /// "retry later" without claiming a bug (a 500 would).
+    #[error("the server is out of storage space; nothing of this request was saved, retry later")]
+    StorageFull,
     #[error("{0}")]
     BadRequest(String),
     #[error("{0}")]
@@ -43,6 +47,7 @@ pub enum ApiError {
 impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
+            ApiError::StorageFull => "storage_full",
             ApiError::BadRequest(_) => "bad_request",
             ApiError::InvalidJson(_) => "invalid_json",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
@@ -62,6 +67,7 @@ impl ApiError {
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
+            ApiError::StorageFull => StatusCode::INSUFFICIENT_STORAGE,
             ApiError::BadRequest(_) | ApiError::InvalidJson(_) => StatusCode::BAD_REQUEST,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
@@ -97,6 +103,8 @@ impl From<StorageError> for ApiError {
             StorageError::ForeignBlock(id) => {
                 ApiError::Conflict(format!("block {id} belongs to another document"))
             }
+            // Logged once per episode by the writer (storage::health), not per request.
+            StorageError::Full(_) => ApiError::StorageFull,
             other => {
                 tracing::error!(error = %other, "storage error");
                 ApiError::Internal(format!("storage: {other}"))
@@ -112,6 +120,7 @@ impl From<DocError> for ApiError {
             DocError::Restarting | DocError::StalePrecheck => {
                 ApiError::Unavailable("the document is restarting, retry shortly".into())
             }
+            DocError::StorageFull(_) => ApiError::StorageFull,
             DocError::Storage(m) => {
                 tracing::error!(error = %m, "document storage error");
                 ApiError::Internal(format!("storage: {m}"))

@@ -3,7 +3,7 @@
 use actix_web::{web, HttpResponse};
 use serde_json::json;
 
-use docsync_actors::storage::migrate;
+use docsync_actors::storage::{health, migrate};
 
 use super::error::ApiError;
 use super::AppState;
@@ -12,8 +12,21 @@ pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
-/// Ready when a write goes through the writer and the schema is the newest.
+/// Ready when a write goes through the writer, the schema is the newest and writes are not
+/// failing for lack of space. While they are, each check probes for space with a real write
+/// (see `storage::health::probe`): a server reported not ready gets no traffic, so without
+/// the probe nothing would ever find out that space came back.
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let storage_health = state.storage.writer.health().clone();
+    if storage_health.is_full() {
+        if matches!(state.storage.write(health::probe).await, Ok(true)) {
+            storage_health.space_found();
+        } else {
+            return Err(ApiError::Unavailable(
+                "storage full: writes are refused until space is freed".into(),
+            ));
+        }
+    }
     let current = state
         .storage
         .write(migrate::is_current)
@@ -25,4 +38,44 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
         ));
     }
     Ok(HttpResponse::Ok().json(json!({"status": "ready"})))
+}
+
+/// Test hook, compiled only into debug builds (what `cargo test` runs) and for admins only:
+/// `POST /api/v1/testing/max_page_count {"maxPageCount": N}` caps the writer connection's
+/// database size (SQLite `PRAGMA max_page_count`), which makes "disk full" deterministic
+/// without root or a small filesystem. `0` caps it at the current size; a large number
+/// frees the space again. Answers the limit in force and the current page count.
+#[cfg(debug_assertions)]
+pub async fn set_max_page_count(
+    state: web::Data<AppState>,
+    creds: super::auth::Credentials,
+    req: actix_web::HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct Body {
+        max_page_count: u32,
+    }
+    let user = super::docs::caller(&state, &creds).await?;
+    if !user.is_admin {
+        return Err(ApiError::Forbidden("admin only".into()));
+    }
+    let body: Body = super::body::read_json(&req, payload, 1024).await?;
+    let (limit, pages) = state
+        .storage
+        .write(move |c| {
+            let pages: u32 = c.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+            let want = if body.max_page_count == 0 {
+                pages
+            } else {
+                body.max_page_count
+            };
+            // SQLite never sets the limit below the current size; it answers what it set.
+            let limit: u32 =
+                c.query_row(&format!("PRAGMA max_page_count = {want}"), [], |r| r.get(0))?;
+            Ok((limit, pages))
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(json!({"maxPageCount": limit, "pageCount": pages})))
 }

@@ -58,6 +58,12 @@ impl AppState {
 }
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
+    // Debug builds only (tests); before the `/api/v1` scope, which would otherwise take it.
+    #[cfg(debug_assertions)]
+    cfg.route(
+        "/api/v1/testing/max_page_count",
+        web::post().to(health::set_max_page_count),
+    );
     cfg.route("/healthz", web::get().to(health::healthz))
         .route("/metrics", web::get().to(admin::metrics))
         .route("/admin", web::get().to(static_files::admin_page))

@@ -3,7 +3,11 @@
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
     #[error("sqlite: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(rusqlite::Error),
+    /// The database or the disk under it has no room (SQLITE_FULL, which SQLite also returns
+    /// for the OS's ENOSPC). The write was undone; it can succeed once space is freed.
+    #[error("database or disk is full: {0}")]
+    Full(String),
     #[error("connection pool: {0}")]
     Pool(#[from] r2d2::Error),
     #[error("migrations: {0}")]
@@ -28,6 +32,28 @@ pub enum StorageError {
     Corrupt(String),
     #[error("blocking task failed: {0}")]
     Join(String),
+}
+
+impl StorageError {
+    pub fn is_full(&self) -> bool {
+        matches!(self, StorageError::Full(_))
+    }
+}
+
+/// Every SQLite error passes here (`?`), so "full" is told apart once, by its code, and no
+/// caller has to look into `rusqlite::Error` to answer 507 instead of 500.
+impl From<rusqlite::Error> for StorageError {
+    fn from(e: rusqlite::Error) -> Self {
+        if is_full(&e) {
+            StorageError::Full(e.to_string())
+        } else {
+            StorageError::Sqlite(e)
+        }
+    }
+}
+
+pub(crate) fn is_full(e: &rusqlite::Error) -> bool {
+    e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
 }
 
 pub type Result<T> = std::result::Result<T, StorageError>;

@@ -8,6 +8,7 @@ pub mod compaction;
 pub mod derived;
 pub mod documents;
 pub mod error;
+pub mod health;
 pub mod log;
 pub mod migrate;
 pub mod roles;

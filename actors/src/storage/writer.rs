@@ -15,12 +15,43 @@ use rusqlite::Connection;
 use tokio::sync::oneshot;
 
 use super::error::{Result, StorageError};
+use super::health::StorageHealth;
 
 trait Job: Send {
     /// Runs inside the open transaction; false when the job failed (its savepoint is undone).
     fn run(&mut self, conn: &Connection) -> bool;
+    /// Whether the job failed because the database or disk is full.
+    fn failed_full(&self) -> bool {
+        false
+    }
     /// Called after the transaction ended; `committed` is the commit's outcome.
-    fn finish(self: Box<Self>, committed: std::result::Result<(), String>);
+    fn finish(self: Box<Self>, committed: std::result::Result<(), CommitFailure>);
+}
+
+/// Why a transaction did not commit; every job of the batch gets a copy.
+#[derive(Debug, Clone)]
+pub(crate) struct CommitFailure {
+    full: bool,
+    message: String,
+}
+
+impl From<rusqlite::Error> for CommitFailure {
+    fn from(e: rusqlite::Error) -> Self {
+        CommitFailure {
+            full: super::error::is_full(&e),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<CommitFailure> for StorageError {
+    fn from(f: CommitFailure) -> Self {
+        if f.full {
+            StorageError::Full(f.message)
+        } else {
+            StorageError::Commit(f.message)
+        }
+    }
 }
 
 struct CallJob<T, F> {
@@ -38,12 +69,16 @@ impl<T: Send, F: FnOnce(&Connection) -> Result<T> + Send> Job for CallJob<T, F> 
         ok
     }
 
-    fn finish(self: Box<Self>, committed: std::result::Result<(), String>) {
+    fn failed_full(&self) -> bool {
+        matches!(&self.out, Some(Err(e)) if e.is_full())
+    }
+
+    fn finish(self: Box<Self>, committed: std::result::Result<(), CommitFailure>) {
         let out = match (self.out, committed) {
             (Some(Ok(v)), Ok(())) => Ok(v),
-            (Some(Ok(_)), Err(e)) => Err(StorageError::Commit(e)),
+            (Some(Ok(_)), Err(e)) => Err(e.into()),
             (Some(Err(e)), _) => Err(e),
-            (None, Err(e)) => Err(StorageError::Commit(e)),
+            (None, Err(e)) => Err(e.into()),
             (None, Ok(())) => Err(StorageError::Commit("job did not run".into())),
         };
         let _ = self.reply.send(out);
@@ -53,6 +88,7 @@ impl<T: Send, F: FnOnce(&Connection) -> Result<T> + Send> Job for CallJob<T, F> 
 #[derive(Clone)]
 pub struct Writer {
     tx: mpsc::Sender<Box<dyn Job>>,
+    health: Arc<StorageHealth>,
 }
 
 impl Writer {
@@ -63,11 +99,18 @@ impl Writer {
         metrics: Option<Arc<crate::metrics::Metrics>>,
     ) -> (Writer, thread::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
+        let health = Arc::new(StorageHealth::new(metrics.clone()));
+        let seen = health.clone();
         let handle = thread::Builder::new()
             .name("docsync-writer".into())
-            .spawn(move || run_loop(conn, rx, max_batch.max(1), metrics))
+            .spawn(move || run_loop(conn, rx, max_batch.max(1), metrics, &seen))
             .expect("spawn writer thread");
-        (Writer { tx }, handle)
+        (Writer { tx, health }, handle)
+    }
+
+    /// Whether writes currently fail for lack of space (kept by the writer thread).
+    pub fn health(&self) -> &Arc<StorageHealth> {
+        &self.health
     }
 
     /// Queues `f` to run inside the next transaction; resolves once that transaction committed.
@@ -106,6 +149,7 @@ fn run_loop(
     rx: mpsc::Receiver<Box<dyn Job>>,
     max_batch: usize,
     metrics: Option<Arc<crate::metrics::Metrics>>,
+    health: &StorageHealth,
 ) {
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
@@ -121,21 +165,45 @@ fn run_loop(
             m.commit_seconds.observe(started.elapsed().as_secs_f64());
             m.commit_jobs.observe(batch.len() as f64);
         }
+        // Full: either single jobs were refused (their savepoints undone, the rest committed)
+        // or the commit itself found no room (the whole batch undone: nothing half-written).
+        // Marked before the answers go out, so a client that got 507 sees the server not ready.
+        let refused = match &committed {
+            Err(f) if f.full => batch.len(),
+            _ => batch.iter().filter(|j| j.failed_full()).count(),
+        };
+        if refused > 0 {
+            let why = match &committed {
+                Err(f) => f.message.as_str(),
+                Ok(()) => "a write needed a page the database cannot grow into",
+            };
+            health.refused(refused, why);
+        }
         for job in batch {
             job.finish(committed.clone());
+        }
+        // While full, look for space again now and then, after the answers went out.
+        if refused == 0
+            && committed.is_ok()
+            && health.probe_due()
+            && super::health::probe_committed(&conn)
+        {
+            health.space_found();
         }
     }
     // Last handle gone: leave a compact WAL behind for the next start.
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
 }
 
-fn run_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> std::result::Result<(), String> {
-    conn.execute_batch("BEGIN IMMEDIATE")
-        .map_err(|e| e.to_string())?;
+fn run_batch(
+    conn: &Connection,
+    batch: &mut [Box<dyn Job>],
+) -> std::result::Result<(), CommitFailure> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
     for job in batch.iter_mut() {
         if let Err(e) = conn.execute_batch("SAVEPOINT job") {
             let _ = conn.execute_batch("ROLLBACK");
-            return Err(e.to_string());
+            return Err(e.into());
         }
         let ok = job.run(conn);
         let end = if ok {
@@ -145,12 +213,16 @@ fn run_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> std::result::Resu
         };
         if let Err(e) = conn.execute_batch(end) {
             let _ = conn.execute_batch("ROLLBACK");
-            return Err(e.to_string());
+            let mut failure = CommitFailure::from(e);
+            // After SQLITE_FULL, SQLite may have rolled the whole transaction back already
+            // (its savepoint is gone): every job of the batch was undone for lack of space.
+            failure.full |= job.failed_full();
+            return Err(failure);
         }
     }
     if let Err(e) = conn.execute_batch("COMMIT") {
         let _ = conn.execute_batch("ROLLBACK");
-        return Err(e.to_string());
+        return Err(e.into());
     }
     Ok(())
 }
