@@ -13,6 +13,8 @@ mod tail;
 mod waiters;
 
 #[cfg(test)]
+mod restart_tests;
+#[cfg(test)]
 mod tests;
 
 pub use actor::{ActorConfig, DocumentActor};
