@@ -208,3 +208,27 @@ impl Default for Metrics {
         Metrics::new()
     }
 }
+
+/// The ops of one request as `ops_total` and `ops_rejected_total` count them, held until
+/// the request's write committed. Counting while applying counted an op twice whenever its
+/// first write was refused (disk full, a block taken by another document) and the client
+/// sent it again: once for the attempt that never reached the disk, once for the one that
+/// did. An op counts once, when it is on disk.
+#[derive(Debug, Default)]
+pub struct OpTally(Vec<(&'static str, &'static str, Option<&'static str>)>);
+
+impl OpTally {
+    pub fn add(&mut self, kind: &'static str, status: &'static str, reason: Option<&'static str>) {
+        self.0.push((kind, status, reason));
+    }
+
+    /// Counts the ops: call once their write committed.
+    pub fn record(self, m: &Metrics) {
+        for (kind, status, reason) in self.0 {
+            m.ops.with_label_values(&[kind, status]).inc();
+            if let Some(r) = reason {
+                m.rejected.with_label_values(&[r]).inc();
+            }
+        }
+    }
+}

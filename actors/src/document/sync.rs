@@ -12,6 +12,7 @@ use crate::collab::block::Block;
 use crate::collab::lease::HoldOutcome;
 use crate::collab::op::{Effect, LogEntry, OpResult, OpStatus};
 use crate::collab::rules::{apply_op, OpContext};
+use crate::metrics::OpTally;
 use crate::storage::documents::{self, DocWrite};
 use crate::storage::log::LogRecord;
 use crate::storage::StorageError;
@@ -118,7 +119,7 @@ impl DocumentActor {
         msg: &Sync,
         now: i64,
         leases_enabled: bool,
-    ) -> (Vec<OpResult>, DocWrite, bool) {
+    ) -> (Vec<OpResult>, DocWrite, bool, OpTally) {
         let state = self.state.as_mut().expect("checked by refuse()");
         let mut write = DocWrite {
             doc_id: self.doc_id.clone(),
@@ -128,6 +129,7 @@ impl DocumentActor {
             ..DocWrite::default()
         };
         let mut results = Vec::with_capacity(msg.ops.len());
+        let mut tally = OpTally::default();
         let mut changed: Vec<Arc<Block>> = Vec::new();
         let mut lease_changed = false;
         let mut fresh: Vec<OpResult> = Vec::new();
@@ -210,18 +212,7 @@ impl DocumentActor {
                 OpStatus::Conflict => "conflict",
                 OpStatus::Rejected => "rejected",
             };
-            self.cfg
-                .metrics
-                .ops
-                .with_label_values(&[op.kind.name(), status])
-                .inc();
-            if let Some(r) = result.reason {
-                self.cfg
-                    .metrics
-                    .rejected
-                    .with_label_values(&[r.as_str()])
-                    .inc();
-            }
+            tally.add(op.kind.name(), status, result.reason.map(|r| r.as_str()));
             write.results.push((
                 result.op_id.clone(),
                 serde_json::to_string(&result).expect("result serialises"),
@@ -234,7 +225,7 @@ impl DocumentActor {
         for r in &fresh {
             self.remember(r);
         }
-        (results, write, lease_changed)
+        (results, write, lease_changed, tally)
     }
 }
 
@@ -286,7 +277,7 @@ impl Handler<Sync> for DocumentActor {
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             self.apply_ops(&msg, now, leases_enabled)
         }));
-        let (results, write, grants_changed) = match outcome {
+        let (results, write, grants_changed, tally) = match outcome {
             Ok(v) => v,
             Err(_) => {
                 self.poison(ctx, "panic while applying ops");
@@ -317,6 +308,9 @@ impl Handler<Sync> for DocumentActor {
             actix::fut::wrap_future::<_, Self>(fut).map(move |res, act, ctx| {
                 act.inflight -= 1;
                 act.sync_writes -= 1;
+                if res.is_ok() {
+                    tally.record(&act.cfg.metrics);
+                }
                 let out = match res {
                     Ok(()) if act.failed.is_none() => {
                         act.durable_write_no = act.durable_write_no.max(my_write);
