@@ -87,7 +87,8 @@ pub struct ServerSettings {
     /// `client_request_timeout` covers only the headers); slower gets 408 and is closed.
     pub body_read_timeout_secs: u64,
     /// Seconds between SSE comment lines. The comment keeps proxies from timing the stream
-    /// out and, being a write, finds peers that vanished without closing their socket.
+    /// out and, being a write, finds peers gone without closing their socket (a reset from
+    /// their host; an unreachable host only when TCP stops retransmitting).
     pub sse_keepalive_secs: u64,
     pub shutdown_timeout_secs: u64,
     /// Empty: the web app compiled into the binary; a folder: served from disk.
