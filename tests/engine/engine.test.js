@@ -503,6 +503,33 @@ describe('the send loop', () => {
     expect(e.state.pending).toBe(0);
   });
 
+  it('typing split by a failed send, then a reload: the second op is based on the first one\'s version, no conflict copy', async () => {
+    const [b0] = seed(['Edit me 4']);
+    const a = await openEngine(await makeEngine());
+    server.down = true;
+    const typeRow = (/** @type {string} */ text) =>
+      a.commitRows(a.state.rows.map((r) => (r.id === b0 ? { ...r, content: text } : r)), { step: 'typing' });
+    typeRow('Edit me 4 (bob');
+    await run(300); // the send fails: this op is frozen
+    typeRow('Edit me 4 (bob, offline d');
+    typeRow('Edit me 4 (bob, offline day 4)');
+    await run(100);
+    expect(a.queue.map((i) => [i.rec.op.content, i.rec.op.baseVersion])).toEqual([
+      ['Edit me 4 (bob', 1],
+      ['Edit me 4 (bob, offline day 4)', 2],
+    ]);
+    await a.close();
+    const b = await openEngine(await makeEngine());
+    expect(b.state.rows.map((r) => [r.content, r.conflictOf])).toEqual([['Edit me 4 (bob, offline day 4)', null]]);
+    server.down = false;
+    b.setOnline(true);
+    await run(3000);
+    expect(server.model.toSnapshotBlocks().filter((x) => !x.deleted).map((x) => [x.content, x.conflictOf])).toEqual([
+      ['Edit me 4 (bob, offline day 4)', null],
+    ]);
+    expect(b.state.pending).toBe(0);
+  });
+
   it('after an applied text op, the next one is based on the version it produced', async () => {
     const [b0] = seed(['x']);
     const e = await openEngine(await makeEngine());
