@@ -48,8 +48,8 @@ scenario(`10 reload at once: ${ROUNDS} rounds of fast typing, each followed at o
       await page.reload();
     } else if (kind === 'pagehide') {
       // The frame after the keystroke never comes (requestAnimationFrame does nothing), so
-      // the editor hands the text to the engine only in pagehide: what that handler starts
-      // must reach IndexedDB although the page is unloading.
+      // the editor hands the text to the engine only while the page unloads (its
+      // visibilitychange/pagehide handlers): the write they start must still complete.
       await focusEnd(page, ids[0]);
       const more = ` +r${r} saved in pagehide`;
       const navigated = page.waitForEvent('framenavigated');
