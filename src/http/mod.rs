@@ -7,6 +7,7 @@ pub mod assets;
 pub mod auth;
 pub mod body;
 pub mod channels;
+pub mod client_address;
 pub mod docs;
 pub mod error;
 pub mod head_requests;
