@@ -70,8 +70,8 @@ impl Scenario {
         }
     }
 
-    /// An output line with `scenario` and, for scenarios with parameters, `channel` and
-    /// `subscribers`.
+    /// An output line with `scenario` and, for scenarios with parameters, those (`channel`,
+    /// `subscribers` / `readers`, `offered_edits_per_s`).
     pub fn line(self) -> Line {
         let line = Line::named(self.name());
         match self {
