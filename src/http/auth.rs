@@ -8,8 +8,8 @@ use std::sync::{Arc, OnceLock};
 use actix_web::{dev::Payload, FromRequest, HttpMessage, HttpRequest};
 use rusqlite::Connection;
 
-use docsync_actors::storage::accounts::{self, User};
 use docsync_actors::clock::unix_ms;
+use docsync_actors::storage::accounts::{self, User};
 use docsync_actors::storage::StorageError;
 
 use super::error::ApiError;
