@@ -6,5 +6,6 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod http;
+pub mod memory;
 pub mod server;
 pub mod telemetry;

@@ -56,6 +56,10 @@ struct WsArgs {
     /// Handshakes in flight at once.
     #[arg(long, default_value_t = 200)]
     concurrency: usize,
+    /// Seconds to wait after each cycle's sockets are gone before reading RSS a second time
+    /// (the server hands free memory back to the OS every 10 s; see `src/memory.rs`).
+    #[arg(long, default_value_t = 0)]
+    linger: u64,
     /// Drop the TCP connection without a WebSocket close frame (a vanished client).
     #[arg(long)]
     abrupt: bool,
@@ -160,9 +164,30 @@ async fn ws_cycles(args: WsArgs) -> Result<()> {
         docs.len(),
         if args.abrupt { ", abrupt closes" } else { "" }
     );
-    println!("| cycle | closed so far | RSS MiB | Δ MiB since start | open fds | cycle s |");
-    println!("|---:|---:|---:|---:|---:|---:|");
-    println!("| 0 | 0 | {:.1} | 0.0 | {fds0} | - |", mib(rss0));
+    let lingered = |rss: u64| {
+        if args.linger > 0 {
+            format!(" {:.1} |", mib(rss))
+        } else {
+            String::new()
+        }
+    };
+    let linger_head = if args.linger > 0 {
+        format!(" RSS MiB {} s later |", args.linger)
+    } else {
+        String::new()
+    };
+    println!(
+        "| cycle | closed so far | RSS MiB | Δ MiB since start | open fds | cycle s |{linger_head}"
+    );
+    println!(
+        "|---:|---:|---:|---:|---:|---:|{}",
+        if args.linger > 0 { "---:|" } else { "" }
+    );
+    println!(
+        "| 0 | 0 | {:.1} | 0.0 | {fds0} | - |{}",
+        mib(rss0),
+        lingered(rss0)
+    );
     let mut after_first = None;
     let mut last = rss0;
     for cycle in 1..=args.cycles {
@@ -170,15 +195,22 @@ async fn ws_cycles(args: WsArgs) -> Result<()> {
         run_cycle(&target, &docs, args.sockets, args.concurrency, args.abrupt).await?;
         let fds = settle(&http, &target, Some(fds0)).await?;
         last = rss_kib(target.pid)?;
+        let secs = started.elapsed().as_secs_f64();
+        let later = if args.linger > 0 {
+            tokio::time::sleep(Duration::from_secs(args.linger)).await;
+            rss_kib(target.pid)?
+        } else {
+            last
+        };
         if cycle == 1 {
             after_first = Some(last);
         }
         println!(
-            "| {cycle} | {} | {:.1} | {:+.1} | {fds} | {:.1} |",
+            "| {cycle} | {} | {:.1} | {:+.1} | {fds} | {secs:.1} |{}",
             cycle * args.sockets,
             mib(last),
             mib(last) - mib(rss0),
-            started.elapsed().as_secs_f64()
+            lingered(later)
         );
     }
     if let (Some(first), true) = (after_first, args.cycles > 1) {
