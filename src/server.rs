@@ -13,7 +13,7 @@ use docsync_actors::collab::validate::Limits;
 use docsync_actors::compaction::CompactionSupervisor;
 use docsync_actors::document::ActorConfig;
 use docsync_actors::metrics::Metrics;
-use docsync_actors::registry::Registry;
+use docsync_actors::registry::{Documents, Registry};
 use docsync_actors::storage::{Storage, StorageConfig};
 
 use crate::config::{ClockKind, Settings};
@@ -98,13 +98,12 @@ pub fn compact_offline(settings: Settings) -> anyhow::Result<()> {
     let summary = system.block_on(async {
         let arbiter = Arbiter::new();
         let clock: SharedClock = Arc::new(SystemClock);
-        let registry = Registry::new(
+        let registry = Documents::start(Registry::new(
             vec![arbiter.handle()],
             storage.clone(),
             clock.clone(),
             actor_config(&settings, metrics.clone()),
-        )
-        .start();
+        ));
         let supervisor = CompactionSupervisor::new(
             storage.clone(),
             registry,
@@ -190,13 +189,12 @@ async fn serve_http(
             }
         };
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
-    let registry = Registry::new(
+    let registry = Documents::start(Registry::new(
         arbiters,
         storage.clone(),
         clock.clone(),
         actor_config(&settings, metrics.clone()),
-    )
-    .start();
+    ));
     let compaction = CompactionSupervisor::new(
         storage.clone(),
         registry.clone(),

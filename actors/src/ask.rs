@@ -14,7 +14,7 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use crate::document::{DocError, DocumentActor};
-use crate::registry::{Open, Registry};
+use crate::registry::{Documents, Open};
 
 /// How often and how patiently a request is retried while its actor restarts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +43,7 @@ impl Backoff {
 
 /// Sends `msg` to the document's actor, asking the registry again while the actor restarts.
 /// Gives up with `DocError::Restarting` when every attempt met a restarting actor.
-pub async fn ask<M, T>(registry: &Addr<Registry>, doc_id: &str, msg: M) -> Result<T, DocError>
+pub async fn ask<M, T>(registry: &Documents, doc_id: &str, msg: M) -> Result<T, DocError>
 where
     M: Message<Result = Result<T, DocError>> + Clone + Send + 'static,
     T: Send + 'static,
@@ -61,7 +61,7 @@ where
 /// (e.g. redoes the sync's database pre-check) before the next attempt. Errors of `renew`
 /// end the ask as they are.
 pub async fn ask_renewing<M, T, E, R, F>(
-    registry: &Addr<Registry>,
+    registry: &Documents,
     doc_id: &str,
     mut msg: M,
     mut renew: R,
@@ -77,14 +77,22 @@ where
     let policy = BACKOFF;
     for attempt in 0..policy.attempts {
         let last = attempt + 1 == policy.attempts;
-        let open = Open {
-            doc_id: doc_id.to_string(),
+        // A running actor is found without a message; the registry starts one otherwise,
+        // and is asked again after a refusal (it has heard of the stop by then: the actor
+        // tells it before it refuses anything).
+        let handle = match registry.running(doc_id).filter(|_| attempt == 0) {
+            Some(h) => h,
+            None => {
+                let open = Open {
+                    doc_id: doc_id.to_string(),
+                };
+                // The registry gone means the server is shutting down: as good as restarting.
+                registry
+                    .send(open)
+                    .await
+                    .map_err(|_| DocError::Restarting)?
+            }
         };
-        // The registry itself gone means the server is shutting down: as good as restarting.
-        let handle = registry
-            .send(open)
-            .await
-            .map_err(|_| DocError::Restarting)?;
         match handle.request(msg.clone()).await {
             Ok(Ok(v)) => return Ok(v),
             Ok(Err(DocError::StalePrecheck)) if !last => msg = renew().await?,

@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::clock::SharedClock;
 use crate::document::{Compact, DocError};
 use crate::metrics::Metrics;
-use crate::registry::{ask, Registry};
+use crate::registry::{ask, Documents};
 use crate::storage::compaction::{self, Retention};
 use crate::storage::{roles, Storage};
 
@@ -34,7 +34,7 @@ pub struct RunPass;
 
 pub struct CompactionSupervisor {
     storage: Storage,
-    registry: Addr<Registry>,
+    registry: Documents,
     clock: SharedClock,
     retention: Retention,
     interval: Duration,
@@ -45,7 +45,7 @@ pub struct CompactionSupervisor {
 impl CompactionSupervisor {
     pub fn new(
         storage: Storage,
-        registry: Addr<Registry>,
+        registry: Documents,
         clock: SharedClock,
         retention: Retention,
         interval: Duration,

@@ -3,10 +3,14 @@
 //! it only maps IDs to addresses, so its messages are tiny and it cannot become a lock.
 //! Nobody outside this crate sees an actor's address: requests go through `ask` (retrying
 //! while an actor restarts), streams hold a `Subscription`.
+//!
+//! Only the registry actor changes the map of open actors, but anyone holding `Documents`
+//! reads it directly: a request to a running actor is one message (to that actor), not two.
 
 use std::collections::HashMap;
+use std::ops::Deref;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use actix::prelude::*;
 
@@ -72,8 +76,44 @@ pub struct AccessChangedFor {
 #[rtype(result = "Vec<DocHandle>")]
 struct ListActors;
 
+/// The map of open actors, written only by the registry actor.
+type OpenActors = Arc<RwLock<HashMap<String, DocHandle>>>;
+
+/// Handle to the document actors: the registry's address (for `do_send` of its messages)
+/// plus a read view of its map, so `ask` finds a running actor without asking the registry.
+#[derive(Clone)]
+pub struct Documents {
+    registry: Addr<Registry>,
+    open: OpenActors,
+}
+
+impl Documents {
+    /// Starts the registry actor.
+    pub fn start(registry: Registry) -> Documents {
+        let open = registry.docs.clone();
+        Documents {
+            registry: registry.start(),
+            open,
+        }
+    }
+
+    /// The running actor of `doc_id`, if the registry has one.
+    pub(crate) fn running(&self, doc_id: &str) -> Option<DocHandle> {
+        let open = self.open.read().unwrap_or_else(|e| e.into_inner());
+        open.get(doc_id).filter(|h| h.addr.connected()).cloned()
+    }
+}
+
+impl Deref for Documents {
+    type Target = Addr<Registry>;
+
+    fn deref(&self) -> &Addr<Registry> {
+        &self.registry
+    }
+}
+
 pub struct Registry {
-    docs: HashMap<String, DocHandle>,
+    docs: OpenActors,
     arbiters: Vec<ArbiterHandle>,
     storage: Storage,
     clock: SharedClock,
@@ -90,13 +130,19 @@ impl Registry {
     ) -> Registry {
         assert!(!arbiters.is_empty(), "at least one arbiter");
         Registry {
-            docs: HashMap::new(),
+            docs: OpenActors::default(),
             arbiters,
             storage,
             clock,
             cfg: Arc::new(cfg),
             started: 0,
         }
+    }
+
+    /// The map, for the registry's own reads and writes (a poisoned lock only means a
+    /// panic elsewhere while holding it; the map itself is always whole).
+    fn docs(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, DocHandle>> {
+        self.docs.write().unwrap_or_else(|e| e.into_inner())
     }
 
     fn arbiter_for(&self, doc_id: &str) -> &ArbiterHandle {
@@ -118,7 +164,7 @@ impl Handler<Open> for Registry {
     type Result = MessageResult<Open>;
 
     fn handle(&mut self, msg: Open, ctx: &mut Context<Self>) -> Self::Result {
-        if let Some(h) = self.docs.get(&msg.doc_id) {
+        if let Some(h) = self.docs().get(&msg.doc_id) {
             if h.addr.connected() {
                 return MessageResult(h.clone());
             }
@@ -137,7 +183,7 @@ impl Handler<Open> for Registry {
             outstanding: Arc::new(AtomicI64::new(0)),
             metrics: self.cfg.metrics.clone(),
         };
-        self.docs.insert(msg.doc_id, handle.clone());
+        self.docs().insert(msg.doc_id, handle.clone());
         MessageResult(handle)
     }
 }
@@ -148,12 +194,9 @@ impl Handler<Stopped> for Registry {
     type Result = ();
 
     fn handle(&mut self, msg: Stopped, _ctx: &mut Context<Self>) {
-        if self
-            .docs
-            .get(&msg.doc_id)
-            .is_some_and(|h| h.addr == msg.addr)
-        {
-            self.docs.remove(&msg.doc_id);
+        let mut docs = self.docs();
+        if docs.get(&msg.doc_id).is_some_and(|h| h.addr == msg.addr) {
+            docs.remove(&msg.doc_id);
         }
     }
 }
@@ -162,7 +205,8 @@ impl Handler<CloseDocument> for Registry {
     type Result = ();
 
     fn handle(&mut self, msg: CloseDocument, _ctx: &mut Context<Self>) {
-        if let Some(h) = self.docs.remove(&msg.doc_id) {
+        let closed = self.docs().remove(&msg.doc_id);
+        if let Some(h) = closed {
             h.addr.do_send(Close);
         }
     }
@@ -172,8 +216,9 @@ impl Handler<AccessChangedFor> for Registry {
     type Result = ();
 
     fn handle(&mut self, msg: AccessChangedFor, _ctx: &mut Context<Self>) {
+        let docs = self.docs();
         for id in msg.doc_ids {
-            if let Some(h) = self.docs.get(&id) {
+            if let Some(h) = docs.get(&id) {
                 h.addr.do_send(AccessChanged);
             }
         }
@@ -184,7 +229,7 @@ impl Handler<ListActors> for Registry {
     type Result = MessageResult<ListActors>;
 
     fn handle(&mut self, _msg: ListActors, _ctx: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.docs.values().cloned().collect())
+        MessageResult(self.docs().values().cloned().collect())
     }
 }
 

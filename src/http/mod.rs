@@ -26,7 +26,7 @@ use actix_web::web;
 
 use docsync_actors::clock::SharedClock;
 use docsync_actors::collab::validate::Limits;
-use docsync_actors::registry::Registry;
+use docsync_actors::registry::Documents;
 use docsync_actors::storage::Storage;
 
 use crate::config::Settings;
@@ -35,7 +35,8 @@ use crate::config::Settings;
 #[derive(Clone)]
 pub struct AppState {
     pub storage: Storage,
-    pub registry: Addr<Registry>,
+    /// The document actors (derefs to the registry's address for its messages).
+    pub registry: Documents,
     pub clock: SharedClock,
     pub limits: Limits,
     pub settings: Arc<Settings>,

@@ -17,7 +17,7 @@ use serde_json::json;
 use crate::clock::ManualClock;
 use crate::collab::block::Author;
 use crate::collab::op::Op;
-use crate::registry::{ask, ask_renewing, DocHandle, Open, Registry};
+use crate::registry::{ask, ask_renewing, DocHandle, Documents, Open, Registry};
 use crate::storage::log::Precheck;
 use crate::storage::roles::Role;
 use crate::storage::{accounts, documents, Storage, StorageConfig, Synchronous};
@@ -29,7 +29,7 @@ const MARKER: &str = "__fail_here__";
 struct World {
     _dir: tempfile::TempDir,
     storage: Storage,
-    registry: Addr<Registry>,
+    registry: Documents,
     cfg_metrics: Arc<crate::metrics::Metrics>,
     caller: Caller,
     doc: String,
@@ -59,13 +59,12 @@ fn world() -> World {
         ..ActorConfig::default()
     };
     let metrics = cfg.metrics.clone();
-    let registry = Registry::new(
+    let registry = Documents::start(Registry::new(
         vec![Arbiter::current()],
         storage.clone(),
         ManualClock::new(1_000_000),
         cfg,
-    )
-    .start();
+    ));
     World {
         _dir: dir,
         storage,
