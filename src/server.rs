@@ -133,6 +133,8 @@ pub fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
     let (storage, writer_thread) =
         Storage::open(&storage_config(&settings, Some(metrics.clone())))?;
     tracing::info!(path = %settings.storage.path.display(), "database open, migrations applied");
+    // The login path's stand-in hash, so the first unknown name costs one run like any other.
+    crate::auth::password::warm_up();
     let system = actix::System::new();
     let result = system.block_on(run(settings, storage, demo, metrics));
     // Every storage handle is gone with the system; the writer drains its queue, checkpoints

@@ -96,6 +96,32 @@ fn metrics_follow_syncs_conflicts_denials_and_joins() {
     assert!(!text.contains(&doc) && !text.contains(&blk));
 }
 
+/// Login timing must not tell which user names exist: a wrong password for a real user, an
+/// unknown name and a right password each cost exactly one argon2 run (the server makes its
+/// stand-in hash at start). Counted through the metric, not timed: a timing assertion would
+/// flake on a loaded machine, a count cannot. (Before the fix a real user's failed login cost
+/// two runs: ~49 ms against ~28 ms for an unknown name.)
+#[test]
+fn every_login_attempt_costs_exactly_one_password_hash() {
+    let srv = TestServer::start_with(&[("DOCSYNC_AUTH__TRUST_FORWARDED_FOR", "true")]);
+    srv.add_user_with_password("alice", "correct horse battery");
+    let runs = |srv: &TestServer| val(&scrape(srv).0, "docsync_argon2_runs");
+    let attempts = [
+        ("no-such-user", "wrong password", 401),
+        ("alice", "wrong password", 401),
+        ("no-such-user", "another guess", 401),
+        ("alice", "correct horse battery", 200),
+    ];
+    for (i, (name, pw, status)) in attempts.into_iter().enumerate() {
+        // A fresh address per attempt keeps the throttle out of it.
+        let addr = format!("192.0.2.{}", i + 1);
+        let before = runs(&srv);
+        let r = srv.login(name, pw, &[("X-Forwarded-For", addr.as_str())]);
+        assert_eq!(r.status, status, "{name}: {}", r.body);
+        assert_eq!(runs(&srv) - before, 1.0, "argon2 runs for {name} / {pw}");
+    }
+}
+
 #[test]
 fn admin_views_are_for_admins_only() {
     let srv = TestServer::start();

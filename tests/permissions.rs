@@ -1278,41 +1278,6 @@ fn login_is_throttled_after_the_limit() {
     assert_eq!(srv.login("alice", PW, &[]).status, 429);
 }
 
-/// A wrong password for a real user and an unknown user name cost the same (one argon2 run
-/// each), so response times do not reveal which names exist. Medians of alternating samples.
-#[test]
-fn login_timing_does_not_reveal_user_names() {
-    let srv = TestServer::start_with(&[("DOCSYNC_AUTH__TRUST_FORWARDED_FOR", "true")]);
-    srv.add_user_with_password("alice", PW);
-    let mut known = Vec::new();
-    let mut unknown = Vec::new();
-    for i in 0..24 {
-        // A fresh address per attempt keeps the throttle out of the measurement.
-        let addr = format!("192.0.2.{}", i + 1);
-        let headers = [("X-Forwarded-For", addr.as_str())];
-        let (name, into) = if i % 2 == 0 {
-            ("alice", &mut known)
-        } else {
-            ("no-such-user", &mut unknown)
-        };
-        let t = std::time::Instant::now();
-        let r = srv.login(name, "wrong password", &headers);
-        into.push(t.elapsed().as_secs_f64());
-        assert_eq!(r.status, 401, "{}", r.body);
-    }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.total_cmp(b));
-        v[v.len() / 2]
-    };
-    let (k, u) = (median(&mut known), median(&mut unknown));
-    let ratio = k.max(u) / k.min(u);
-    // Two hashes against one was a ratio of about 1.75; equal work stays well inside 1.35.
-    assert!(
-        ratio < 1.35,
-        "known {k:.4}s vs unknown {u:.4}s (ratio {ratio:.2})"
-    );
-}
-
 #[test]
 fn sessions_tokens_and_cross_origin_writes() {
     let srv = TestServer::start();

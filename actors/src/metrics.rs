@@ -33,6 +33,8 @@ pub struct Metrics {
     pub sessions: IntGauge,
     pub subscribers: prometheus::IntGaugeVec,
     pub leases_held: IntGauge,
+    /// argon2 evaluations since start (filled at scrape time from the password module).
+    pub argon2_runs: IntGauge,
 }
 
 fn latency_buckets() -> Vec<f64> {
@@ -163,6 +165,11 @@ impl Metrics {
             .unwrap(),
             leases_held: IntGauge::new("leases_held", "Live block leases over all documents")
                 .unwrap(),
+            argon2_runs: IntGauge::new(
+                "argon2_runs",
+                "Password hashes computed or checked since start (one per login attempt)",
+            )
+            .unwrap(),
             registry,
         };
         let r = &m.registry;
@@ -193,6 +200,7 @@ impl Metrics {
         r.register(Box::new(m.sessions.clone())).unwrap();
         r.register(Box::new(m.subscribers.clone())).unwrap();
         r.register(Box::new(m.leases_held.clone())).unwrap();
+        r.register(Box::new(m.argon2_runs.clone())).unwrap();
         m
     }
 }

@@ -9,6 +9,7 @@ use docsync_actors::storage::accounts;
 
 use super::auth::{read_as, Credentials, Secret, SESSION_COOKIE};
 use super::body::read_json;
+use super::client_address::client_address;
 use super::docs::caller;
 use super::error::ApiError;
 use super::AppState;
@@ -38,15 +39,10 @@ pub async fn login(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let body: LoginBody = read_json(&req, payload, 16 * 1024).await?;
-    // A client-supplied X-Forwarded-For would let anyone pick a fresh address per attempt.
-    let peer = if state.settings.auth.trust_forwarded_for {
-        req.connection_info()
-            .realip_remote_addr()
-            .map(str::to_string)
-    } else {
-        req.peer_addr().map(|a| a.ip().to_string())
-    }
-    .unwrap_or_else(|| "unknown".into());
+    // Counted by the same address rule as the stream limits: forwarded headers only from
+    // our proxies, and only the part they wrote (a client-supplied X-Forwarded-For would
+    // let anyone pick a fresh address per attempt).
+    let peer = client_address(&state, &req);
     let keys = LoginKeys::new(&body.username, &peer);
     if let Some(wait) = state.throttle.blocked(&keys) {
         return Ok(HttpResponse::TooManyRequests()

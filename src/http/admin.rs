@@ -87,6 +87,8 @@ pub async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiErro
     m.subscribers
         .with_label_values(&["long_poll"])
         .set(stats.iter().map(|s| s.long_poll as i64).sum());
+    m.argon2_runs
+        .set(crate::auth::password::argon2_runs() as i64);
     let mut buf = Vec::new();
     prometheus::TextEncoder::new()
         .encode(&m.registry.gather(), &mut buf)
