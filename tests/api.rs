@@ -1,7 +1,7 @@
 //! The HTTP API end to end over real sockets: documents, sync, conflicts, idempotency, log
 //! paging, resync, leases, leave, markdown, search, tags and access.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -6,7 +6,7 @@
 //! untouched. A proptest throws a few hundred random mutations of a valid `/sync` body at one
 //! server and checks the same properties.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

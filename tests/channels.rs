@@ -8,7 +8,7 @@
 //! arriving next (a wake-up, a PONG), and the servers whose channels are counted exactly
 //! run on a still clock (`STILL_CLOCK`), so no lease or session expires in between.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

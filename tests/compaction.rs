@@ -4,7 +4,7 @@
 //! behind the log floor (`resync`), editors applying `purge` entries, and compaction passes
 //! running while several clients sync.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

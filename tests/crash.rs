@@ -2,7 +2,7 @@
 //! find every acknowledged op, a log that replays to the snapshot, and a sound database.
 //! Also: a panicking document actor is rebuilt from the database without losing anything.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

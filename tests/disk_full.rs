@@ -6,7 +6,7 @@
 //! hook `POST /api/v1/testing/max_page_count` (SQLite `max_page_count` on the writer's
 //! connection): SQLite answers SQLITE_FULL exactly as it does for the OS's ENOSPC.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

@@ -6,7 +6,7 @@
 //! - `restore` tells apart two deletes of one request (one millisecond) by `deletedBy`, also
 //!   after the actor reloads its state from SQLite.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

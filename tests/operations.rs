@@ -2,7 +2,7 @@
 //! answers what is in flight and loses nothing, backups restore exactly, bad configuration
 //! stops the start with a message naming the key.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -6,7 +6,7 @@
 //! included): it must leave nothing behind. An allowed write must change exactly what it
 //! names, in the tables it is meant to write.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -7,7 +7,7 @@
 //! `docs/reverse-proxy.md` must show both files verbatim. Without nginx these tests fail
 //! (never skip): `.ci/run` installs it.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

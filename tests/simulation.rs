@@ -42,7 +42,7 @@
 //! `resync`; convergence must then fail. Without the variable nothing is sabotaged. (The
 //! variables are not named `DOCSYNC_*`: the server refuses unknown settings of its own.)
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;

@@ -4,7 +4,7 @@
 //! operator page under the strict CSP, and what `serve --demo` prints. Real server, real
 //! socket; most tests serve a temp folder of their own so they never depend on `static/`.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

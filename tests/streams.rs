@@ -6,7 +6,7 @@
 //! The clients are raw TCP sockets so each test decides exactly how a connection ends.
 //! Every wait polls a count the server exposes (`GET /metrics`) with a generous bound.
 
-mod common;
+use crate::common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};

@@ -4,7 +4,7 @@
 //! whose wake-up must arrive after everything the first one caused (one ordered stream per
 //! subscriber), so no time window decides the count.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

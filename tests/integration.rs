@@ -1,0 +1,23 @@
+//! Every integration test in one binary (one link of the server library and the shared
+//! `common` helpers instead of one per file; `autotests = false` in Cargo.toml). Each module
+//! starts real servers on real sockets with their own SQLite files, so modules run side by
+//! side like separate binaries did. Run one file's tests with
+//! `cargo test --test integration permissions::`.
+
+mod common;
+
+mod api;
+mod bad_input;
+mod channels;
+mod compaction;
+mod crash;
+mod disk_full;
+mod docs;
+mod limits;
+mod operations;
+mod permissions;
+mod proxy;
+mod simulation;
+mod static_files;
+mod streams;
+mod wakeups;
