@@ -11,6 +11,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../../migrations/0001_core.sql")),
         M::up(include_str!("../../../migrations/0002_sharing.sql")),
         M::up(include_str!("../../../migrations/0003_deleted_by.sql")),
+        M::up(include_str!("../../../migrations/0004_access_epoch.sql")),
     ])
 }
 
@@ -26,7 +27,7 @@ pub fn is_current(conn: &Connection) -> Result<bool> {
 }
 
 pub fn migrations_len() -> usize {
-    3
+    4
 }
 
 #[cfg(test)]

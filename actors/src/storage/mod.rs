@@ -2,6 +2,7 @@
 //! connections. It turns effects into rows inside one transaction and answers reads
 //! (snapshot load, log after `seq`, roles, derived data). It knows SQL, not HTTP or actors.
 
+pub mod access_epoch;
 pub mod accounts;
 pub mod backup;
 pub mod compaction;

@@ -14,6 +14,7 @@ use std::time::Instant;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
+use super::access_epoch::AccessEpoch;
 use super::error::{Result, StorageError};
 use super::health::StorageHealth;
 
@@ -89,6 +90,7 @@ impl<T: Send, F: FnOnce(&Connection) -> Result<T> + Send> Job for CallJob<T, F> 
 pub struct Writer {
     tx: mpsc::Sender<Box<dyn Job>>,
     health: Arc<StorageHealth>,
+    access: Arc<AccessEpoch>,
 }
 
 impl Writer {
@@ -100,17 +102,24 @@ impl Writer {
     ) -> (Writer, thread::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
         let health = Arc::new(StorageHealth::new(metrics.clone()));
-        let seen = health.clone();
+        let access = Arc::new(AccessEpoch::default());
+        let _ = access.refresh(&conn);
+        let seen = (health.clone(), access.clone());
         let handle = thread::Builder::new()
             .name("docsync-writer".into())
-            .spawn(move || run_loop(conn, rx, max_batch.max(1), metrics, &seen))
+            .spawn(move || run_loop(conn, rx, max_batch.max(1), metrics, &seen.0, &seen.1))
             .expect("spawn writer thread");
-        (Writer { tx, health }, handle)
+        (Writer { tx, health, access }, handle)
     }
 
     /// Whether writes currently fail for lack of space (kept by the writer thread).
     pub fn health(&self) -> &Arc<StorageHealth> {
         &self.health
+    }
+
+    /// The access epoch, moved by the writer after every commit (see `access_epoch.rs`).
+    pub fn access_epoch(&self) -> &Arc<AccessEpoch> {
+        &self.access
     }
 
     /// Queues `f` to run inside the next transaction; resolves once that transaction committed.
@@ -150,6 +159,7 @@ fn run_loop(
     max_batch: usize,
     metrics: Option<Arc<crate::metrics::Metrics>>,
     health: &StorageHealth,
+    access: &AccessEpoch,
 ) {
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
@@ -178,6 +188,11 @@ fn run_loop(
                 Ok(()) => "a write needed a page the database cannot grow into",
             };
             health.refused(refused, why);
+        }
+        // Before the answers go out: a request that follows a committed share or token change
+        // must not be served from an access decision cached before it.
+        if committed.is_ok() {
+            let _ = access.refresh(&conn);
         }
         for job in batch {
             job.finish(committed.clone());
