@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
-use serde::Serialize;
 
 use crate::collab::block::{Author, Block, BlockType};
 use crate::collab::document::DocState;
@@ -227,19 +226,8 @@ pub fn delete(conn: &Connection, doc_id: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM documents WHERE id = ?1", [doc_id])? == 1)
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DocSummary {
-    pub doc_id: String,
-    pub title: String,
-    pub icon: Option<String>,
-    pub owner_id: String,
-    pub folder_id: Option<String>,
-    pub head_seq: i64,
-    pub updated_at: i64,
-    pub role: String,
-    pub via: String,
-}
+/// One line of a user's document list (defined with the role function that fills it).
+pub use super::roles::DocSummary;
 
 /// Documents the user can read, newest first, with the role and how it was obtained.
 pub fn list_readable(conn: &Connection, user_id: &str) -> Result<Vec<DocSummary>> {

@@ -7,7 +7,6 @@
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
-use super::documents::DocSummary;
 use super::error::Result;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -159,6 +158,22 @@ macro_rules! folder_reach {
         SELECT id, 0 FROM roots
         UNION SELECT f.id, r.depth + 1 FROM folders f JOIN reach r ON f.parent_id = r.id WHERE r.depth < 64)"
     };
+}
+
+/// One line of a user's document list: the document and the caller's role on it, with how
+/// that role was obtained (`direct`, `team:…`, `folder:…`, `owner`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocSummary {
+    pub doc_id: String,
+    pub title: String,
+    pub icon: Option<String>,
+    pub owner_id: String,
+    pub folder_id: Option<String>,
+    pub head_seq: i64,
+    pub updated_at: i64,
+    pub role: String,
+    pub via: String,
 }
 
 /// Candidate documents: owned, shared directly or by team, or inside a folder the user owns
