@@ -64,18 +64,7 @@ pub async fn set_max_page_count(
     let body: Body = super::body::read_json(&req, payload, 1024).await?;
     let (limit, pages) = state
         .storage
-        .write(move |c| {
-            let pages: u32 = c.query_row("PRAGMA page_count", [], |r| r.get(0))?;
-            let want = if body.max_page_count == 0 {
-                pages
-            } else {
-                body.max_page_count
-            };
-            // SQLite never sets the limit below the current size; it answers what it set.
-            let limit: u32 =
-                c.query_row(&format!("PRAGMA max_page_count = {want}"), [], |r| r.get(0))?;
-            Ok((limit, pages))
-        })
+        .write(move |c| docsync_actors::storage::health::cap_pages(c, body.max_page_count))
         .await?;
     Ok(HttpResponse::Ok().json(json!({"maxPageCount": limit, "pageCount": pages})))
 }

@@ -131,6 +131,18 @@ pub(crate) fn probe_committed(conn: &Connection) -> bool {
     ok
 }
 
+/// Caps the database at `max_pages` pages (SQLite `PRAGMA max_page_count`; `0` = its current
+/// size), which makes "disk full" reproducible without root or a small filesystem (the
+/// server's debug-only test hook). SQLite never sets it below the current size; answers
+/// (the limit in force, the current page count).
+pub fn cap_pages(conn: &Connection, max_pages: u32) -> Result<(u32, u32)> {
+    let pages: u32 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+    let want = if max_pages == 0 { pages } else { max_pages };
+    let limit: u32 =
+        conn.query_row(&format!("PRAGMA max_page_count = {want}"), [], |r| r.get(0))?;
+    Ok((limit, pages))
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
