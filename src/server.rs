@@ -245,6 +245,11 @@ async fn serve_http(
             .app_data(http::error::query_config())
             .app_data(http::error::path_config())
             .wrap(middleware::from_fn(http::origin::guard))
+            // Responses compressed as the client accepts, except small bodies and streams
+            // (`http::compression`): `skip_small` inside `Compress`, `unmark` outside it.
+            .wrap(middleware::from_fn(http::compression::skip_small))
+            .wrap(middleware::Compress::default())
+            .wrap(middleware::from_fn(http::compression::unmark))
             // Outside the origin guard, so its refusals carry the headers too.
             .wrap(middleware::from_fn(http::security_headers::add))
             // Before routing: HEAD takes the GET routes (it needs the request to itself, so

@@ -10,6 +10,7 @@ mod api;
 mod bad_input;
 mod channels;
 mod compaction;
+mod compression;
 mod crash;
 mod disk_full;
 mod docs;

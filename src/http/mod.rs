@@ -8,6 +8,7 @@ pub mod auth;
 pub mod body;
 pub mod channels;
 pub mod client_address;
+pub mod compression;
 pub mod docs;
 pub mod error;
 pub mod head_requests;

@@ -33,6 +33,7 @@ pub async fn snapshot(
     creds: Credentials,
     path: web::Path<String>,
     query: web::Query<SnapshotQuery>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let started = Instant::now();
     let doc_id = path.into_inner();
@@ -52,13 +53,52 @@ pub async fn snapshot(
         shared,
     };
     let reply = ask(&state.registry, &doc_id, Snapshot { caller }).await?;
-    let body = serde_json::to_vec(&reply).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let gzip = super::compression::accepts_gzip(req.headers());
+    let chunks = snapshot_body(reply, gzip).await?;
+    let len = chunks.iter().map(|c| c.len() as u64).sum();
     // Time spent in the server (auth, actor, encoding): what the benchmark reports.
     let ms = started.elapsed().as_secs_f64() * 1000.0;
-    Ok(HttpResponse::Ok()
-        .content_type("application/json")
+    let mut res = HttpResponse::Ok();
+    res.content_type("application/json")
         .insert_header(("Server-Timing", format!("app;dur={ms:.2}")))
-        .body(body))
+        .insert_header((actix_web::http::header::VARY, "Accept-Encoding"));
+    if gzip {
+        // Already compressed: `Compress` leaves a response that names its encoding alone.
+        res.insert_header((actix_web::http::header::CONTENT_ENCODING, "gzip"));
+    }
+    let chunks = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::convert::Infallible>));
+    Ok(res.body(actix_web::body::SizedStream::new(len, chunks)))
+}
+
+/// The snapshot's body as chunks: this caller's fields, then the blocks every caller at this
+/// head shares (encoded, and gzipped, once per head; the first request that needs an
+/// encoding makes it on the blocking pool, later ones find it ready), then the closing brace.
+/// Field order differs from the struct's (blocks last); JSON objects are unordered.
+async fn snapshot_body(
+    reply: docsync_actors::document::SnapshotReply,
+    gzip: bool,
+) -> Result<Vec<web::Bytes>, ApiError> {
+    let blocks = reply.blocks.clone();
+    // `reply` leaves `blocks` out of its own encoding: `{…}` becomes `{…,"blocks":` + shared.
+    let mut prefix = serde_json::to_vec(&reply).map_err(|e| ApiError::Internal(e.to_string()))?;
+    prefix.pop();
+    prefix.extend_from_slice(b",\"blocks\":");
+    const SUFFIX: &[u8] = b"}";
+    let blocking = |e: actix_web::error::BlockingError| ApiError::Internal(e.to_string());
+    if gzip {
+        let segment = match blocks.gzip_if_ready() {
+            Some(s) => s,
+            None => web::block(move || blocks.gzip()).await.map_err(blocking)?,
+        };
+        return Ok(docsync_actors::document::encoded::gzip_around(
+            &prefix, &segment, SUFFIX,
+        ));
+    }
+    let json = match blocks.json_if_ready() {
+        Some(j) => j,
+        None => web::block(move || blocks.json()).await.map_err(blocking)?,
+    };
+    Ok(vec![prefix.into(), json, web::Bytes::from_static(SUFFIX)])
 }
 
 #[derive(Deserialize)]

@@ -113,6 +113,10 @@ pub struct DocumentActor {
     pub(super) started_at: i64,
     /// Latencies (ms) of the most recent syncs with ops: receipt to reply.
     pub(super) latencies: VecDeque<f64>,
+    /// The snapshot's blocks at the head they were taken at (and their encodings once a
+    /// request made them), shared by every snapshot at that head. Blocks change only with
+    /// the head; a newer head, a reload or an idle trim drops them.
+    pub(super) shared_blocks: Option<Arc<super::encoded::SharedBlocks>>,
 }
 
 pub(super) const LATENCY_WINDOW: usize = 256;
@@ -156,6 +160,7 @@ impl DocumentActor {
             waiters: Waiters::default(),
             started_at: now,
             latencies: VecDeque::new(),
+            shared_blocks: None,
         }
     }
 
@@ -204,6 +209,7 @@ impl DocumentActor {
         self.cfg.metrics.actor_restarts.inc();
         tracing::error!(doc = %self.doc_id, %why, "document actor reloads from the database");
         self.state = None;
+        self.shared_blocks = None;
         self.failed = Some(DocError::Restarting);
         self.begin_stop(ctx);
     }
@@ -279,6 +285,7 @@ impl DocumentActor {
     /// idempotency map are rebuilt from SQLite on demand (both are on disk by now).
     pub(super) fn trim_idle(&mut self) {
         self.tail.clear();
+        self.shared_blocks = None;
         if !self.recent.is_empty() {
             self.recent = HashMap::new();
             self.recent_order = VecDeque::new();
@@ -330,6 +337,7 @@ impl Handler<Close> for DocumentActor {
     fn handle(&mut self, _msg: Close, ctx: &mut Context<Self>) {
         self.failed = Some(DocError::NotFound);
         self.state = None;
+        self.shared_blocks = None;
         self.begin_stop(ctx);
     }
 }

@@ -14,6 +14,8 @@ use crate::collab::op::{Op, OpResult};
 use crate::storage::log::{LogRecord, Precheck};
 use crate::storage::roles::Role;
 
+use super::encoded::SharedBlocks;
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DocError {
     #[error("document not found")]
@@ -248,8 +250,11 @@ pub struct SnapshotReply {
     pub shared: bool,
     pub mode: Mode,
     pub sessions: usize,
-    pub blocks: Vec<SnapshotBlock>,
     pub leases: SnapshotOthers,
+    /// The same for every caller at this head and encoded once for all of them: not part
+    /// of this struct's encoding; the HTTP layer adds it as `blocks` (`SharedBlocks::json`).
+    #[serde(skip)]
+    pub blocks: Arc<SharedBlocks>,
 }
 
 #[derive(Message, Clone)]

@@ -5,6 +5,7 @@
 mod actor;
 mod channels;
 mod compact;
+pub mod encoded;
 pub mod messages;
 pub mod sessions;
 mod subscribers;
@@ -18,5 +19,6 @@ mod restart_tests;
 mod tests;
 
 pub use actor::{ActorConfig, DocumentActor};
+pub use encoded::SharedBlocks;
 pub use messages::*;
 pub use subscribers::Subscription;

@@ -18,6 +18,7 @@ use crate::storage::log::LogRecord;
 use crate::storage::StorageError;
 
 use super::actor::{DocumentActor, STOP_GRACE};
+use super::encoded::SharedBlocks;
 use super::messages::*;
 
 impl DocumentActor {
@@ -355,6 +356,20 @@ impl Handler<Snapshot> for DocumentActor {
         self.see(&msg.caller, now);
         self.settle();
         let state = self.state.as_ref().expect("checked by refuse()");
+        // One `ordered()` and one encoding per head, whoever asks (see `encoded`).
+        let blocks = match &self.shared_blocks {
+            Some(b) if b.head_seq() == state.head_seq => b.clone(),
+            _ => {
+                let ordered = state
+                    .ordered()
+                    .into_iter()
+                    .map(|(depth, block)| SnapshotBlock { block, depth })
+                    .collect();
+                let b = SharedBlocks::new(state.head_seq, ordered);
+                self.shared_blocks = Some(b.clone());
+                b
+            }
+        };
         let reply = SnapshotReply {
             doc_id: state.doc_id.clone(),
             title: state.title.clone(),
@@ -367,14 +382,10 @@ impl Handler<Snapshot> for DocumentActor {
             shared: msg.caller.shared,
             mode: self.mode(msg.caller.shared),
             sessions: self.sessions.len(),
-            blocks: state
-                .ordered()
-                .into_iter()
-                .map(|(depth, block)| SnapshotBlock { block, depth })
-                .collect(),
             leases: SnapshotOthers {
                 others: self.leases.others(&msg.caller.client_id, now),
             },
+            blocks,
         };
         if state.head_seq <= self.durable_seq {
             return Box::pin(actix::fut::ready(Ok(reply)));
