@@ -20,9 +20,12 @@ use flate2::Compression;
 
 use super::messages::SnapshotBlock;
 
-/// Compression level of the shared segment: made once per head, so a better ratio than a
-/// per-request level is affordable (level 6 is zlib's default).
-const SHARED_LEVEL: u32 = 6;
+/// Compression level of the shared segment (made once per head). Measured on a 4.0 MB
+/// 10,000-block snapshot with this crate's deflate (miniz_oxide), 2-core machine: level 1
+/// 402 KB in 6–8 ms, level 4 329 KB in 21–31 ms, level 6 (zlib's default) 329 KB in
+/// 58–69 ms, level 9 329 KB in 109–123 ms. Level 4 gives the best ratio at a third of 6's
+/// time; 73 KB less than level 1 is ≈ 60 ms less for every opener on a 10 Mbit/s line.
+const SHARED_LEVEL: u32 = 4;
 
 /// The blocks of one head, shared (`Arc`) by every snapshot reply at that head.
 pub struct SharedBlocks {
