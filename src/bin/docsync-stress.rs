@@ -452,6 +452,10 @@ impl OwnServer {
                 .env("DOCSYNC_STORAGE__PATH", dir.join("docsync.db"))
                 .env("DOCSYNC_COMPACTION__RUN_AT_START", "false")
                 .env("DOCSYNC_LOGGING__LEVEL", "warn")
+                // Every stress socket is one user on 127.0.0.1: lift the per-user and
+                // per-address stream limits (64 / 256), or the tool measures only the 429s.
+                .env("DOCSYNC_LIMITS__MAX_STREAMS_PER_USER", "1000000")
+                .env("DOCSYNC_LIMITS__MAX_STREAMS_PER_ADDRESS", "1000000")
                 .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
                 .stdin(Stdio::null());
             cmd
