@@ -110,7 +110,8 @@ fn one_encoded_snapshot_per_head_and_never_a_stale_one() {
     let s = TestServer::start();
     let alice = s.add_user("alice");
     let bob = s.add_user("bob");
-    let (doc, head, ids) = doc_with_blocks(&s, &alice, 50);
+    // Enough blocks for the actor to keep the shared encoding (small documents re-encode).
+    let (doc, head, ids) = doc_with_blocks(&s, &alice, 150);
     let bob_id = user_id(&s.base, &bob);
     let shares = json!([{"kind": "user", "id": bob_id, "access": "read"}]);
     assert_eq!(put_shares(&s.base, &alice, &doc, &shares), 200);

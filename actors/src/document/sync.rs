@@ -345,6 +345,9 @@ impl Handler<Sync> for DocumentActor {
     }
 }
 
+/// Snapshots of documents with at least this many blocks share one encoding per head.
+pub(super) const SHARE_FROM_BLOCKS: usize = 100;
+
 impl Handler<Snapshot> for DocumentActor {
     type Result = ResponseActFuture<Self, Result<SnapshotReply, DocError>>;
 
@@ -356,17 +359,20 @@ impl Handler<Snapshot> for DocumentActor {
         self.see(&msg.caller, now);
         self.settle();
         let state = self.state.as_ref().expect("checked by refuse()");
-        // One `ordered()` and one encoding per head, whoever asks (see `encoded`).
+        // One `ordered()` and one encoding per head, whoever asks (see `encoded`). A small
+        // document's blocks are cheap to encode again and are not kept: an open actor of a
+        // small document stays as small as before.
         let blocks = match &self.shared_blocks {
             Some(b) if b.head_seq() == state.head_seq => b.clone(),
             _ => {
-                let ordered = state
+                let ordered: Vec<SnapshotBlock> = state
                     .ordered()
                     .into_iter()
                     .map(|(depth, block)| SnapshotBlock { block, depth })
                     .collect();
+                let keep = ordered.len() >= SHARE_FROM_BLOCKS;
                 let b = SharedBlocks::new(state.head_seq, ordered);
-                self.shared_blocks = Some(b.clone());
+                self.shared_blocks = keep.then(|| b.clone());
                 b
             }
         };

@@ -269,3 +269,50 @@ async fn a_pull_of_the_announced_change_gets_the_very_bytes_of_the_wake_up() {
         assert!(Arc::ptr_eq(&page, &carried), "encoded once, shared");
     }
 }
+
+#[actix::test]
+async fn snapshots_at_one_head_share_one_encoding_and_a_new_head_gets_its_own() {
+    let f = fixture();
+    let addr = start(&f, Duration::from_secs(3600));
+    let n = super::sync::SHARE_FROM_BLOCKS;
+    let keys = crate::collab::order_key::n_keys_between(None, None, n).expect("keys");
+    let ops = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| insert(&format!("op_{i}"), &format!("blk_{i}"), k, "text"))
+        .collect();
+    let msg = sync(caller(&f, "cl_w"), 0, ops, None);
+    addr.send(msg).await.unwrap().expect("synced");
+    let snapshot = |client: &str| Snapshot {
+        caller: caller(&f, client),
+    };
+    let a = addr.send(snapshot("cl_a")).await.unwrap().expect("a");
+    let b = addr.send(snapshot("cl_b")).await.unwrap().expect("b");
+    assert!(
+        Arc::ptr_eq(&a.blocks, &b.blocks),
+        "one set of blocks per head"
+    );
+    let json = a.blocks.json();
+    assert_eq!(
+        b.blocks.json_if_ready(),
+        Some(json),
+        "encoded once, seen by both"
+    );
+
+    let edit: Op = serde_json::from_value(json!({"opId": "op_edit", "kind": "set_content",
+        "blockId": "blk_0", "content": "edited", "baseVersion": 1}))
+    .expect("op");
+    addr.send(sync(caller(&f, "cl_w"), n as i64, vec![edit], None))
+        .await
+        .unwrap()
+        .expect("edited");
+    let c = addr.send(snapshot("cl_a")).await.unwrap().expect("c");
+    assert!(!Arc::ptr_eq(&a.blocks, &c.blocks), "a new head, new blocks");
+    assert_eq!(c.blocks.head_seq(), n as i64 + 1);
+    assert!(
+        c.blocks.json_if_ready().is_none(),
+        "not encoded before asked"
+    );
+    let text = String::from_utf8(c.blocks.json().to_vec()).unwrap();
+    assert!(text.contains("\"edited\""), "{text}");
+}
