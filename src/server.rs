@@ -169,6 +169,25 @@ async fn run(
     result
 }
 
+/// Changes made through this server move the access epoch before their answers go out (the
+/// writer reads it after each commit); this catches the ones made by other processes on
+/// the same database (`docsync user …`, `docsync team …`) within `REFRESH_EVERY`.
+fn refresh_access_epoch(storage: Storage) {
+    actix_web::rt::spawn(async move {
+        let epoch = storage.writer.access_epoch().clone();
+        loop {
+            tokio::time::sleep(http::access_cache::REFRESH_EVERY).await;
+            match storage
+                .read(docsync_actors::storage::access_epoch::read)
+                .await
+            {
+                Ok(n) => epoch.observe(n),
+                Err(e) => tracing::debug!(error = %e, "reading the access epoch"),
+            }
+        }
+    });
+}
+
 async fn serve_http(
     settings: Arc<Settings>,
     storage: Storage,
@@ -226,7 +245,11 @@ async fn serve_http(
             settings.limits.max_streams_per_user,
             settings.limits.max_streams_per_address,
         )),
+        access_cache: Arc::new(http::access_cache::AccessCache::new(
+            storage.writer.access_epoch().clone(),
+        )),
     };
+    refresh_access_epoch(storage.clone());
     if !settings.server.static_dir.as_os_str().is_empty() {
         tracing::info!(dir = %settings.server.static_dir.display(), "serving the web app from disk");
     }

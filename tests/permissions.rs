@@ -283,9 +283,13 @@ impl Ep {
         ];
         match self {
             Ep::SyncWrite => DOC_CONTENT,
-            Ep::PatchIcon | Ep::PatchFolder => &["documents"],
-            Ep::PutShares => &["doc_shares", "doc_team_shares"],
+            // Rights depend on a document's folder and shares, not on its icon: those
+            // changes move the access epoch (migration 0004), an icon does not.
+            Ep::PatchIcon => &["documents"],
+            Ep::PatchFolder => &["documents", "access_epoch"],
+            Ep::PutShares => &["doc_shares", "doc_team_shares", "access_epoch"],
             Ep::Delete => &[
+                "access_epoch",
                 "documents",
                 "blocks",
                 "doc_ops",
@@ -1276,6 +1280,136 @@ fn login_is_throttled_after_the_limit() {
     assert_eq!(srv.login("alice", "nope nope", &[]).status, 401);
     assert_eq!(srv.login("alice", "nope nope", &[]).status, 401);
     assert_eq!(srv.login("alice", PW, &[]).status, 429);
+}
+
+/// Login sessions end by the server's clock — the same clock that made them — and a pull
+/// answered from the access cache honours that end too. (Before: sessions were made with the
+/// injectable clock but checked against wall time, so with a moved clock they ended at the
+/// wrong moment: here they never ended.)
+#[test]
+fn login_sessions_end_by_the_servers_clock() {
+    let srv = TestServer::start_with(&[
+        ("DOCSYNC_TESTING__CLOCK", "manual"),
+        ("DOCSYNC_AUTH__SESSION_TTL_HOURS", "1"),
+    ]);
+    let token = srv.add_user_with_password("alice", PW);
+    let doc = srv.create_doc(&token, "Clocked");
+    let r = srv.login("alice", PW, &[]);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let cookie = session_cookie(&r).expect("session cookie");
+    let c = Auth::Cookie(&cookie);
+    let pull = |srv: &TestServer| {
+        srv.send(
+            "POST",
+            &format!("/api/v1/docs/{doc}/sync"),
+            &c,
+            &[],
+            Some(&json!({"clientId": "cl_clock", "lastSeq": 0})),
+        )
+        .status
+    };
+    let me = |srv: &TestServer| srv.send("GET", "/api/v1/me", &c, &[], None).status;
+    let advance = |srv: &TestServer, ms: i64| {
+        let r = srv.send(
+            "POST",
+            "/api/v1/testing/clock",
+            &Auth::None,
+            &[],
+            Some(&json!({ "advanceMs": ms })),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+    };
+    assert_eq!((me(&srv), pull(&srv)), (200, 200));
+    // One second before the end: still in (the second pull is served from the cache).
+    advance(&srv, 3_599_000);
+    assert_eq!((me(&srv), pull(&srv), pull(&srv)), (200, 200, 200));
+    // At the end: out, also for the pull whose access was remembered.
+    advance(&srv, 1_000);
+    assert_eq!((me(&srv), pull(&srv)), (401, 401));
+}
+
+/// Rights remembered by the access cache are dropped by any change they depend on — through
+/// this server on the very next request, and through the CLI (another process on the same
+/// database) as soon as the server's epoch refresh sees it. Checked with pulls, the path the
+/// cache serves.
+#[test]
+fn remembered_rights_follow_every_change() {
+    let srv = TestServer::start();
+    let alice = srv.add_user("alice");
+    let bob = srv.add_user("bob");
+    let bob_id = user_id(&srv, &alice, "bob");
+    let doc = srv.create_doc(&alice, "Shared");
+    let pull = |token: &str| {
+        srv.send(
+            "POST",
+            &format!("/api/v1/docs/{doc}/sync"),
+            &Auth::Bearer(token),
+            &[],
+            Some(&json!({"clientId": "cl_pull", "lastSeq": 0})),
+        )
+        .status
+    };
+    assert_eq!(pull(&bob), 404);
+    put_doc_shares(&srv, &alice, &doc, vec![share("user", &bob_id, "read")]);
+    assert_eq!((pull(&bob), pull(&bob)), (200, 200), "shared");
+    put_doc_shares(&srv, &alice, &doc, vec![]);
+    assert_eq!(
+        pull(&bob),
+        404,
+        "a removed share holds on the very next request"
+    );
+
+    // A team changed by the CLI, a process the server hears nothing from.
+    let (ok, _, err) = srv.cli(&["team", "add", "crew", "--owner", "alice"]);
+    assert!(ok, "team add: {err}");
+    let (ok, _, err) = srv.cli(&["team", "members", "crew", "bob"]);
+    assert!(ok, "team members: {err}");
+    let (s, teams) = srv.get(&alice, "/api/v1/teams");
+    assert_eq!(s, 200, "{teams}");
+    let team = teams["teams"][0]["teamId"]
+        .as_str()
+        .expect("teamId")
+        .to_string();
+    put_doc_shares(&srv, &alice, &doc, vec![share("team", &team, "read")]);
+    assert_eq!(
+        (pull(&bob), pull(&bob)),
+        (200, 200),
+        "shared with bob's team"
+    );
+    let (ok, _, err) = srv.cli(&["team", "members", "crew"]);
+    assert!(ok, "team members: {err}");
+    // Seen within the refresh period (1 s): wait for the answer, bounded, not for a time.
+    let refused = (0..200).any(|_| {
+        let s = pull(&bob);
+        if s != 404 {
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        s == 404
+    });
+    assert!(refused, "bob left the team by the CLI but still reads");
+
+    // A revoked token holds on the very next request.
+    put_doc_shares(&srv, &alice, &doc, vec![share("user", &bob_id, "read")]);
+    assert_eq!((pull(&bob), pull(&bob)), (200, 200));
+    let (s, tokens) = srv.get(&bob, "/api/v1/tokens");
+    assert_eq!(s, 200, "{tokens}");
+    let token_id = tokens["tokens"][0]["tokenId"]
+        .as_str()
+        .expect("tokenId")
+        .to_string();
+    let r = srv.send(
+        "DELETE",
+        &format!("/api/v1/tokens/{token_id}"),
+        &Auth::Bearer(&bob),
+        &[],
+        None,
+    );
+    assert!(r.status < 300, "{}", r.body);
+    assert_eq!(
+        pull(&bob),
+        401,
+        "a revoked token holds on the very next request"
+    );
 }
 
 #[test]

@@ -8,7 +8,6 @@ use std::sync::{Arc, OnceLock};
 use actix_web::{dev::Payload, FromRequest, HttpMessage, HttpRequest};
 use rusqlite::Connection;
 
-use docsync_actors::clock::unix_ms;
 use docsync_actors::storage::accounts::{self, User};
 use docsync_actors::storage::StorageError;
 
@@ -82,17 +81,43 @@ impl Credentials {
         matches!(self.secret, Secret::Session(_))
     }
 
-    /// Resolves to a user on a database connection (call inside `Storage::read`).
-    pub fn user(&self, conn: &Connection) -> Result<Option<User>, StorageError> {
-        let user = match &self.secret {
-            Secret::Bearer(token) => accounts::user_by_token(conn, token)?,
-            Secret::Session(secret) => accounts::user_by_session(conn, secret, unix_ms())?,
+    /// Resolves to a user on a database connection (call inside `Storage::read`); `now` is
+    /// the server's clock, the same one login sessions were created with.
+    pub fn user(&self, conn: &Connection, now: i64) -> Result<Option<User>, StorageError> {
+        Ok(self.user_until(conn, now)?.map(|(user, _)| user))
+    }
+
+    /// Like `user`, with the moment a login session ends (`None` for an API token).
+    pub fn user_until(
+        &self,
+        conn: &Connection,
+        now: i64,
+    ) -> Result<Option<(User, Option<i64>)>, StorageError> {
+        let found = match &self.secret {
+            Secret::Bearer(token) => accounts::user_by_token(conn, token)?.map(|u| (u, None)),
+            Secret::Session(secret) => accounts::user_by_session_until(conn, secret, now)?
+                .map(|(u, until)| (u, Some(until))),
             Secret::Anonymous => None,
         };
-        if let Some(u) = &user {
-            let _ = self.resolved.set(u.name.clone());
+        if let Some((u, _)) = &found {
+            self.resolved_as(&u.name);
         }
-        Ok(user)
+        Ok(found)
+    }
+
+    /// Names the user in the request log (also when the answer came from the access cache).
+    pub fn resolved_as(&self, name: &str) {
+        let _ = self.resolved.set(name.to_string());
+    }
+
+    /// What an access decision for this caller is remembered under (`access_cache.rs`); the
+    /// kind is part of it, so a token and a session with equal text never share an entry.
+    pub fn cache_key(&self) -> Option<String> {
+        match &self.secret {
+            Secret::Bearer(token) => Some(format!("b:{token}")),
+            Secret::Session(secret) => Some(format!("s:{secret}")),
+            Secret::Anonymous => None,
+        }
     }
 }
 
@@ -104,9 +129,10 @@ where
     F: FnOnce(&Connection, &User) -> Result<T, StorageError> + Send + 'static,
 {
     let creds = creds.clone();
+    let now = state.clock.now_ms();
     state
         .storage
-        .read(move |c| match creds.user(c)? {
+        .read(move |c| match creds.user(c, now)? {
             Some(user) => f(c, &user).map(Some),
             None => Ok(None),
         })

@@ -1,6 +1,7 @@
 //! HTTP: thin handlers that decode, authorise through the one role function, send one
 //! message to a document actor (or one read to storage) and encode the answer.
 
+pub mod access_cache;
 pub mod accounts;
 pub mod admin;
 pub mod assets;
@@ -52,6 +53,8 @@ pub struct AppState {
     pub assets: Arc<assets::AssetSource>,
     /// Open wake-up channels per user and per address (`limits.max_streams_*`).
     pub streams: Arc<channels::slots::StreamSlots>,
+    /// Access decisions remembered until the access epoch moves (`access_cache.rs`).
+    pub access_cache: Arc<access_cache::AccessCache>,
 }
 
 impl AppState {

@@ -154,12 +154,24 @@ pub fn create_login_session(
 }
 
 pub fn user_by_session(conn: &Connection, secret: &str, now: i64) -> Result<Option<User>> {
+    Ok(user_by_session_until(conn, secret, now)?.map(|(user, _)| user))
+}
+
+/// Like `user_by_session`, with the moment the session ends (unix ms), for callers that
+/// remember the answer (the server's access cache checks that moment on every hit).
+pub fn user_by_session_until(
+    conn: &Connection,
+    secret: &str,
+    now: i64,
+) -> Result<Option<(User, i64)>> {
     Ok(conn
         .prepare_cached(
-            "SELECT u.id, u.name, u.display_name, u.is_admin FROM login_sessions s
+            "SELECT u.id, u.name, u.display_name, u.is_admin, s.expires_at FROM login_sessions s
              JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?1 AND s.expires_at > ?2",
         )?
-        .query_row(params![hash_token(secret), now], user_from_row)
+        .query_row(params![hash_token(secret), now], |r| {
+            Ok((user_from_row(r)?, r.get::<_, i64>(4)?))
+        })
         .optional()?)
 }
 
