@@ -1,5 +1,6 @@
 //! The one role function: what may this user do with this document? Every endpoint asks
-//! it, on every request (no cache, so a revoked right is gone on the very next request).
+//! it; the server may remember its answer only until the access epoch moves
+//! (`access_epoch.rs`), so a revoked right is gone on the very next request.
 //! The effective role is the highest of: ownership, a direct share, a share to one of the
 //! user's teams, a share of the document's folder or of any ancestor folder (PROTOCOL §3).
 //! Owning the folder a document sits in counts as a write share of that folder.
