@@ -7,10 +7,10 @@ use serde_json::json;
 
 use docsync_actors::storage::accounts;
 
-use super::auth::{read_as, Credentials, Secret, SESSION_COOKIE};
+use super::access::{caller, read_as};
+use super::auth::{Credentials, Secret, SESSION_COOKIE};
 use super::body::read_json;
 use super::client_address::client_address;
-use super::docs::caller;
 use super::error::ApiError;
 use super::AppState;
 use crate::auth::password;

@@ -7,9 +7,9 @@ use serde_json::json;
 use docsync_actors::compaction::RunPass;
 use docsync_actors::registry::all_stats;
 
+use super::access::caller;
 use super::auth::Credentials;
 use super::body::read_json;
-use super::docs::caller;
 use super::error::ApiError;
 use super::AppState;
 

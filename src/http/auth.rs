@@ -1,6 +1,6 @@
 //! Who is calling. `Credentials` is parsed from the request without I/O (bearer token or
 //! session cookie) and resolved inside the same blocking database call that checks the
-//! role, so an authorised request costs one trip to the read pool.
+//! role (`access.rs`), so an authorised request costs at most one trip to the read pool.
 
 use std::future::{ready, Ready};
 use std::sync::{Arc, OnceLock};
@@ -12,7 +12,6 @@ use docsync_actors::storage::accounts::{self, User};
 use docsync_actors::storage::StorageError;
 
 use super::error::ApiError;
-use super::AppState;
 
 pub const SESSION_COOKIE: &str = "docsync_session";
 
@@ -119,23 +118,4 @@ impl Credentials {
             Secret::Anonymous => None,
         }
     }
-}
-
-/// Resolves the caller and runs `f` for them in the same read on the pool, so an
-/// authorised read costs one trip off the async threads. No valid credentials → 401.
-pub async fn read_as<T, F>(state: &AppState, creds: &Credentials, f: F) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    F: FnOnce(&Connection, &User) -> Result<T, StorageError> + Send + 'static,
-{
-    let creds = creds.clone();
-    let now = state.clock.now_ms();
-    state
-        .storage
-        .read(move |c| match creds.user(c, now)? {
-            Some(user) => f(c, &user).map(Some),
-            None => Ok(None),
-        })
-        .await?
-        .ok_or(ApiError::Unauthorized)
 }

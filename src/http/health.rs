@@ -57,7 +57,7 @@ pub async fn set_max_page_count(
     struct Body {
         max_page_count: u32,
     }
-    let user = super::docs::caller(&state, &creds).await?;
+    let user = super::access::caller(&state, &creds).await?;
     if !user.is_admin {
         return Err(ApiError::Forbidden("admin only".into()));
     }

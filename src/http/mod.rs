@@ -1,6 +1,9 @@
 //! HTTP: thin handlers that decode, authorise through the one role function, send one
-//! message to a document actor (or one read to storage) and encode the answer.
+//! message to a document actor (or one read or write to storage) and encode the answer.
+//! This file only declares the modules and routes: shared state is in `state.rs`, who may
+//! do what in `access.rs`, errors become statuses in `error.rs`.
 
+pub mod access;
 pub mod access_cache;
 pub mod accounts;
 pub mod admin;
@@ -18,50 +21,13 @@ pub mod origin;
 pub mod read;
 pub mod security_headers;
 pub mod sharing;
+pub mod state;
 pub mod static_files;
 pub mod sync;
 
-use std::sync::Arc;
-
-use actix::Addr;
 use actix_web::web;
 
-use docsync_actors::clock::SharedClock;
-use docsync_actors::collab::validate::Limits;
-use docsync_actors::registry::Documents;
-use docsync_actors::storage::Storage;
-
-use crate::config::Settings;
-
-/// Shared by every handler.
-#[derive(Clone)]
-pub struct AppState {
-    pub storage: Storage,
-    /// The document actors (derefs to the registry's address for its messages).
-    pub registry: Documents,
-    pub clock: SharedClock,
-    pub limits: Limits,
-    pub settings: Arc<Settings>,
-    pub throttle: Arc<crate::auth::throttle::LoginThrottle>,
-    /// Becomes true when the server starts shutting down: streams and sockets end.
-    pub shutdown: tokio::sync::watch::Receiver<bool>,
-    pub compaction: Addr<docsync_actors::compaction::CompactionSupervisor>,
-    /// Set only with `testing.clock = "manual"`.
-    pub manual_clock: Option<Arc<docsync_actors::clock::ManualClock>>,
-    pub metrics: Arc<docsync_actors::metrics::Metrics>,
-    /// The web app's files (`server.static_dir`: compiled in, or a folder on disk).
-    pub assets: Arc<assets::AssetSource>,
-    /// Open wake-up channels per user and per address (`limits.max_streams_*`).
-    pub streams: Arc<channels::slots::StreamSlots>,
-    /// Access decisions remembered until the access epoch moves (`access_cache.rs`).
-    pub access_cache: Arc<access_cache::AccessCache>,
-}
-
-impl AppState {
-    pub fn max_body(&self) -> usize {
-        self.settings.limits.max_body_bytes
-    }
-}
+pub use state::AppState;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     // Debug builds only (tests); before the `/api/v1` scope, which would otherwise take it.

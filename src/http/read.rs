@@ -10,7 +10,8 @@ use serde_json::json;
 
 use docsync_actors::storage::{derived, documents, roles, search};
 
-use super::auth::{read_as, Credentials};
+use super::access::read_as;
+use super::auth::Credentials;
 use super::error::ApiError;
 use super::AppState;
 

@@ -8,13 +8,13 @@ use serde_json::json;
 use docsync_actors::document::SetIcon;
 use docsync_actors::registry::AccessChangedFor;
 use docsync_actors::storage::accounts;
-use docsync_actors::storage::roles::{self, Role};
+use docsync_actors::storage::roles;
 use docsync_actors::storage::sharing::{self, Share};
 use docsync_actors::storage::StorageError;
 
-use super::auth::{read_as, Credentials};
+use super::access::{access, caller, owned_folder, read_as, require_folder_write};
+use super::auth::Credentials;
 use super::body::{read_json, read_json_array};
-use super::docs::{access, caller, require_folder_write};
 use super::error::ApiError;
 use super::AppState;
 
@@ -44,7 +44,7 @@ pub async fn get_doc_shares(
 ) -> Result<HttpResponse, ApiError> {
     let doc = path.into_inner();
     let (_, role, _) = access(&state, &creds, &doc).await?;
-    if role != Role::Owner {
+    if !role.can_manage_shares() {
         return Err(ApiError::Forbidden("only the owner manages shares".into()));
     }
     let shares = state
@@ -67,7 +67,7 @@ pub async fn put_doc_shares(
         return Err(ApiError::BadRequest(format!("at most {MAX_SHARES} shares")));
     }
     let (user, role, _) = access(&state, &creds, &doc).await?;
-    if role != Role::Owner {
+    if !role.can_manage_shares() {
         return Err(ApiError::Forbidden("only the owner manages shares".into()));
     }
     let d = doc.clone();
@@ -119,7 +119,7 @@ pub async fn patch_doc(
             "this document is read-only for you".into(),
         ));
     }
-    if body.folder_id.is_some() && role != Role::Owner {
+    if body.folder_id.is_some() && !role.can_move_to_folder() {
         return Err(ApiError::Forbidden(
             "only the owner moves a document to another folder".into(),
         ));
@@ -171,22 +171,6 @@ pub async fn create_folder(
         })
         .await?;
     Ok(HttpResponse::Created().json(folder))
-}
-
-/// The folder if the caller owns it; 404 if they cannot see it, 403 if they can but do not own it.
-async fn owned_folder(state: &AppState, creds: &Credentials, folder: &str) -> Result<(), ApiError> {
-    let f = folder.to_string();
-    let out = read_as(state, creds, move |c, user| {
-        roles::folder_role(c, &user.id, &f)
-    })
-    .await?;
-    match out {
-        None => Err(ApiError::NotFound),
-        Some(Role::Owner) => Ok(()),
-        Some(_) => Err(ApiError::Forbidden(
-            "only the folder's owner manages its shares".into(),
-        )),
-    }
 }
 
 pub async fn get_folder_shares(

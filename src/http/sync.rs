@@ -15,9 +15,9 @@ use docsync_actors::registry::{ask, ask_renewing};
 use docsync_actors::storage::log::{self, Precheck};
 use docsync_actors::storage::roles::{self};
 
-use super::auth::{read_as, Credentials};
+use super::access::{access, doc_access, read_as};
+use super::auth::Credentials;
 use super::body::read_json;
-use super::docs::{access, doc_access};
 use super::error::ApiError;
 use super::AppState;
 

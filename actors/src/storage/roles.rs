@@ -31,6 +31,23 @@ impl Role {
         self >= Role::Editor
     }
 
+    /// Deleting a document for everyone: the owner only.
+    pub fn can_delete(self) -> bool {
+        self == Role::Owner
+    }
+
+    /// Seeing and changing whom a document or folder is shared with: the owner only (a
+    /// share can never hand out more than its giver holds, and only the owner holds all).
+    pub fn can_manage_shares(self) -> bool {
+        self == Role::Owner
+    }
+
+    /// Moving a document to another folder (which changes who inherits access through
+    /// folder shares): the owner only.
+    pub fn can_move_to_folder(self) -> bool {
+        self == Role::Owner
+    }
+
     fn from_access(access: &str) -> Role {
         if access == "write" {
             Role::Editor

@@ -14,8 +14,8 @@ use serde_json::json;
 
 use docsync_actors::document::{Changes, WaitChanges};
 
+use super::super::access::access;
 use super::super::auth::Credentials;
-use super::super::docs::access;
 use super::super::error::ApiError;
 use super::super::AppState;
 use super::{check_client_id, slots};

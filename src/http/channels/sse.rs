@@ -19,8 +19,8 @@ use tokio::sync::mpsc;
 use docsync_actors::document::{Channel, DocEvent};
 use docsync_actors::storage::roles;
 
+use super::super::access::access;
 use super::super::auth::Credentials;
-use super::super::docs::access;
 use super::super::error::ApiError;
 use super::super::AppState;
 use super::slots::{self, StreamSlot};

@@ -17,8 +17,8 @@ use docsync_actors::document::{Channel, DocEvent, Wake};
 use docsync_actors::storage::accounts::User;
 use docsync_actors::storage::roles;
 
+use super::super::access::caller;
 use super::super::auth::{Credentials, SESSION_COOKIE};
-use super::super::docs::caller;
 use super::super::error::ApiError;
 use super::super::AppState;
 use super::slots::{self, StreamSlot};

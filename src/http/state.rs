@@ -1,0 +1,44 @@
+//! What every handler shares (`web::Data<AppState>`): storage, the document actors, the
+//! clock, settings and the server-wide guards (login throttle, stream slots, access cache).
+
+use std::sync::Arc;
+
+use actix::Addr;
+
+use docsync_actors::clock::SharedClock;
+use docsync_actors::collab::validate::Limits;
+use docsync_actors::registry::Documents;
+use docsync_actors::storage::Storage;
+
+use super::{access_cache, assets, channels};
+use crate::config::Settings;
+
+/// Shared by every handler.
+#[derive(Clone)]
+pub struct AppState {
+    pub storage: Storage,
+    /// The document actors (derefs to the registry's address for its messages).
+    pub registry: Documents,
+    pub clock: SharedClock,
+    pub limits: Limits,
+    pub settings: Arc<Settings>,
+    pub throttle: Arc<crate::auth::throttle::LoginThrottle>,
+    /// Becomes true when the server starts shutting down: streams and sockets end.
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
+    pub compaction: Addr<docsync_actors::compaction::CompactionSupervisor>,
+    /// Set only with `testing.clock = "manual"`.
+    pub manual_clock: Option<Arc<docsync_actors::clock::ManualClock>>,
+    pub metrics: Arc<docsync_actors::metrics::Metrics>,
+    /// The web app's files (`server.static_dir`: compiled in, or a folder on disk).
+    pub assets: Arc<assets::AssetSource>,
+    /// Open wake-up channels per user and per address (`limits.max_streams_*`).
+    pub streams: Arc<channels::slots::StreamSlots>,
+    /// Access decisions remembered until the access epoch moves (`access_cache.rs`).
+    pub access_cache: Arc<access_cache::AccessCache>,
+}
+
+impl AppState {
+    pub fn max_body(&self) -> usize {
+        self.settings.limits.max_body_bytes
+    }
+}
