@@ -5,6 +5,8 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 
+use docsync_actors::collab::validate::fixed::{MAX_TOKEN_LABEL_BYTES, SMALL_BODY_BYTES};
+
 use docsync_actors::storage::accounts;
 
 use super::access::{caller, read_as};
@@ -38,7 +40,7 @@ pub async fn login(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let body: LoginBody = read_json(&req, payload, 16 * 1024).await?;
+    let body: LoginBody = read_json(&req, payload, SMALL_BODY_BYTES).await?;
     // Counted by the same address rule as the stream limits: forwarded headers only from
     // our proxies, and only the part they wrote (a client-supplied X-Forwarded-For would
     // let anyone pick a fresh address per attempt).
@@ -116,10 +118,12 @@ pub async fn create_token(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let user = caller(&state, &creds).await?;
-    let body: TokenBody = read_json(&req, payload, 16 * 1024).await?;
+    let body: TokenBody = read_json(&req, payload, SMALL_BODY_BYTES).await?;
     let label = body.label.unwrap_or_default();
-    if label.len() > 200 {
-        return Err(ApiError::BadRequest("label: at most 200 bytes".into()));
+    if label.len() > MAX_TOKEN_LABEL_BYTES {
+        return Err(ApiError::BadRequest(format!(
+            "label: at most {MAX_TOKEN_LABEL_BYTES} bytes"
+        )));
     }
     let now = state.clock.now_ms();
     let (id, token) = state

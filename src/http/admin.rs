@@ -46,7 +46,12 @@ pub async fn advance_clock(
     let Some(clock) = &state.manual_clock else {
         return Err(ApiError::NotFound);
     };
-    let body: Advance = read_json(&req, payload, 1024).await?;
+    let body: Advance = read_json(
+        &req,
+        payload,
+        docsync_actors::collab::validate::fixed::TINY_BODY_BYTES,
+    )
+    .await?;
     if body.advance_ms < 0 {
         return Err(ApiError::BadRequest(
             "advanceMs: time only moves forward".into(),

@@ -61,7 +61,12 @@ pub async fn set_max_page_count(
     if !user.is_admin {
         return Err(ApiError::Forbidden("admin only".into()));
     }
-    let body: Body = super::body::read_json(&req, payload, 1024).await?;
+    let body: Body = super::body::read_json(
+        &req,
+        payload,
+        docsync_actors::collab::validate::fixed::TINY_BODY_BYTES,
+    )
+    .await?;
     let (limit, pages) = state
         .storage
         .write(move |c| docsync_actors::storage::health::cap_pages(c, body.max_page_count))

@@ -15,7 +15,9 @@ use super::auth::Credentials;
 use super::error::ApiError;
 use super::AppState;
 
-const MAX_HITS: usize = 100;
+use docsync_actors::collab::validate::fixed::{
+    MAX_SEARCH_HITS, MAX_SEARCH_QUERY_BYTES, MAX_TAG_BYTES,
+};
 
 pub async fn markdown(
     state: web::Data<AppState>,
@@ -52,11 +54,13 @@ pub async fn search(
     query: web::Query<SearchQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let q = query.into_inner().q;
-    if q.len() > 500 {
-        return Err(ApiError::BadRequest("q: at most 500 bytes".into()));
+    if q.len() > MAX_SEARCH_QUERY_BYTES {
+        return Err(ApiError::BadRequest(format!(
+            "q: at most {MAX_SEARCH_QUERY_BYTES} bytes"
+        )));
     }
     let hits = read_as(&state, &creds, move |c, user| {
-        search::search(c, &user.id, &q, MAX_HITS)
+        search::search(c, &user.id, &q, MAX_SEARCH_HITS)
     })
     .await?;
     Ok(HttpResponse::Ok().json(json!({"results": hits})))
@@ -76,12 +80,14 @@ pub async fn tag(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let tag = path.into_inner();
-    if tag.is_empty() || tag.len() > 100 {
-        return Err(ApiError::BadRequest("tag: 1 to 100 bytes".into()));
+    if tag.is_empty() || tag.len() > MAX_TAG_BYTES {
+        return Err(ApiError::BadRequest(format!(
+            "tag: 1 to {MAX_TAG_BYTES} bytes"
+        )));
     }
     let shown = tag.trim_start_matches('#').to_lowercase();
     let blocks = read_as(&state, &creds, move |c, user| {
-        search::blocks_with_tag(c, &user.id, &tag, MAX_HITS)
+        search::blocks_with_tag(c, &user.id, &tag, MAX_SEARCH_HITS)
     })
     .await?;
     Ok(HttpResponse::Ok().json(json!({"tag": shown, "blocks": blocks})))

@@ -18,13 +18,14 @@ use super::body::{read_json, read_json_array};
 use super::error::ApiError;
 use super::AppState;
 
-const MAX_SHARES: usize = 500;
-const MAX_NAME: usize = 200;
+use docsync_actors::collab::validate::fixed::{
+    MAX_ICON_BYTES, MAX_NAME_BYTES, MAX_SHARES, MAX_TEAM_MEMBERS, SMALL_BODY_BYTES,
+};
 
 fn check_name(field: &str, name: &str) -> Result<(), ApiError> {
-    if name.trim().is_empty() || name.len() > MAX_NAME {
+    if name.trim().is_empty() || name.len() > MAX_NAME_BYTES {
         return Err(ApiError::BadRequest(format!(
-            "{field}: 1 to {MAX_NAME} bytes"
+            "{field}: 1 to {MAX_NAME_BYTES} bytes"
         )));
     }
     Ok(())
@@ -107,10 +108,12 @@ pub async fn patch_doc(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let doc = path.into_inner();
-    let body: PatchDoc = read_json(&req, payload, 16 * 1024).await?;
+    let body: PatchDoc = read_json(&req, payload, SMALL_BODY_BYTES).await?;
     if let Some(Some(icon)) = &body.icon {
-        if icon.len() > 64 {
-            return Err(ApiError::BadRequest("icon: at most 64 bytes".into()));
+        if icon.len() > MAX_ICON_BYTES {
+            return Err(ApiError::BadRequest(format!(
+                "icon: at most {MAX_ICON_BYTES} bytes"
+            )));
         }
     }
     let (user, role, _) = access(&state, &creds, &doc).await?;
@@ -157,7 +160,7 @@ pub async fn create_folder(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let body: CreateFolder = read_json(&req, payload, 16 * 1024).await?;
+    let body: CreateFolder = read_json(&req, payload, SMALL_BODY_BYTES).await?;
     check_name("name", &body.name)?;
     let user = caller(&state, &creds).await?;
     if let Some(parent) = &body.parent_id {
@@ -229,7 +232,7 @@ pub async fn create_team(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let body: CreateTeam = read_json(&req, payload, 16 * 1024).await?;
+    let body: CreateTeam = read_json(&req, payload, SMALL_BODY_BYTES).await?;
     check_name("name", &body.name)?;
     let user = caller(&state, &creds).await?;
     let now = state.clock.now_ms();
@@ -275,8 +278,10 @@ pub async fn put_members(
 ) -> Result<HttpResponse, ApiError> {
     let team_id = path.into_inner();
     let body: Members = read_json(&req, payload, state.max_body()).await?;
-    if body.members.len() > 10_000 {
-        return Err(ApiError::BadRequest("members: at most 10000".into()));
+    if body.members.len() > MAX_TEAM_MEMBERS {
+        return Err(ApiError::BadRequest(format!(
+            "members: at most {MAX_TEAM_MEMBERS}"
+        )));
     }
     let user = caller(&state, &creds).await?;
     let t = team_id.clone();

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use docsync_actors::collab::block::Author;
 use docsync_actors::collab::op::Op;
-use docsync_actors::collab::validate::{check_hold, check_id, check_ops};
+use docsync_actors::collab::validate::{check_hold, check_ops, ClientId};
 use docsync_actors::document::{Caller, Completion, Leave, Snapshot, Sync};
 use docsync_actors::registry::{ask, ask_renewing};
 use docsync_actors::storage::log::{self, Precheck};
@@ -37,14 +37,11 @@ pub async fn snapshot(
 ) -> Result<HttpResponse, ApiError> {
     let started = Instant::now();
     let doc_id = path.into_inner();
-    let client_id = query.into_inner().client_id;
-    if let Some(c) = &client_id {
-        check_id("clientId", c, "cl_", 100)?;
-    }
+    let client_id = ClientId::parse_optional(query.into_inner().client_id, &state.limits)?;
     let (user, role, shared) = access(&state, &creds, &doc_id).await?;
     let caller = Caller {
         // Without a clientId the snapshot is a plain read and opens no session.
-        client_id: client_id.unwrap_or_default(),
+        client_id: client_id.map(ClientId::into_string).unwrap_or_default(),
         author: Author {
             user_id: user.id.clone(),
             name: user.display_name.clone(),
@@ -189,12 +186,7 @@ pub async fn sync(
 ) -> Result<HttpResponse, ApiError> {
     let doc_id = path.into_inner();
     let body: SyncBody = read_json(&req, payload, state.max_body()).await?;
-    check_id(
-        "clientId",
-        &body.client_id,
-        "cl_",
-        state.limits.max_id_bytes,
-    )?;
+    let client_id = ClientId::parse(&body.client_id, &state.limits)?.into_string();
     if body.last_seq < 0 {
         return Err(ApiError::BadRequest("lastSeq: must not be negative".into()));
     }
@@ -203,7 +195,6 @@ pub async fn sync(
     if let Some(h) = &hold {
         check_hold(h, &state.limits)?;
     }
-    let client_id = body.client_id;
     let ops = body.ops;
     // The message with everything `prepare` read; rebuilt when the actor finds the
     // pre-check older than what it still remembers (`StalePrecheck`).
@@ -253,15 +244,10 @@ pub async fn leave(
 ) -> Result<HttpResponse, ApiError> {
     let doc_id = path.into_inner();
     let body: LeaveBody = read_json(&req, payload, state.max_body()).await?;
-    check_id(
-        "clientId",
-        &body.client_id,
-        "cl_",
-        state.limits.max_id_bytes,
-    )?;
+    let client_id = ClientId::parse(&body.client_id, &state.limits)?;
     access(&state, &creds, &doc_id).await?;
     let leave = Leave {
-        client_id: body.client_id,
+        client_id: client_id.into_string(),
     };
     ask(&state.registry, &doc_id, leave).await?;
     Ok(HttpResponse::NoContent().finish())

@@ -28,6 +28,62 @@ impl Default for Limits {
     }
 }
 
+/// Limits of request shapes that are not settings, each named once here (the configurable
+/// ones are `Limits`, filled from `[limits]`). Their error messages quote these values.
+pub mod fixed {
+    /// Shares one `PUT …/shares` may set (document or folder).
+    pub const MAX_SHARES: usize = 500;
+    /// A team's or folder's name, in bytes.
+    pub const MAX_NAME_BYTES: usize = 200;
+    /// A document's icon (an emoji or a short name), in bytes.
+    pub const MAX_ICON_BYTES: usize = 64;
+    /// An API token's label, in bytes.
+    pub const MAX_TOKEN_LABEL_BYTES: usize = 200;
+    /// Members one `PUT /teams/{id}/members` may set.
+    pub const MAX_TEAM_MEMBERS: usize = 10_000;
+    /// A full-text search query, in bytes.
+    pub const MAX_SEARCH_QUERY_BYTES: usize = 500;
+    /// A tag in `/tags/{tag}`, in bytes.
+    pub const MAX_TAG_BYTES: usize = 100;
+    /// Hits one search or tag lookup returns.
+    pub const MAX_SEARCH_HITS: usize = 100;
+    /// Rooms (documents) one WebSocket may join.
+    pub const MAX_ROOMS_PER_SOCKET: usize = 100;
+    /// Bodies of small JSON requests (login, tokens, document settings, folders, teams).
+    pub const SMALL_BODY_BYTES: usize = 16 * 1024;
+    /// Bodies of the test hooks (clock, disk size).
+    pub const TINY_BODY_BYTES: usize = 1024;
+}
+
+/// A client — one browser tab — as requests name it: `cl_` followed by letters, digits, `_`
+/// or `-`, at most `Limits::max_id_bytes` bytes. Parsed once where it enters the server, so
+/// nothing after that holds an unchecked one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClientId(String);
+
+impl ClientId {
+    pub fn parse(value: &str, limits: &Limits) -> Result<ClientId, InvalidRequest> {
+        check_id("clientId", value, "cl_", limits.max_id_bytes)?;
+        Ok(ClientId(value.to_string()))
+    }
+
+    /// For the optional `clientId` of queries (snapshot, channels).
+    pub fn parse_optional(
+        value: Option<String>,
+        limits: &Limits,
+    ) -> Result<Option<ClientId>, InvalidRequest> {
+        value.map(|v| ClientId::parse(&v, limits)).transpose()
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidRequest {
     #[error("{0}")]
@@ -155,4 +211,28 @@ pub fn check_hold(hold: &[String], limits: &Limits) -> Result<(), InvalidRequest
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_id_is_parsed_once_against_the_configured_limit() {
+        let limits = Limits {
+            max_id_bytes: 10,
+            ..Limits::default()
+        };
+        assert_eq!(
+            ClientId::parse("cl_abc-1_", &limits).unwrap().as_str(),
+            "cl_abc-1_"
+        );
+        for bad in ["cl_", "xx_abc", "cl_a b", "cl_abcdefgh"] {
+            let err = ClientId::parse(bad, &limits).unwrap_err().to_string();
+            assert!(err.starts_with("clientId: "), "{bad}: {err}");
+            assert!(err.contains("at most 10 bytes"), "{bad}: {err}");
+        }
+        assert_eq!(ClientId::parse_optional(None, &limits).unwrap(), None);
+        assert!(ClientId::parse_optional(Some("nope".into()), &limits).is_err());
+    }
 }

@@ -18,7 +18,7 @@ use super::super::access::access;
 use super::super::auth::Credentials;
 use super::super::error::ApiError;
 use super::super::AppState;
-use super::{check_client_id, slots};
+use super::{client_id, slots};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -41,7 +41,7 @@ pub async fn changes(
 ) -> Result<HttpResponse, ApiError> {
     let doc_id = path.into_inner();
     let q = query.into_inner();
-    check_client_id(&q.client_id)?;
+    let client = client_id(&state, q.client_id)?;
     let wait = Duration::from_secs(q.wait.unwrap_or(25).clamp(1, 25));
     let (user, _, _) = access(&state, &creds, &doc_id).await?;
     let _slot = slots::take(&state, &req, &user.id)?;
@@ -49,7 +49,7 @@ pub async fn changes(
     let msg = WaitChanges {
         since: q.since,
         lease_seq: q.lease_seq,
-        client_id: q.client_id,
+        client_id: client.map(|c| c.into_string()),
         user_id: user.id,
     };
     let (head, lease) = match docsync_actors::registry::ask(&state.registry, &doc_id, msg).await? {

@@ -7,6 +7,7 @@ pub mod slots;
 pub mod sse;
 pub mod ws;
 
+use docsync_actors::collab::validate::ClientId;
 use docsync_actors::document::{Channel, DocEvent, Subscribe};
 use docsync_actors::registry::ask;
 use tokio::sync::mpsc::UnboundedSender;
@@ -23,13 +24,13 @@ pub async fn subscribe(
     state: &AppState,
     doc_id: &str,
     channel: Channel,
-    client_id: Option<String>,
+    client_id: Option<ClientId>,
     user_id: &str,
     sink: UnboundedSender<DocEvent>,
 ) -> Result<(Subscription, i64, u64), ApiError> {
     let msg = Subscribe {
         channel,
-        client_id,
+        client_id: client_id.map(ClientId::into_string),
         user_id: user_id.to_string(),
         sink,
     };
@@ -37,9 +38,7 @@ pub async fn subscribe(
     Ok((s.subscription, s.head_seq, s.lease_seq))
 }
 
-pub fn check_client_id(c: &Option<String>) -> Result<(), ApiError> {
-    if let Some(c) = c {
-        docsync_actors::collab::validate::check_id("clientId", c, "cl_", 100)?;
-    }
-    Ok(())
+/// The optional `clientId` of a channel's query, checked against the configured limits.
+pub fn client_id(state: &AppState, c: Option<String>) -> Result<Option<ClientId>, ApiError> {
+    Ok(ClientId::parse_optional(c, &state.limits)?)
 }

@@ -24,7 +24,7 @@ use super::super::auth::Credentials;
 use super::super::error::ApiError;
 use super::super::AppState;
 use super::slots::{self, StreamSlot};
-use super::{check_client_id, subscribe, Subscription};
+use super::{client_id, subscribe, Subscription};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -60,8 +60,7 @@ pub async fn events(
     query: web::Query<EventsQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let doc_id = path.into_inner();
-    let client_id = query.into_inner().client_id;
-    check_client_id(&client_id)?;
+    let client_id = client_id(&state, query.into_inner().client_id)?;
     let (user, _, _) = access(&state, &creds, &doc_id).await?;
     let slot = slots::take(&state, &req, &user.id)?;
     let (tx, rx) = mpsc::unbounded_channel();

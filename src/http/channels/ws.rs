@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::mpsc;
 
+use docsync_actors::collab::validate::ClientId;
 use docsync_actors::document::{Channel, DocEvent, Wake};
 use docsync_actors::storage::accounts::User;
 use docsync_actors::storage::roles;
@@ -26,7 +27,6 @@ use super::{subscribe, Subscription};
 
 const SILENCE_LIMIT: Duration = Duration::from_secs(35);
 const CHECK_EVERY: Duration = Duration::from_secs(5);
-const MAX_ROOMS: usize = 100;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -100,22 +100,20 @@ impl WsSession {
             Self::send(ctx, json!({"type": "JOINED", "room": room}));
             return;
         }
-        if self.rooms.len() >= MAX_ROOMS {
+        if self.rooms.len() >= docsync_actors::collab::validate::fixed::MAX_ROOMS_PER_SOCKET {
             Self::send(
                 ctx,
                 json!({"type": "ERROR", "room": room, "code": "too_many_rooms"}),
             );
             return;
         }
-        if client_id.as_deref().is_some_and(|c| {
-            docsync_actors::collab::validate::check_id("clientId", c, "cl_", 100).is_err()
-        }) {
+        let Ok(client_id) = ClientId::parse_optional(client_id, &self.state.limits) else {
             Self::send(
                 ctx,
                 json!({"type": "ERROR", "room": room, "code": "bad_request"}),
             );
             return;
-        }
+        };
         let state = self.state.clone();
         let user_id = self.user.id.clone();
         let sink = self.sink.clone();
