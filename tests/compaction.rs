@@ -35,15 +35,7 @@ fn manual_server() -> (TestServer, String) {
 
 /// Moves the server's clock forward by `ms`; returns the server's time now.
 fn advance(srv: &TestServer, ms: i64) -> i64 {
-    let r = srv.send(
-        "POST",
-        "/api/v1/testing/clock",
-        &Auth::None,
-        &[],
-        Some(&json!({ "advanceMs": ms })),
-    );
-    assert_eq!(r.status, 200, "advance clock: {}", r.body);
-    r.body["nowMs"].as_i64().expect("nowMs")
+    srv.advance_clock(ms)
 }
 
 /// Moves the server's clock forward to exactly `target`.

@@ -1309,22 +1309,12 @@ fn login_sessions_end_by_the_servers_clock() {
         .status
     };
     let me = |srv: &TestServer| srv.send("GET", "/api/v1/me", &c, &[], None).status;
-    let advance = |srv: &TestServer, ms: i64| {
-        let r = srv.send(
-            "POST",
-            "/api/v1/testing/clock",
-            &Auth::None,
-            &[],
-            Some(&json!({ "advanceMs": ms })),
-        );
-        assert_eq!(r.status, 200, "{}", r.body);
-    };
     assert_eq!((me(&srv), pull(&srv)), (200, 200));
     // One second before the end: still in (the second pull is served from the cache).
-    advance(&srv, 3_599_000);
+    srv.advance_clock(3_599_000);
     assert_eq!((me(&srv), pull(&srv), pull(&srv)), (200, 200, 200));
     // At the end: out, also for the pull whose access was remembered.
-    advance(&srv, 1_000);
+    srv.advance_clock(1_000);
     assert_eq!((me(&srv), pull(&srv)), (401, 401));
 }
 

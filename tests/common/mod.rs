@@ -427,6 +427,20 @@ impl TestServer {
     }
 
     /// `POST /api/v1/auth/login`; the reply keeps the `Set-Cookie` headers.
+    /// Moves the server's clock forward by `ms` (a server started with
+    /// `DOCSYNC_TESTING__CLOCK=manual`); returns the server's time now.
+    pub fn advance_clock(&self, ms: i64) -> i64 {
+        let r = self.send(
+            "POST",
+            "/api/v1/testing/clock",
+            &Auth::None,
+            &[],
+            Some(&json!({ "advanceMs": ms })),
+        );
+        assert_eq!(r.status, 200, "advance clock: {}", r.body);
+        r.body["nowMs"].as_i64().expect("nowMs")
+    }
+
     pub fn login(&self, username: &str, password: &str, headers: &[(&str, &str)]) -> Reply {
         self.send(
             "POST",
