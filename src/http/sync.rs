@@ -13,9 +13,8 @@ use docsync_actors::collab::validate::{check_hold, check_ops, ClientId};
 use docsync_actors::document::{Caller, Completion, Leave, Snapshot, Sync};
 use docsync_actors::registry::{ask, ask_renewing};
 use docsync_actors::storage::log::{self, Precheck};
-use docsync_actors::storage::roles::{self};
 
-use super::access::{access, doc_access, read_as};
+use super::access::{access, doc_access};
 use super::auth::Credentials;
 use super::body::read_json;
 use super::error::ApiError;
@@ -122,45 +121,9 @@ async fn prepare(
     doc_id: &str,
     ops: &[Op],
 ) -> Result<(Caller, Precheck, Instant), ApiError> {
-    let started = Instant::now();
-    if ops.is_empty() {
-        // A pull: rights only, usually from the access cache (no pre-check without ops).
-        let d = doc_access(state, creds, doc_id).await?;
-        let caller = Caller {
-            client_id: String::new(),
-            author: Author {
-                user_id: d.user.id,
-                name: d.user.display_name,
-            },
-            role: d.role,
-            shared: d.shared,
-        };
-        return Ok((caller, Precheck::default(), started));
-    }
-    let creds = creds.clone();
-    let doc = doc_id.to_string();
-    let op_ids: Vec<String> = ops.iter().map(|o| o.op_id.clone()).collect();
-    let block_ids: Vec<String> = ops
-        .iter()
-        .flat_map(|o| o.kind.referenced_blocks())
-        .map(str::to_string)
-        .collect();
-    let (user, role, shared, pre) = read_as(state, &creds, move |c, user| {
-        let Some(role) = roles::doc_role(c, &user.id, &doc)? else {
-            return Ok((user.clone(), None, false, Precheck::default()));
-        };
-        let shared = roles::is_shared(c, &doc)?;
-        let pre = if op_ids.is_empty() || !role.can_write() {
-            Precheck::default()
-        } else {
-            let ops = op_ids.iter().map(String::as_str);
-            log::precheck(c, &doc, ops, block_ids.iter().map(String::as_str))?
-        };
-        Ok((user.clone(), Some(role), shared, pre))
-    })
-    .await?;
-    let role = role.ok_or(ApiError::NotFound)?;
-    if !ops.is_empty() && !role.can_write() {
+    // Rights, usually from the access cache (one read on a miss).
+    let d = doc_access(state, creds, doc_id).await?;
+    if !ops.is_empty() && !d.role.can_write() {
         return Err(ApiError::Forbidden(
             "this document is read-only for you".into(),
         ));
@@ -168,13 +131,35 @@ async fn prepare(
     let caller = Caller {
         client_id: String::new(),
         author: Author {
-            user_id: user.id,
-            name: user.display_name,
+            user_id: d.user.id,
+            name: d.user.display_name,
         },
-        role,
-        shared,
+        role: d.role,
+        shared: d.shared,
     };
-    Ok((caller, pre, started))
+    // Taken before the read: the actor judges the pre-check by when it was read.
+    let read_at = Instant::now();
+    if ops.is_empty() {
+        // A pull: nothing to pre-check.
+        return Ok((caller, Precheck::default(), read_at));
+    }
+    // The idempotency pre-check: stored results of these op IDs, and blocks that belong to
+    // other documents — the one read a write still needs.
+    let doc = doc_id.to_string();
+    let op_ids: Vec<String> = ops.iter().map(|o| o.op_id.clone()).collect();
+    let block_ids: Vec<String> = ops
+        .iter()
+        .flat_map(|o| o.kind.referenced_blocks())
+        .map(str::to_string)
+        .collect();
+    let pre = state
+        .storage
+        .read(move |c| {
+            let ops = op_ids.iter().map(String::as_str);
+            log::precheck(c, &doc, ops, block_ids.iter().map(String::as_str))
+        })
+        .await?;
+    Ok((caller, pre, read_at))
 }
 
 pub async fn sync(
