@@ -197,11 +197,11 @@ fn etag_and_if_none_match_give_304() {
     let srv = serve_folder(&outer);
     let first = get(&srv, "/app/main.js", &[]);
     let etag = header(&first, "etag").expect("etag").to_string();
+    // Weak: one validator for the plain, gzip, br and zstd forms of the same file.
     assert!(
-        etag.starts_with('"') && etag.ends_with('"') && etag.len() > 20,
-        "{etag}"
+        etag.starts_with("W/\"") && etag.ends_with('"') && etag.len() > 20,
+        "weak validator: {etag}"
     );
-    assert!(!etag.starts_with("W/"), "strong validator: {etag}");
     assert_eq!(
         header(&get(&srv, "/app/main.js", &[]), "etag"),
         Some(etag.as_str()),
@@ -210,9 +210,9 @@ fn etag_and_if_none_match_give_304() {
     let other = get(&srv, "/engine/model.js", &[]);
     assert_ne!(header(&other, "etag"), Some(etag.as_str()), "per content");
 
-    let weak = format!("W/{etag}");
+    let strong = etag.trim_start_matches("W/").to_string();
     let list = format!("\"nope\", {etag}");
-    for sent in [etag.as_str(), weak.as_str(), list.as_str(), "*"] {
+    for sent in [etag.as_str(), strong.as_str(), list.as_str(), "*"] {
         let r = get(&srv, "/app/main.js", &[("If-None-Match", sent)]);
         assert_eq!(r.status, 304, "If-None-Match: {sent}");
         assert_eq!(text(&r), "", "a 304 has no body");

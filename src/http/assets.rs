@@ -74,7 +74,10 @@ impl Asset {
     fn new(path: &AssetPath, bytes: Bytes, sha256: &[u8]) -> Asset {
         Asset {
             content_type: content_type(path.as_str()),
-            etag: format!("\"{}\"", hex::encode(&sha256[..16])),
+            // Weak: the same file goes out plain, gzip, br or zstd (`compression.rs`), and one
+            // validator for every content-coding is honest only as a weak one (RFC 9110
+            // §8.8.1). Revalidation (`If-None-Match`) compares weakly anyway.
+            etag: format!("W/\"{}\"", hex::encode(&sha256[..16])),
             bytes,
         }
     }

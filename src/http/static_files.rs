@@ -1,6 +1,7 @@
 //! Serving the web app: every file of `static/` at its own path, `index.html` for the app's
 //! pages (the browser router takes over from there), the operator page at `/admin`.
-//! Responses carry a strong ETag and `Cache-Control: no-cache`: browsers always revalidate
+//! Responses carry a weak ETag (one for every content-coding of a file) and
+//! `Cache-Control: no-cache`: browsers always revalidate
 //! (a 304 costs one round trip) and the service worker, not the HTTP cache, keeps the app
 //! usable offline. Anything that is not a servable file is the API's JSON 404.
 
@@ -76,12 +77,17 @@ fn ok_response(asset: &Asset) -> HttpResponse {
 }
 
 /// `If-None-Match` holds our ETag (or `*`). The comparison is weak, as RFC 9110 §13.1.2
-/// asks: a `W/` prefix a proxy may have added still matches.
+/// asks: with or without the `W/` prefix.
 fn matches_if_none_match(req: &HttpRequest, etag: &str) -> bool {
     req.headers()
         .get_all(header::IF_NONE_MATCH)
         .filter_map(|v: &HeaderValue| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .map(str::trim)
-        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag)
+        .any(|tag| tag == "*" || opaque(tag) == opaque(etag))
+}
+
+/// The quoted part of an entity tag, without the weakness marker.
+fn opaque(tag: &str) -> &str {
+    tag.strip_prefix("W/").unwrap_or(tag)
 }
