@@ -1895,3 +1895,59 @@ fn random_mutations_of_valid_bodies_never_5xx_and_never_write_on_4xx() {
     );
     eprintln!("proptest status tally: {tally:?}");
 }
+
+/// A path segment that is not a document ID (`DocId::parse` refuses it) is answered exactly
+/// as a well-formed ID of no document: 401 without credentials, then 404 `not_found`, on
+/// every `/docs/{id}/…` route, and nothing is written.
+#[test]
+fn names_that_are_not_document_ids_answer_as_unknown_documents() {
+    let srv = TestServer::start();
+    let token = srv.add_user("alice");
+    srv.create_doc(&token, "Kept");
+    let long = format!("doc_{}", "a".repeat(100));
+    let names = ["nope", "doc_", "doc_a%20b", "doc_a.b", long.as_str()];
+    let routes: [(&str, &str, Option<Value>); 10] = [
+        ("PATCH", "", Some(json!({"icon": "x"}))),
+        ("DELETE", "", None),
+        ("GET", "/shares", None),
+        ("PUT", "/shares", Some(json!([]))),
+        ("GET", "/events", None),
+        ("GET", "/changes?since=0&wait=1", None),
+        ("GET", "/snapshot", None),
+        (
+            "POST",
+            "/sync",
+            Some(json!({"clientId": "cl_x", "lastSeq": 0})),
+        ),
+        ("POST", "/leave", Some(json!({"clientId": "cl_x"}))),
+        ("GET", "/markdown", None),
+    ];
+    let before = srv.fingerprint();
+    for (method, rest, body) in &routes {
+        let answer = |doc: &str, auth: &Auth| {
+            let r = srv.send(
+                method,
+                &format!("/api/v1/docs/{doc}{rest}"),
+                auth,
+                &[],
+                body.as_ref(),
+            );
+            (r.status, r.body["error"]["code"].clone())
+        };
+        let unknown = answer("doc_unknown", &Auth::Bearer(&token));
+        assert_eq!(unknown.0, 404, "{method} {rest}");
+        for name in names {
+            assert_eq!(
+                answer(name, &Auth::None).0,
+                401,
+                "{method} {name}{rest} without credentials"
+            );
+            assert_eq!(
+                answer(name, &Auth::Bearer(&token)),
+                unknown,
+                "{method} {name}{rest}"
+            );
+        }
+    }
+    assert_eq!(srv.fingerprint(), before, "nothing written");
+}

@@ -3,9 +3,14 @@
 //! function (`storage::roles`); decisions only an owner may take are methods of `Role`
 //! (`can_delete`, `can_manage_shares`, `can_move_to_folder`). Granted document access may
 //! come from the access cache (`access_cache.rs`), which the access epoch keeps honest.
+//!
+//! A document named by a request is parsed here, once, into a `DocId` (after the credentials
+//! are checked, so a bad name costs the caller a 401 first, as an unknown document does);
+//! handlers get it back with the decision and pass it on instead of the raw path segment.
 
 use rusqlite::Connection;
 
+use docsync_actors::collab::validate::DocId;
 use docsync_actors::storage::accounts::User;
 use docsync_actors::storage::roles::{self, Role};
 use docsync_actors::storage::StorageError;
@@ -34,63 +39,69 @@ where
         .ok_or(ApiError::Unauthorized)
 }
 
-/// Resolves the caller and their role on a document. No read access → 404.
+/// Resolves the caller, the document a request names and their role on it. No read access,
+/// or a name that is not a document ID → 404.
 pub async fn access(
     state: &AppState,
     creds: &Credentials,
     doc_id: &str,
-) -> Result<(User, Role, bool), ApiError> {
-    let d = doc_access(state, creds, doc_id).await?;
-    Ok((d.user, d.role, d.shared))
+) -> Result<(DocId, User, Role, bool), ApiError> {
+    let (doc, d) = doc_access(state, creds, doc_id).await?;
+    Ok((doc, d.user, d.role, d.shared))
 }
 
 /// The caller's access to a document: from the access cache while nothing it depends on has
 /// changed (no trip to the read pool: the pull after a wake-up is the hot path), else one
 /// read through the role function, remembered when it grants access. No valid credentials
-/// → 401; no read access → 404.
+/// → 401; no read access, or a name that is not a document ID → 404.
 pub async fn doc_access(
     state: &AppState,
     creds: &Credentials,
     doc_id: &str,
-) -> Result<Decision, ApiError> {
+) -> Result<(DocId, Decision), ApiError> {
+    let parsed = DocId::parse(doc_id).ok();
     let now = state.clock.now_ms();
     let key = creds.cache_key();
-    if let Some(hit) = key
-        .as_deref()
-        .and_then(|k| state.access_cache.get(k, doc_id, now))
-    {
+    let hit = parsed.as_ref().and_then(|id| {
+        let k = key.as_deref()?;
+        Some((id.clone(), state.access_cache.get(k, id.as_str(), now)?))
+    });
+    if let Some((id, hit)) = hit {
         creds.resolved_as(&hit.user.name);
-        return Ok(hit);
+        return Ok((id, hit));
     }
     // Read before the database: a change committed meanwhile makes the answer unusable.
     let epoch = state.access_cache.epoch();
-    let (who, doc) = (creds.clone(), doc_id.to_string());
+    let (who, doc) = (creds.clone(), parsed.clone());
     let found = state
         .storage
         .read(move |c| {
             let Some((user, until)) = who.user_until(c, now)? else {
                 return Ok(None);
             };
-            let role = roles::doc_role(c, &user.id, &doc)?;
+            // Not a document ID: no document, checked after the credentials as one is.
+            let Some(doc) = doc else {
+                return Ok(Some((user, None, false, until)));
+            };
+            let role = roles::doc_role(c, &user.id, doc.as_str())?;
             let shared = match role {
-                Some(_) => roles::is_shared(c, &doc)?,
+                Some(_) => roles::is_shared(c, doc.as_str())?,
                 None => false,
             };
             Ok(Some((user, role, shared, until)))
         })
         .await?;
     let (user, role, shared, until) = found.ok_or(ApiError::Unauthorized)?;
-    let decision = Decision {
-        user,
-        role: role.ok_or(ApiError::NotFound)?,
-        shared,
+    let (Some(doc), Some(role)) = (parsed, role) else {
+        return Err(ApiError::NotFound);
     };
+    let decision = Decision { user, role, shared };
     if let Some(k) = key {
         state
             .access_cache
-            .put(&k, doc_id, epoch, decision.clone(), until);
+            .put(&k, doc.as_str(), epoch, decision.clone(), until);
     }
-    Ok(decision)
+    Ok((doc, decision))
 }
 
 /// Resolves the caller only.

@@ -68,8 +68,7 @@ pub async fn delete(
     creds: Credentials,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let doc_id = path.into_inner();
-    let (_, role, _) = access(&state, &creds, &doc_id).await?;
+    let (doc_id, _, role, _) = access(&state, &creds, &path.into_inner()).await?;
     if !role.can_delete() {
         return Err(ApiError::Forbidden(
             "only the owner may delete a document".into(),
@@ -80,10 +79,10 @@ pub async fn delete(
     state
         .registry
         .send(CloseDocument {
-            doc_id: doc_id.clone(),
+            doc_id: doc_id.to_string(),
         })
         .await?;
-    let doc = doc_id.clone();
+    let doc = doc_id.into_string();
     let deleted = state
         .storage
         .write(move |c| documents::delete(c, &doc))

@@ -18,19 +18,25 @@ use super::AppState;
 use docsync_actors::collab::validate::fixed::{
     MAX_SEARCH_HITS, MAX_SEARCH_QUERY_BYTES, MAX_TAG_BYTES,
 };
+use docsync_actors::collab::validate::DocId;
 
 pub async fn markdown(
     state: web::Data<AppState>,
     creds: Credentials,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let doc_id = path.into_inner();
+    // Not a document ID: answered as an unknown document, after the credentials.
+    let doc_id = DocId::parse(&path.into_inner()).ok();
     let export = read_as(&state, &creds, move |c, user| {
-        if roles::doc_role(c, &user.id, &doc_id)?.is_none() {
+        let Some(doc_id) = doc_id else {
+            return Ok(None);
+        };
+        let doc_id = doc_id.as_str();
+        if roles::doc_role(c, &user.id, doc_id)?.is_none() {
             return Ok(None);
         }
-        let title = documents::meta_title(c, &doc_id)?.unwrap_or_default();
-        derived::markdown_export(c, &doc_id, &title).map(Some)
+        let title = documents::meta_title(c, doc_id)?.unwrap_or_default();
+        derived::markdown_export(c, doc_id, &title).map(Some)
     })
     .await?
     .ok_or(ApiError::NotFound)?;

@@ -43,14 +43,13 @@ pub async fn get_doc_shares(
     creds: Credentials,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let doc = path.into_inner();
-    let (_, role, _) = access(&state, &creds, &doc).await?;
+    let (doc, _, role, _) = access(&state, &creds, &path.into_inner()).await?;
     if !role.can_manage_shares() {
         return Err(ApiError::Forbidden("only the owner manages shares".into()));
     }
     let shares = state
         .storage
-        .read(move |c| sharing::with_names(c, sharing::doc_shares(c, &doc)?))
+        .read(move |c| sharing::with_names(c, sharing::doc_shares(c, doc.as_str())?))
         .await?;
     Ok(HttpResponse::Ok().json(json!({"shares": shares})))
 }
@@ -62,27 +61,27 @@ pub async fn put_doc_shares(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let doc = path.into_inner();
+    let raw_doc = path.into_inner();
     let shares: Vec<Share> = read_json_array(&req, payload, state.max_body()).await?;
     if shares.len() > MAX_SHARES {
         return Err(ApiError::BadRequest(format!("at most {MAX_SHARES} shares")));
     }
-    let (user, role, _) = access(&state, &creds, &doc).await?;
+    let (doc, user, role, _) = access(&state, &creds, &raw_doc).await?;
     if !role.can_manage_shares() {
         return Err(ApiError::Forbidden("only the owner manages shares".into()));
     }
     let d = doc.clone();
     state
         .storage
-        .write(move |c| sharing::set_doc_shares(c, &d, &user.id, &shares))
+        .write(move |c| sharing::set_doc_shares(c, d.as_str(), &user.id, &shares))
         .await
         .map_err(invalid)?;
     state.registry.do_send(AccessChangedFor {
-        doc_ids: vec![doc.clone()],
+        doc_ids: vec![doc.to_string()],
     });
     let shares = state
         .storage
-        .read(move |c| sharing::with_names(c, sharing::doc_shares(c, &doc)?))
+        .read(move |c| sharing::with_names(c, sharing::doc_shares(c, doc.as_str())?))
         .await?;
     Ok(HttpResponse::Ok().json(json!({"shares": shares})))
 }
@@ -107,7 +106,7 @@ pub async fn patch_doc(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let doc = path.into_inner();
+    let raw_doc = path.into_inner();
     let body: PatchDoc = read_json(&req, payload, SMALL_BODY_BYTES).await?;
     if let Some(Some(icon)) = &body.icon {
         if icon.len() > MAX_ICON_BYTES {
@@ -116,7 +115,7 @@ pub async fn patch_doc(
             )));
         }
     }
-    let (user, role, _) = access(&state, &creds, &doc).await?;
+    let (doc, user, role, _) = access(&state, &creds, &raw_doc).await?;
     if body.icon.is_some() && !role.can_write() {
         return Err(ApiError::Forbidden(
             "this document is read-only for you".into(),
@@ -134,14 +133,14 @@ pub async fn patch_doc(
         let (d, now) = (doc.clone(), state.clock.now_ms());
         state
             .storage
-            .write(move |c| sharing::set_doc_folder(c, &d, folder.as_deref(), now))
+            .write(move |c| sharing::set_doc_folder(c, d.as_str(), folder.as_deref(), now))
             .await?;
         state.registry.do_send(AccessChangedFor {
-            doc_ids: vec![doc.clone()],
+            doc_ids: vec![doc.to_string()],
         });
     }
     if let Some(icon) = body.icon {
-        docsync_actors::registry::ask(&state.registry, &doc, SetIcon { icon }).await?;
+        docsync_actors::registry::ask(&state.registry, doc.as_str(), SetIcon { icon }).await?;
     }
     Ok(HttpResponse::NoContent().finish())
 }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use docsync_actors::collab::block::Author;
 use docsync_actors::collab::op::Op;
-use docsync_actors::collab::validate::{check_hold, check_ops, ClientId};
+use docsync_actors::collab::validate::{check_hold, check_ops, ClientId, DocId};
 use docsync_actors::document::{Caller, Completion, Leave, Snapshot, Sync};
 use docsync_actors::registry::{ask, ask_renewing};
 use docsync_actors::storage::log::{self, Precheck};
@@ -35,9 +35,8 @@ pub async fn snapshot(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let started = Instant::now();
-    let doc_id = path.into_inner();
     let client_id = ClientId::parse_optional(query.into_inner().client_id, &state.limits)?;
-    let (user, role, shared) = access(&state, &creds, &doc_id).await?;
+    let (doc_id, user, role, shared) = access(&state, &creds, &path.into_inner()).await?;
     let caller = Caller {
         // Without a clientId the snapshot is a plain read and opens no session.
         client_id: client_id.map(ClientId::into_string).unwrap_or_default(),
@@ -48,7 +47,7 @@ pub async fn snapshot(
         role,
         shared,
     };
-    let reply = ask(&state.registry, &doc_id, Snapshot { caller }).await?;
+    let reply = ask(&state.registry, doc_id.as_str(), Snapshot { caller }).await?;
     let gzip = super::compression::accepts_gzip(req.headers());
     let chunks = snapshot_body(reply, gzip).await?;
     let len = chunks.iter().map(|c| c.len() as u64).sum();
@@ -114,15 +113,16 @@ struct SyncBody {
     leases: Option<LeasesBody>,
 }
 
-/// Everything the sync needs from the database before the actor sees it, in one read.
+/// Everything the sync needs from the database before the actor sees it, in one read;
+/// `doc_id` as the request named it (parsed with the rights, `access::doc_access`).
 async fn prepare(
     state: &AppState,
     creds: &Credentials,
     doc_id: &str,
     ops: &[Op],
-) -> Result<(Caller, Precheck, Instant), ApiError> {
+) -> Result<(DocId, Caller, Precheck, Instant), ApiError> {
     // Rights, usually from the access cache (one read on a miss).
-    let d = doc_access(state, creds, doc_id).await?;
+    let (doc, d) = doc_access(state, creds, doc_id).await?;
     if !ops.is_empty() && !d.role.can_write() {
         return Err(ApiError::Forbidden(
             "this document is read-only for you".into(),
@@ -141,11 +141,11 @@ async fn prepare(
     let read_at = Instant::now();
     if ops.is_empty() {
         // A pull: nothing to pre-check.
-        return Ok((caller, Precheck::default(), read_at));
+        return Ok((doc, caller, Precheck::default(), read_at));
     }
     // The idempotency pre-check: stored results of these op IDs, and blocks that belong to
     // other documents — the one read a write still needs.
-    let doc = doc_id.to_string();
+    let id = doc.clone();
     let op_ids: Vec<String> = ops.iter().map(|o| o.op_id.clone()).collect();
     let block_ids: Vec<String> = ops
         .iter()
@@ -156,10 +156,10 @@ async fn prepare(
         .storage
         .read(move |c| {
             let ops = op_ids.iter().map(String::as_str);
-            log::precheck(c, &doc, ops, block_ids.iter().map(String::as_str))
+            log::precheck(c, id.as_str(), ops, block_ids.iter().map(String::as_str))
         })
         .await?;
-    Ok((caller, pre, read_at))
+    Ok((doc, caller, pre, read_at))
 }
 
 pub async fn sync(
@@ -169,7 +169,7 @@ pub async fn sync(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let doc_id = path.into_inner();
+    let raw_doc = path.into_inner();
     let body: SyncBody = read_json(&req, payload, state.max_body()).await?;
     let client_id = ClientId::parse(&body.client_id, &state.limits)?.into_string();
     if body.last_seq < 0 {
@@ -183,7 +183,7 @@ pub async fn sync(
     let ops = body.ops;
     // The message with everything `prepare` read; rebuilt when the actor finds the
     // pre-check older than what it still remembers (`StalePrecheck`).
-    let message = |(caller, precheck, precheck_at): (Caller, Precheck, Instant)| Sync {
+    let message = |(_, caller, precheck, precheck_at): (DocId, Caller, Precheck, Instant)| Sync {
         caller: Caller {
             client_id: client_id.clone(),
             ..caller
@@ -194,16 +194,22 @@ pub async fn sync(
         precheck,
         precheck_at,
     };
-    let first = message(prepare(&state, &creds, &doc_id, &ops).await?);
+    let prepared = prepare(&state, &creds, &raw_doc, &ops).await?;
+    let doc_id = prepared.0.clone();
+    let first = message(prepared);
     let renew =
-        || async { Ok::<_, ApiError>(message(prepare(&state, &creds, &doc_id, &ops).await?)) };
-    let reply = ask_renewing(&state.registry, &doc_id, first, renew).await?;
+        || async { Ok::<_, ApiError>(message(prepare(&state, &creds, &raw_doc, &ops).await?)) };
+    let reply = ask_renewing(&state.registry, doc_id.as_str(), first, renew).await?;
     let response = match reply.complete() {
         Completion::Done(response) => response,
         Completion::ReadFirst(unread) => {
             // Below the actor's in-memory tail: committed entries, safe to read here.
-            let (doc, after, upto, limit) =
-                (doc_id.clone(), unread.after, unread.upto, unread.limit());
+            let (doc, after, upto, limit) = (
+                doc_id.into_string(),
+                unread.after,
+                unread.upto,
+                unread.limit(),
+            );
             let records = state
                 .storage
                 .read(move |c| log::read_after(c, &doc, after, upto, limit))
@@ -227,13 +233,12 @@ pub async fn leave(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let doc_id = path.into_inner();
     let body: LeaveBody = read_json(&req, payload, state.max_body()).await?;
     let client_id = ClientId::parse(&body.client_id, &state.limits)?;
-    access(&state, &creds, &doc_id).await?;
+    let (doc_id, ..) = access(&state, &creds, &path.into_inner()).await?;
     let leave = Leave {
         client_id: client_id.into_string(),
     };
-    ask(&state.registry, &doc_id, leave).await?;
+    ask(&state.registry, doc_id.as_str(), leave).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -53,6 +53,57 @@ pub mod fixed {
     pub const SMALL_BODY_BYTES: usize = 16 * 1024;
     /// Bodies of the test hooks (clock, disk size).
     pub const TINY_BODY_BYTES: usize = 1024;
+    /// A document ID, in bytes (the server makes them as `doc_` and 32 hex digits).
+    pub const MAX_DOC_ID_BYTES: usize = 64;
+}
+
+/// A document as requests name it (`/docs/{id}/…`, a WebSocket room `doc:{id}`): `doc_`
+/// followed by letters, digits, `_` or `-`, at most `fixed::MAX_DOC_ID_BYTES` bytes. Parsed
+/// once where it enters the server; a name that is not one can never be a document, so the
+/// HTTP layer answers it as it answers an unknown document.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct DocId(String);
+
+impl DocId {
+    pub fn parse(value: &str) -> Result<DocId, InvalidRequest> {
+        DocId::try_from(value.to_string())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl TryFrom<String> for DocId {
+    type Error = InvalidRequest;
+
+    fn try_from(value: String) -> Result<DocId, InvalidRequest> {
+        check_id("docId", &value, "doc_", fixed::MAX_DOC_ID_BYTES)?;
+        Ok(DocId(value))
+    }
+}
+
+impl From<DocId> for String {
+    fn from(id: DocId) -> String {
+        id.0
+    }
+}
+
+impl AsRef<str> for DocId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for DocId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 /// A client — one browser tab — as requests name it: `cl_` followed by letters, digits, `_`
@@ -234,5 +285,20 @@ mod tests {
         }
         assert_eq!(ClientId::parse_optional(None, &limits).unwrap(), None);
         assert!(ClientId::parse_optional(Some("nope".into()), &limits).is_err());
+    }
+
+    #[test]
+    fn a_doc_id_is_parsed_once_and_deserialised_through_the_parse() {
+        let id = DocId::parse("doc_0123456789abcdef0123456789abcdef").unwrap();
+        assert_eq!(id.as_str(), "doc_0123456789abcdef0123456789abcdef");
+        let long = format!("doc_{}", "a".repeat(fixed::MAX_DOC_ID_BYTES));
+        for bad in ["doc_", "cl_abc", "doc_a/b", "../etc", long.as_str()] {
+            let err = DocId::parse(bad).unwrap_err().to_string();
+            assert!(err.starts_with("docId: "), "{bad}: {err}");
+        }
+        let json: DocId = serde_json::from_str("\"doc_x\"").unwrap();
+        assert_eq!(json, DocId::parse("doc_x").unwrap());
+        assert!(serde_json::from_str::<DocId>("\"doc_x y\"").is_err());
+        assert_eq!(serde_json::to_string(&json).unwrap(), "\"doc_x\"");
     }
 }

@@ -39,11 +39,11 @@ pub async fn changes(
     path: web::Path<String>,
     query: web::Query<ChangesQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let doc_id = path.into_inner();
     let q = query.into_inner();
     let client = client_id(&state, q.client_id)?;
     let wait = Duration::from_secs(q.wait.unwrap_or(25).clamp(1, 25));
-    let (user, _, _) = access(&state, &creds, &doc_id).await?;
+    let (doc, user, _, _) = access(&state, &creds, &path.into_inner()).await?;
+    let doc_id = doc.as_str();
     let _slot = slots::take(&state, &req, &user.id)?;
     let mut shutdown = state.shutdown.clone();
     let msg = WaitChanges {
@@ -52,7 +52,7 @@ pub async fn changes(
         client_id: client.map(|c| c.into_string()),
         user_id: user.id,
     };
-    let (head, lease) = match docsync_actors::registry::ask(&state.registry, &doc_id, msg).await? {
+    let (head, lease) = match docsync_actors::registry::ask(&state.registry, doc_id, msg).await? {
         Changes::Now {
             head_seq,
             lease_seq,

@@ -7,7 +7,7 @@ pub mod slots;
 pub mod sse;
 pub mod ws;
 
-use docsync_actors::collab::validate::ClientId;
+use docsync_actors::collab::validate::{ClientId, DocId};
 use docsync_actors::document::{Channel, DocEvent, Subscribe};
 use docsync_actors::registry::ask;
 use tokio::sync::mpsc::UnboundedSender;
@@ -22,7 +22,7 @@ pub use docsync_actors::document::Subscription;
 /// Returns the registration and the current `(headSeq, leaseSeq)`.
 pub async fn subscribe(
     state: &AppState,
-    doc_id: &str,
+    doc_id: &DocId,
     channel: Channel,
     client_id: Option<ClientId>,
     user_id: &str,
@@ -34,7 +34,7 @@ pub async fn subscribe(
         user_id: user_id.to_string(),
         sink,
     };
-    let s = ask(&state.registry, doc_id, msg).await?;
+    let s = ask(&state.registry, doc_id.as_str(), msg).await?;
     Ok((s.subscription, s.head_seq, s.lease_seq))
 }
 

@@ -16,6 +16,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::mpsc;
 
+use docsync_actors::collab::validate::DocId;
 use docsync_actors::document::{Channel, DocEvent};
 use docsync_actors::storage::roles;
 
@@ -42,7 +43,7 @@ fn frame(event: &str, doc_id: &str, head: i64, lease: u64, entries: Option<&str>
 
 struct Stream {
     state: web::Data<AppState>,
-    doc_id: String,
+    doc_id: DocId,
     user_id: String,
     rx: mpsc::UnboundedReceiver<DocEvent>,
     keepalive: tokio::time::Interval,
@@ -59,9 +60,8 @@ pub async fn events(
     path: web::Path<String>,
     query: web::Query<EventsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let doc_id = path.into_inner();
     let client_id = client_id(&state, query.into_inner().client_id)?;
-    let (user, _, _) = access(&state, &creds, &doc_id).await?;
+    let (doc_id, user, _, _) = access(&state, &creds, &path.into_inner()).await?;
     let slot = slots::take(&state, &req, &user.id)?;
     let (tx, rx) = mpsc::unbounded_channel();
     let (sub, head, lease) =
@@ -72,7 +72,7 @@ pub async fn events(
     let s = Stream {
         shutdown: state.shutdown.clone(),
         state: state.clone(),
-        first: Some(frame("ready", &doc_id, head, lease, None)),
+        first: Some(frame("ready", doc_id.as_str(), head, lease, None)),
         doc_id,
         user_id: user.id,
         rx,
@@ -98,7 +98,13 @@ pub async fn events(
             match next {
                 Next::Event(Some(DocEvent::Seq(wake))) => {
                     let entries = wake.entries_json();
-                    let f = frame("doc_seq", &s.doc_id, wake.head_seq, wake.lease_seq, entries);
+                    let f = frame(
+                        "doc_seq",
+                        s.doc_id.as_str(),
+                        wake.head_seq,
+                        wake.lease_seq,
+                        entries,
+                    );
                     return Some((Ok(f), s));
                 }
                 Next::Event(Some(DocEvent::AccessChanged { .. })) => {
@@ -106,7 +112,7 @@ pub async fn events(
                     let still = s
                         .state
                         .storage
-                        .read(move |c| roles::doc_role(c, &uid, &doc))
+                        .read(move |c| roles::doc_role(c, &uid, doc.as_str()))
                         .await;
                     if !matches!(still, Ok(Some(_))) {
                         return None;

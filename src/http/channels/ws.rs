@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use docsync_actors::collab::validate::ClientId;
+use docsync_actors::collab::validate::{ClientId, DocId};
 use docsync_actors::document::{Channel, DocEvent, Wake};
 use docsync_actors::storage::accounts::User;
 use docsync_actors::storage::roles;
@@ -118,26 +118,21 @@ impl WsSession {
         let user_id = self.user.id.clone();
         let sink = self.sink.clone();
         let fut = async move {
-            let (uid, doc) = (user_id.clone(), doc_id.clone());
+            // Not a document ID: no such document, answered as one that is not there.
+            let Ok(doc) = DocId::parse(&doc_id) else {
+                return (doc_id, Err("not_found"));
+            };
+            let (uid, d) = (user_id.clone(), doc.clone());
             let role = state
                 .storage
-                .read(move |c| roles::doc_role(c, &uid, &doc))
+                .read(move |c| roles::doc_role(c, &uid, d.as_str()))
                 .await;
             match role {
                 Ok(Some(_)) => {}
                 Ok(None) => return (doc_id, Err("not_found")),
                 Err(_) => return (doc_id, Err("unavailable")),
             }
-            match subscribe(
-                &state,
-                &doc_id,
-                Channel::WebSocket,
-                client_id,
-                &user_id,
-                sink,
-            )
-            .await
-            {
+            match subscribe(&state, &doc, Channel::WebSocket, client_id, &user_id, sink).await {
                 Ok((sub, _, _)) => (doc_id, Ok(sub)),
                 Err(_) => (doc_id, Err("unavailable")),
             }
