@@ -53,6 +53,9 @@ pub mod fixed {
     pub const SMALL_BODY_BYTES: usize = 16 * 1024;
     /// Bodies of the test hooks (clock, disk size).
     pub const TINY_BODY_BYTES: usize = 1024;
+    /// Longest a long-poll (`GET /docs/{id}/changes?wait=…`) waits, in seconds; also its
+    /// wait when the query names none (shorter asks are raised to 1 s).
+    pub const MAX_LONG_POLL_WAIT_SECS: u64 = 25;
     /// A document ID, in bytes (the server makes them as `doc_` and 32 hex digits).
     pub const MAX_DOC_ID_BYTES: usize = 64;
 }

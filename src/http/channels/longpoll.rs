@@ -12,6 +12,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 
+use docsync_actors::collab::validate::fixed::MAX_LONG_POLL_WAIT_SECS;
 use docsync_actors::document::{Changes, WaitChanges};
 
 use super::super::access::access;
@@ -41,7 +42,11 @@ pub async fn changes(
 ) -> Result<HttpResponse, ApiError> {
     let q = query.into_inner();
     let client = client_id(&state, q.client_id)?;
-    let wait = Duration::from_secs(q.wait.unwrap_or(25).clamp(1, 25));
+    let wait = Duration::from_secs(
+        q.wait
+            .unwrap_or(MAX_LONG_POLL_WAIT_SECS)
+            .clamp(1, MAX_LONG_POLL_WAIT_SECS),
+    );
     let (doc, user, _, _) = access(&state, &creds, &path.into_inner()).await?;
     let doc_id = doc.as_str();
     let _slot = slots::take(&state, &req, &user.id)?;
