@@ -144,7 +144,8 @@ async fn prepare(
         return Ok((doc, caller, Precheck::default(), read_at));
     }
     // The idempotency pre-check: stored results of these op IDs, and blocks that belong to
-    // other documents — the one read a write still needs.
+    // other documents — the one read a write still needs. A few index lookups: run in place
+    // when a connection is free (`read_short`; hot document 0.35 → 0.29 ms CPU per op).
     let id = doc.clone();
     let op_ids: Vec<String> = ops.iter().map(|o| o.op_id.clone()).collect();
     let block_ids: Vec<String> = ops
@@ -154,7 +155,7 @@ async fn prepare(
         .collect();
     let pre = state
         .storage
-        .read(move |c| {
+        .read_short(move |c| {
             let ops = op_ids.iter().map(String::as_str);
             log::precheck(c, id.as_str(), ops, block_ids.iter().map(String::as_str))
         })
