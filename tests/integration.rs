@@ -18,6 +18,7 @@ mod limits;
 mod operations;
 mod permissions;
 mod proxy;
+mod revocation;
 mod simulation;
 mod static_files;
 mod streams;

@@ -11,6 +11,8 @@ pub struct Metrics {
     pub actor_starts: IntCounter,
     pub actor_stops: IntCounter,
     pub actor_restarts: IntCounter,
+    /// Streams ended because their credential ended or their user lost read access.
+    pub streams_revoked: IntCounter,
     pub mailbox_depth: IntGauge,
     pub ops: IntCounterVec,
     pub rejected: IntCounterVec,
@@ -53,6 +55,11 @@ impl Metrics {
             actor_restarts: IntCounter::new(
                 "actor_restarts_total",
                 "Document actors that threw their state away after a failure and were reloaded",
+            )
+            .unwrap(),
+            streams_revoked: IntCounter::new(
+                "streams_revoked_total",
+                "Open streams ended because their credential ended or their user lost access",
             )
             .unwrap(),
             mailbox_depth: IntGauge::new(
@@ -177,6 +184,7 @@ impl Metrics {
         r.register(Box::new(m.actor_starts.clone())).unwrap();
         r.register(Box::new(m.actor_stops.clone())).unwrap();
         r.register(Box::new(m.actor_restarts.clone())).unwrap();
+        r.register(Box::new(m.streams_revoked.clone())).unwrap();
         r.register(Box::new(m.mailbox_depth.clone())).unwrap();
         r.register(Box::new(m.ops.clone())).unwrap();
         r.register(Box::new(m.rejected.clone())).unwrap();

@@ -158,6 +158,28 @@ impl Registry {
 
 impl Actor for Registry {
     type Context = Context<Self>;
+
+    /// Every move of the access epoch (a credential, a team, a share… changed, here or in
+    /// another process) makes every running actor re-check its open streams.
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let changes = self.storage.writer.access_epoch().changes();
+        let moves = futures::stream::unfold(changes, |mut rx| async move {
+            rx.changed().await.ok().map(|()| (EpochMoved, rx))
+        });
+        ctx.add_stream(moves);
+    }
+}
+
+struct EpochMoved;
+
+impl StreamHandler<EpochMoved> for Registry {
+    fn handle(&mut self, _: EpochMoved, _ctx: &mut Context<Self>) {
+        for h in self.docs().values() {
+            h.addr.do_send(AccessChanged { shares: false });
+        }
+    }
+
+    fn finished(&mut self, _ctx: &mut Context<Self>) {}
 }
 
 impl Handler<Open> for Registry {
@@ -219,7 +241,7 @@ impl Handler<AccessChangedFor> for Registry {
         let docs = self.docs();
         for id in msg.doc_ids {
             if let Some(h) = docs.get(&id) {
-                h.addr.do_send(AccessChanged);
+                h.addr.do_send(AccessChanged { shares: true });
             }
         }
     }

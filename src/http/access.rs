@@ -8,9 +8,12 @@
 //! are checked, so a bad name costs the caller a 401 first, as an unknown document does);
 //! handlers get it back with the decision and pass it on instead of the raw path segment.
 
+use std::sync::Arc;
+
 use rusqlite::Connection;
 
 use docsync_actors::collab::validate::DocId;
+use docsync_actors::document::{Confirmed, Standing, StreamGrant};
 use docsync_actors::storage::accounts::User;
 use docsync_actors::storage::roles::{self, Role};
 use docsync_actors::storage::StorageError;
@@ -95,13 +98,65 @@ pub async fn doc_access(
     let (Some(doc), Some(role)) = (parsed, role) else {
         return Err(ApiError::NotFound);
     };
-    let decision = Decision { user, role, shared };
+    let decision = Decision {
+        user,
+        role,
+        shared,
+        until,
+    };
     if let Some(k) = key {
         state
             .access_cache
             .put(&k, doc.as_str(), epoch, decision.clone(), until);
     }
     Ok((doc, decision))
+}
+
+/// A stream's right to read a document: granted now, and asked again by the document's
+/// actor whenever the access epoch moves or the login session ends, for as long as the
+/// stream is open.
+pub struct StreamAccess {
+    pub doc: DocId,
+    pub user: User,
+    pub grant: Arc<dyn StreamGrant>,
+    pub confirmed: Confirmed,
+}
+
+/// `doc_access` for a stream that is about to open: the same decision, plus what lets the
+/// document re-check it later with the same credentials.
+pub async fn stream_access(
+    state: &AppState,
+    creds: &Credentials,
+    doc_id: &str,
+) -> Result<StreamAccess, ApiError> {
+    // Read before the decision: if anything changes after, the stream is checked again.
+    let epoch = state.access_cache.epoch();
+    let (doc, d) = doc_access(state, creds, doc_id).await?;
+    Ok(StreamAccess {
+        doc,
+        user: d.user,
+        grant: Arc::new(CredentialGrant(creds.clone())),
+        confirmed: Confirmed {
+            epoch,
+            until: d.until,
+        },
+    })
+}
+
+/// The credentials a stream was opened with, re-checked through the same credential
+/// lookup and role function as every request.
+struct CredentialGrant(Credentials);
+
+impl StreamGrant for CredentialGrant {
+    fn recheck(&self, conn: &Connection, doc_id: &str, now: i64) -> Result<Standing, StorageError> {
+        let Some((user, until)) = self.0.user_until(conn, now)? else {
+            return Ok(Standing::CredentialEnded);
+        };
+        Ok(match roles::doc_role(conn, &user.id, doc_id)? {
+            Some(_) => Standing::Reads { until },
+            None => Standing::NoAccess,
+        })
+    }
 }
 
 /// Resolves the caller only.

@@ -1,6 +1,6 @@
 //! Who a secret is and what they may do with a document, remembered between requests, so a
-//! reader's pull costs no trip to the blocking read pool (issue 14: the pull that follows a
-//! wake-up is the hot path when a hundred people watch one document).
+//! reader's pull costs no trip to the blocking read pool (the pull that follows a wake-up is
+//! the hot path when a hundred people watch one document).
 //!
 //! Correctness rests on the access epoch (`storage::access_epoch`): every decision is tagged
 //! with the epoch read *before* the database read it came from, and is used only while the
@@ -35,6 +35,8 @@ pub struct Decision {
     pub user: User,
     pub role: Role,
     pub shared: bool,
+    /// When the login session behind it ends (unix ms, server clock); `None` for a token.
+    pub until: Option<i64>,
 }
 
 struct Entry {
@@ -115,6 +117,7 @@ mod tests {
             },
             role: Role::Editor,
             shared: true,
+            until: None,
         }
     }
 

@@ -145,16 +145,37 @@ impl Ws {
     /// `None`). A refused handshake is an `Err` (`tungstenite::Error::Http` carries the
     /// status).
     pub fn connect(base: &str, token: Option<&str>) -> Result<Ws, tungstenite::Error> {
-        let url = format!(
-            "ws://{}/api/v1/ws",
-            base.trim_start_matches("http://").trim_end_matches('/')
-        );
+        match token {
+            Some(t) => Ws::connect_as(base, &super::Auth::Bearer(t)),
+            None => Ws::connect_as(base, &super::Auth::None),
+        }
+    }
+
+    /// Like `connect`, with any credentials; a session cookie goes with the server's own
+    /// `Origin`, as the browser sends it.
+    pub fn connect_as(base: &str, auth: &super::Auth) -> Result<Ws, tungstenite::Error> {
+        let host = base.trim_start_matches("http://").trim_end_matches('/');
+        let url = format!("ws://{host}/api/v1/ws");
         let mut req = url.as_str().into_client_request()?;
-        if let Some(t) = token {
-            req.headers_mut().insert(
-                "Authorization",
-                HeaderValue::from_str(&format!("Bearer {t}")).unwrap(),
-            );
+        let h = req.headers_mut();
+        match auth {
+            super::Auth::None => {}
+            super::Auth::Bearer(t) => {
+                h.insert(
+                    "Authorization",
+                    HeaderValue::from_str(&format!("Bearer {t}")).unwrap(),
+                );
+            }
+            super::Auth::Cookie(c) => {
+                h.insert(
+                    "Cookie",
+                    HeaderValue::from_str(&format!("docsync_session={c}")).unwrap(),
+                );
+                h.insert(
+                    "Origin",
+                    HeaderValue::from_str(&format!("http://{host}")).unwrap(),
+                );
+            }
         }
         let connect = async {
             tokio::time::timeout(
@@ -292,16 +313,25 @@ impl Sse {
     /// browser it sends `Accept-Encoding: gzip` (which proxies may act on); docsync itself
     /// never compresses the stream.
     pub fn open(base: &str, token: &str, doc: &str, client_id: Option<&str>) -> Sse {
+        Sse::open_as(base, &super::Auth::Bearer(token), doc, client_id)
+    }
+
+    /// Like `open`, with any credentials.
+    pub fn open_as(base: &str, auth: &super::Auth, doc: &str, client_id: Option<&str>) -> Sse {
         let mut url = format!("{}/api/v1/docs/{doc}/events", http_base(base));
         if let Some(c) = client_id {
             url.push_str(&format!("?clientId={c}"));
         }
         let (tx, rx) = mpsc::unbounded_channel();
-        let req = async_client()
+        let mut req = async_client()
             .get(url)
-            .bearer_auth(token)
             .header("Accept", "text/event-stream")
             .header("Accept-Encoding", "gzip");
+        match auth {
+            super::Auth::None => {}
+            super::Auth::Bearer(t) => req = req.bearer_auth(t),
+            super::Auth::Cookie(c) => req = req.header("Cookie", format!("docsync_session={c}")),
+        }
         let task = rt().spawn(async move {
             let mut resp = match req.send().await {
                 Ok(r) => r,

@@ -74,6 +74,17 @@ impl Default for ActorConfig {
     }
 }
 
+/// Where the re-check of open streams' rights stands (`channels.rs::recheck_access`).
+#[derive(Default)]
+pub(super) struct Recheck {
+    /// A read is on its way.
+    pub(super) running: bool,
+    /// Asked for again while running: once more when it is done.
+    pub(super) again: bool,
+    /// A message asking for one is in the mailbox.
+    pub(super) asked: bool,
+}
+
 #[derive(Default)]
 pub(super) struct Counters {
     pub(super) applied: u64,
@@ -110,6 +121,10 @@ pub struct DocumentActor {
     pub(super) counters: Counters,
     pub(super) subscribers: Subscribers,
     pub(super) waiters: Waiters,
+    /// Re-checks of open streams' rights: at most one read at a time.
+    pub(super) recheck: Recheck,
+    /// This actor's own address, to ask itself for a re-check from code without a context.
+    pub(super) me: Option<actix::WeakAddr<DocumentActor>>,
     pub(super) started_at: i64,
     /// Latencies (ms) of the most recent syncs with ops: receipt to reply.
     pub(super) latencies: VecDeque<f64>,
@@ -158,6 +173,8 @@ impl DocumentActor {
             counters: Counters::default(),
             subscribers: Subscribers::default(),
             waiters: Waiters::default(),
+            recheck: Recheck::default(),
+            me: None,
             started_at: now,
             latencies: VecDeque::new(),
             shared_blocks: None,
@@ -269,6 +286,12 @@ impl DocumentActor {
             self.presence_changed();
         }
         self.settle();
+        // A login session behind a stream may have ended by the clock; a failed re-check
+        // is retried here too.
+        let epoch = self.storage.writer.access_epoch().current();
+        if !self.subscribers.stale(epoch, now).is_empty() {
+            self.recheck_access(ctx);
+        }
         if now - self.last_activity >= IDLE_TRIM_MS && self.inflight == 0 {
             self.trim_idle();
         }
@@ -300,6 +323,7 @@ impl Actor for DocumentActor {
     fn started(&mut self, ctx: &mut Self::Context) {
         self.cfg.metrics.actor_starts.inc();
         self.cfg.metrics.actors_open.inc();
+        self.me = Some(ctx.address().downgrade());
         // Loading goes through the writer queue: it sees every write any earlier actor of
         // this document queued, which is what makes a restart lose nothing.
         let doc_id = self.doc_id.clone();

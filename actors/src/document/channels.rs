@@ -33,13 +33,121 @@ impl DocumentActor {
         }
         let entries = self.wake_entries(self.announced.0, head);
         self.announced = (head, lease);
-        self.subscribers.announce(Wake {
+        // Read after the commit that moved the head: a revocation whose answer went out
+        // before has moved the epoch already, so its streams hear nothing of this change.
+        let epoch = self.storage.writer.access_epoch().current();
+        let wake = Wake {
             doc_id: self.doc_id.clone(),
             head_seq: head,
             lease_seq: lease,
             entries,
-        });
+        };
+        let stale = self.subscribers.announce(wake, epoch, self.clock.now_ms());
         self.waiters.answer(head, lease);
+        if stale {
+            self.ask_recheck();
+        }
+    }
+
+    /// Asks this actor (by message: no context here) to re-check streams whose rights no
+    /// longer hold.
+    fn ask_recheck(&mut self) {
+        if self.recheck.running {
+            self.recheck.again = true;
+        } else if !self.recheck.asked {
+            if let Some(me) = self.me.as_ref().and_then(|m| m.upgrade()) {
+                self.recheck.asked = true;
+                me.do_send(AccessChanged { shares: false });
+            }
+        }
+    }
+
+    /// Re-checks, in one read, every stream whose rights do not hold at the current access
+    /// epoch (or whose login session ended), and the roles of every lease holder and
+    /// present user. Streams that lost their credential or access are ended; leases of
+    /// users who cannot write any more and sessions of users who cannot read are dropped.
+    /// One read at a time; asked again meanwhile, it runs once more after.
+    pub(super) fn recheck_access(&mut self, ctx: &mut Context<Self>) {
+        if self.recheck.running {
+            self.recheck.again = true;
+            return;
+        }
+        // Read before the database: a right confirmed by this read holds at this epoch only.
+        let epoch = self.storage.writer.access_epoch().current();
+        let now = self.clock.now_ms();
+        let streams = self.subscribers.stale(epoch, now);
+        let mut users: Vec<String> = self
+            .leases
+            .holders()
+            .into_iter()
+            .chain(self.sessions.users())
+            .collect();
+        users.sort();
+        users.dedup();
+        if streams.is_empty() && users.is_empty() {
+            return;
+        }
+        self.recheck.running = true;
+        let doc = self.doc_id.clone();
+        let storage = self.storage.clone();
+        let check = async move {
+            storage
+                .read(move |c| {
+                    let mut standing = Vec::with_capacity(streams.len());
+                    for (id, grant) in streams {
+                        standing.push((id, grant.recheck(c, &doc, now)?));
+                    }
+                    let mut roles = Vec::with_capacity(users.len());
+                    for u in users {
+                        let role = crate::storage::roles::doc_role(c, &u, &doc)?;
+                        roles.push((u, role));
+                    }
+                    Ok((standing, roles))
+                })
+                .await
+        };
+        ctx.spawn(
+            actix::fut::wrap_future::<_, Self>(check).map(move |res, act, ctx| {
+                act.recheck.running = false;
+                let (standing, roles) = match res {
+                    Ok(r) => r,
+                    Err(e) => {
+                        // Streams stay unconfirmed (they hear nothing); the tick retries.
+                        tracing::warn!(doc = %act.doc_id, error = %e, "re-checking stream rights");
+                        act.recheck.again = false;
+                        return;
+                    }
+                };
+                let current = act.storage.writer.access_epoch().current();
+                let latest = Wake {
+                    doc_id: act.doc_id.clone(),
+                    head_seq: act.announced.0,
+                    lease_seq: act.announced.1,
+                    entries: None,
+                };
+                let ended = act.subscribers.settle(epoch, current, standing, &latest);
+                if !ended.is_empty() {
+                    act.cfg.metrics.streams_revoked.inc_by(ended.len() as u64);
+                }
+                let mut changed = false;
+                for (user, role) in roles {
+                    if !role.is_some_and(|r| r.can_write()) {
+                        changed |= act.leases.release_user(&user);
+                    }
+                    if role.is_none() {
+                        changed |= act.sessions.remove_user(&user);
+                    }
+                }
+                if changed {
+                    act.presence_changed();
+                    act.settle();
+                }
+                if current != epoch || act.recheck.again {
+                    act.recheck.again = false;
+                    act.recheck_access(ctx);
+                }
+            }),
+        );
     }
 
     /// The entries `after < seq <= head` for a wake-up, when they are few and small. They
@@ -75,9 +183,19 @@ impl Handler<Subscribe> for DocumentActor {
             }
         }
         self.settle();
-        let id = self
-            .subscribers
-            .add(msg.channel, msg.client_id, msg.user_id, msg.sink);
+        let id = self.subscribers.add(
+            msg.channel,
+            msg.client_id,
+            msg.user_id,
+            msg.sink,
+            msg.grant,
+            msg.confirmed,
+        );
+        // The rights were checked at an epoch that has moved since: check them again.
+        let epoch = self.storage.writer.access_epoch().current();
+        if !msg.confirmed.holds(epoch, now) {
+            self.recheck_access(ctx);
+        }
         Ok(Subscribed {
             head_seq: self.durable_seq,
             lease_seq: self.lease_seq,
@@ -127,61 +245,13 @@ impl Handler<WaitChanges> for DocumentActor {
 impl Handler<AccessChanged> for DocumentActor {
     type Result = ();
 
-    fn handle(&mut self, _msg: AccessChanged, ctx: &mut Context<Self>) {
-        let change = self.subscribers.access_changed(&self.doc_id);
-        // `shared` may have flipped: everyone syncs and sees the new mode.
-        self.presence_changed();
-        self.settle();
-        // Someone who lost write access must not keep blocking editors with leases, someone
-        // who lost read access is no longer present, and streams get log entries again only
-        // once their user is known to still read the document.
-        let mut users: Vec<String> = self
-            .leases
-            .holders()
-            .into_iter()
-            .chain(self.sessions.users())
-            .chain(self.subscribers.users().map(str::to_string))
-            .collect();
-        users.sort();
-        users.dedup();
-        if users.is_empty() {
-            return;
+    fn handle(&mut self, msg: AccessChanged, ctx: &mut Context<Self>) {
+        self.recheck.asked = false;
+        if msg.shares {
+            // `shared` may have flipped: everyone syncs and sees the new mode.
+            self.presence_changed();
+            self.settle();
         }
-        let doc = self.doc_id.clone();
-        let storage = self.storage.clone();
-        let check = async move {
-            storage
-                .read(move |c| {
-                    let mut out = Vec::new();
-                    for u in users {
-                        let role = crate::storage::roles::doc_role(c, &u, &doc)?;
-                        out.push((u, role));
-                    }
-                    Ok(out)
-                })
-                .await
-        };
-        ctx.spawn(
-            actix::fut::wrap_future::<_, Self>(check).map(move |res, act, _ctx| {
-                let Ok(roles) = res else { return };
-                let mut changed = false;
-                let mut readers = Vec::new();
-                for (user, role) in roles {
-                    if !role.is_some_and(|r| r.can_write()) {
-                        changed |= act.leases.release_user(&user);
-                    }
-                    if role.is_none() {
-                        changed |= act.sessions.remove_user(&user);
-                    } else {
-                        readers.push(user);
-                    }
-                }
-                act.subscribers.confirm_readers(change, &readers);
-                if changed {
-                    act.presence_changed();
-                    act.settle();
-                }
-            }),
-        );
+        self.recheck_access(ctx);
     }
 }

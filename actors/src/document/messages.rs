@@ -277,8 +277,12 @@ pub struct SetIcon {
 pub enum DocEvent {
     /// headSeq and/or leaseSeq moved: one event per change, lease and presence news included.
     Seq(Arc<Wake>),
-    /// Shares changed: the channel must re-check that its user may still read the document.
-    AccessChanged { doc_id: String },
+    /// The stream's credential ended or its user lost read access: the document forgot the
+    /// stream, which must end now (nothing more will come).
+    Revoked {
+        doc_id: String,
+        why: super::grant::Revoked,
+    },
 }
 
 /// One change of a document as wake-up channels announce it.
@@ -318,6 +322,10 @@ pub struct Subscribe {
     pub client_id: Option<String>,
     pub user_id: String,
     pub sink: tokio::sync::mpsc::UnboundedSender<DocEvent>,
+    /// What opened the channel: asked again whenever the access epoch moves.
+    pub grant: std::sync::Arc<dyn super::grant::StreamGrant>,
+    /// When the opener's rights were checked (the epoch read *before* that check).
+    pub confirmed: super::grant::Confirmed,
 }
 
 pub struct Subscribed {
@@ -356,10 +364,15 @@ pub enum Changes {
     },
 }
 
-/// Shares of the document changed: `shared`/mode may flip, readers may have lost access.
+/// Rights may have changed (the access epoch moved): open streams are re-checked, leases of
+/// users who lost write access and sessions of users who lost read access dropped. With
+/// `shares`, this document's own shares changed, so `shared`/mode may flip: every client
+/// hears presence news.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct AccessChanged;
+pub struct AccessChanged {
+    pub shares: bool,
+}
 
 /// Compaction of this document, in its op order (PROTOCOL §6).
 #[derive(Message, Clone)]

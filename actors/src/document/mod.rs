@@ -6,6 +6,7 @@ mod actor;
 mod channels;
 mod compact;
 pub mod encoded;
+pub mod grant;
 pub mod messages;
 pub mod sessions;
 mod subscribers;
@@ -20,5 +21,6 @@ mod tests;
 
 pub use actor::{ActorConfig, DocumentActor};
 pub use encoded::SharedBlocks;
+pub use grant::{Confirmed, Revoked, Standing, StreamGrant};
 pub use messages::*;
 pub use subscribers::Subscription;

@@ -8,6 +8,7 @@ use actix::Addr;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::actor::DocumentActor;
+use super::grant::{Confirmed, Revoked, Standing, StreamGrant};
 use super::messages::{Channel, DocEvent, Unsubscribe, Wake};
 
 struct Subscriber {
@@ -15,27 +16,35 @@ struct Subscriber {
     client_id: Option<String>,
     user_id: String,
     sink: UnboundedSender<DocEvent>,
-    /// False from a share change until the actor has re-read this user's role: a subscriber
-    /// that may have lost read access hears that something moved, but never what.
-    may_read: bool,
+    /// What opened the stream, asked again whenever `confirmed` stops holding.
+    grant: Arc<dyn StreamGrant>,
+    /// Rights confirmed at an access epoch: wake-ups (and their entries) go only to
+    /// subscribers whose confirmation holds at the current epoch and time.
+    confirmed: Confirmed,
+    /// A wake-up was held back while the rights were unconfirmed: once confirmed, the
+    /// subscriber hears the newest head (without entries; it pulls the gap).
+    behind: bool,
 }
+
+/// One stream to re-check: its ID and what opened it.
+pub(super) type ToCheck = (u64, Arc<dyn StreamGrant>);
 
 #[derive(Default)]
 pub(super) struct Subscribers {
     by_id: HashMap<u64, Subscriber>,
     next_id: u64,
-    /// Counts share changes, so a role check that a newer change overtook confirms nothing.
-    access_changes: u64,
 }
 
 impl Subscribers {
-    /// Adds a subscriber and returns its ID.
+    /// Adds a subscriber whose rights were confirmed as `confirmed`; returns its ID.
     pub(super) fn add(
         &mut self,
         channel: Channel,
         client_id: Option<String>,
         user_id: String,
         sink: UnboundedSender<DocEvent>,
+        grant: Arc<dyn StreamGrant>,
+        confirmed: Confirmed,
     ) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
@@ -44,7 +53,9 @@ impl Subscribers {
             client_id,
             user_id,
             sink,
-            may_read: true,
+            grant,
+            confirmed,
+            behind: false,
         };
         self.by_id.insert(id, s);
         id
@@ -67,55 +78,74 @@ impl Subscribers {
             .collect()
     }
 
-    /// Sends one change to everyone. `wake.entries` goes only to subscribers known to
-    /// still read the document; the others get the same wake-up without them.
-    pub(super) fn announce(&mut self, wake: Wake) {
-        let with = Arc::new(wake);
-        let without = if with.entries.is_some() {
-            Arc::new(Wake {
-                entries: None,
-                ..(*with).clone()
-            })
-        } else {
-            with.clone()
-        };
+    /// Sends one change to every subscriber whose rights hold at `epoch` and `now`. The
+    /// others hear nothing until they are re-checked (`settle`); returns whether there are
+    /// any.
+    pub(super) fn announce(&mut self, wake: Wake, epoch: u64, now: i64) -> bool {
+        let wake = Arc::new(wake);
+        let mut stale = false;
         self.by_id.retain(|_, s| {
-            let w = if s.may_read { &with } else { &without };
-            s.sink.send(DocEvent::Seq(w.clone())).is_ok()
+            if !s.confirmed.holds(epoch, now) {
+                s.behind = true;
+                stale = true;
+                return !s.sink.is_closed();
+            }
+            s.sink.send(DocEvent::Seq(wake.clone())).is_ok()
         });
+        stale
     }
 
-    /// Shares changed: every stream re-checks access, and until the actor confirms a user
-    /// still reads the document (`confirm_readers` with the returned number) no entries go
-    /// to them.
-    pub(super) fn access_changed(&mut self, doc_id: &str) -> u64 {
-        self.access_changes += 1;
-        let event = DocEvent::AccessChanged {
-            doc_id: doc_id.to_string(),
-        };
-        self.by_id.retain(|_, s| {
-            s.may_read = false;
-            s.sink.send(event.clone()).is_ok()
-        });
-        self.access_changes
+    /// The streams whose rights no longer hold at `epoch` and `now`.
+    pub(super) fn stale(&self, epoch: u64, now: i64) -> Vec<ToCheck> {
+        self.by_id
+            .iter()
+            .filter(|(_, s)| !s.confirmed.holds(epoch, now))
+            .map(|(id, s)| (*id, s.grant.clone()))
+            .collect()
     }
 
-    /// Users behind the streams.
-    pub(super) fn users(&self) -> impl Iterator<Item = &str> {
-        self.by_id.values().map(|s| s.user_id.as_str())
-    }
-
-    /// After share change number `change`: `readers` still read the document and get
-    /// entries again — unless shares changed once more since that role check began.
-    pub(super) fn confirm_readers(&mut self, change: u64, readers: &[String]) {
-        if change != self.access_changes {
-            return;
-        }
-        for s in self.by_id.values_mut() {
-            if readers.contains(&s.user_id) {
-                s.may_read = true;
+    /// The outcome of re-checking streams on a read begun at access epoch `checked_at`:
+    /// those that lost their credential or access hear `Revoked` and are dropped; the others
+    /// are confirmed at `checked_at`, and those that missed a wake-up meanwhile get
+    /// `latest` — if `checked_at` is still the `current` epoch (otherwise they wait for
+    /// the next check). Returns the users whose streams were ended.
+    pub(super) fn settle(
+        &mut self,
+        checked_at: u64,
+        current: u64,
+        results: Vec<(u64, Standing)>,
+        latest: &Wake,
+    ) -> Vec<String> {
+        let latest = Arc::new(latest.clone());
+        let mut ended = Vec::new();
+        for (id, standing) in results {
+            let Some(s) = self.by_id.get_mut(&id) else {
+                continue;
+            };
+            let why = match standing {
+                Standing::Reads { until } => {
+                    s.confirmed = Confirmed {
+                        epoch: checked_at,
+                        until,
+                    };
+                    if s.behind && checked_at == current {
+                        s.behind = false;
+                        let _ = s.sink.send(DocEvent::Seq(latest.clone()));
+                    }
+                    continue;
+                }
+                Standing::CredentialEnded => Revoked::CredentialEnded,
+                Standing::NoAccess => Revoked::NoAccess,
+            };
+            let _ = s.sink.send(DocEvent::Revoked {
+                doc_id: latest.doc_id.clone(),
+                why,
+            });
+            if let Some(s) = self.by_id.remove(&id) {
+                ended.push(s.user_id);
             }
         }
+        ended
     }
 
     pub(super) fn count(&self, channel: Channel) -> usize {
@@ -149,59 +179,107 @@ impl Drop for Subscription {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::document::grant::UserGrant;
     use serde_json::value::RawValue;
 
-    fn wake(entries: Option<&str>) -> Wake {
+    fn wake(head: i64, entries: Option<&str>) -> Wake {
         Wake {
             doc_id: "doc_a".into(),
-            head_seq: 2,
+            head_seq: head,
             lease_seq: 0,
             entries: entries.map(|e| RawValue::from_string(e.to_string()).unwrap().into()),
         }
     }
 
-    fn entries_of(rx: &mut tokio::sync::mpsc::UnboundedReceiver<DocEvent>) -> Vec<Option<String>> {
+    fn events(rx: &mut tokio::sync::mpsc::UnboundedReceiver<DocEvent>) -> Vec<String> {
         let mut out = Vec::new();
         while let Ok(ev) = rx.try_recv() {
-            if let DocEvent::Seq(w) = ev {
-                out.push(w.entries_json().map(str::to_string));
-            }
+            out.push(match ev {
+                DocEvent::Seq(w) => format!("{}:{}", w.head_seq, w.entries_json().unwrap_or("-")),
+                DocEvent::Revoked { why, .. } => format!("revoked:{why:?}"),
+            });
         }
         out
     }
 
+    fn add(
+        subs: &mut Subscribers,
+        user: &str,
+        epoch: u64,
+        until: Option<i64>,
+    ) -> (u64, tokio::sync::mpsc::UnboundedReceiver<DocEvent>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let grant = Arc::new(UserGrant(user.into()));
+        let id = subs.add(
+            Channel::WebSocket,
+            None,
+            user.into(),
+            tx,
+            grant,
+            Confirmed { epoch, until },
+        );
+        (id, rx)
+    }
+
     #[test]
-    fn entries_are_withheld_between_a_share_change_and_the_role_check() {
+    fn nothing_reaches_a_stream_between_an_epoch_move_and_its_recheck() {
         let mut subs = Subscribers::default();
-        let (tx_a, mut rx_a) = tokio::sync::mpsc::unbounded_channel();
-        let (tx_b, mut rx_b) = tokio::sync::mpsc::unbounded_channel();
-        subs.add(Channel::WebSocket, None, "usr_a".into(), tx_a);
-        subs.add(Channel::Sse, None, "usr_b".into(), tx_b);
-        subs.announce(wake(Some("[1]")));
-        let first = subs.access_changed("doc_a");
-        subs.announce(wake(Some("[2]")));
-        let second = subs.access_changed("doc_a");
-        // A check that began before the second change confirms nothing.
-        subs.confirm_readers(first, &["usr_a".to_string(), "usr_b".to_string()]);
-        subs.announce(wake(Some("[4]")));
-        // Only usr_a's role was confirmed: usr_b lost read access.
-        subs.confirm_readers(second, &["usr_a".to_string()]);
-        subs.announce(wake(Some("[3]")));
-        assert_eq!(
-            entries_of(&mut rx_a),
-            [Some("[1]".into()), None, None, Some("[3]".into())]
+        let (a, mut rx_a) = add(&mut subs, "usr_a", 1, None);
+        let (b, mut rx_b) = add(&mut subs, "usr_b", 1, None);
+        assert!(!subs.announce(wake(1, Some("[1]")), 1, 0));
+        // The epoch moved: nobody hears anything until re-checked.
+        assert!(subs.announce(wake(2, Some("[2]")), 2, 0));
+        assert_eq!(subs.stale(2, 0).len(), 2);
+        // A check begun at epoch 2 while the epoch moved on to 3 confirms, but sends nothing.
+        subs.settle(
+            2,
+            3,
+            vec![(a, Standing::Reads { until: None })],
+            &wake(2, None),
         );
-        assert_eq!(
-            entries_of(&mut rx_b),
-            [Some("[1]".into()), None, None, None]
+        assert!(subs.announce(wake(3, Some("[3]")), 3, 0));
+        let ended = subs.settle(
+            3,
+            3,
+            vec![
+                (a, Standing::Reads { until: None }),
+                (b, Standing::NoAccess),
+            ],
+            &wake(3, None),
         );
+        assert_eq!(ended, ["usr_b"]);
+        subs.announce(wake(4, Some("[4]")), 3, 0);
+        assert_eq!(events(&mut rx_a), ["1:[1]", "3:-", "4:[4]"]);
+        assert_eq!(events(&mut rx_b), ["1:[1]", "revoked:NoAccess"]);
+    }
+
+    #[test]
+    fn a_session_that_ended_by_the_clock_hears_nothing() {
+        let mut subs = Subscribers::default();
+        let (_, mut rx) = add(&mut subs, "usr_a", 1, Some(1_000));
+        subs.announce(wake(1, Some("[1]")), 1, 999);
+        assert!(subs.announce(wake(2, Some("[2]")), 1, 1_000));
+        assert_eq!(subs.stale(1, 1_000).len(), 1);
+        assert_eq!(events(&mut rx), ["1:[1]"]);
     }
 
     #[test]
     fn closed_streams_are_pruned() {
         let mut subs = Subscribers::default();
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        subs.add(Channel::Sse, Some("cl_1".into()), "usr_a".into(), tx);
+        let grant = Arc::new(UserGrant("usr_a".into()));
+        let confirmed = Confirmed {
+            epoch: 0,
+            until: None,
+        };
+        subs.add(
+            Channel::Sse,
+            Some("cl_1".into()),
+            "usr_a".into(),
+            tx,
+            grant,
+            confirmed,
+        );
         assert_eq!(subs.present().len(), 1);
         drop(rx);
         subs.prune_closed();

@@ -17,6 +17,7 @@ use crate::storage::roles::Role;
 use crate::storage::{accounts, documents, Storage, StorageConfig, Synchronous};
 
 use super::*;
+use crate::document::grant::{Confirmed, Revoked, Standing, StreamGrant};
 
 pub(super) struct Fixture {
     pub(super) _dir: tempfile::TempDir,
@@ -109,6 +110,8 @@ pub(super) async fn subscribe(
         client_id: None,
         user_id: f.user.id.clone(),
         sink,
+        grant: Arc::new(super::grant::UserGrant(f.user.id.clone())),
+        confirmed: confirmed_now(f),
     };
     let s = addr.send(msg).await.unwrap().expect("subscribed");
     (s, rx)
@@ -190,25 +193,144 @@ async fn a_vanished_long_poll_is_forgotten_on_the_next_tick() {
     }
 }
 
-#[actix::test]
-async fn wake_ups_carry_entries_only_to_subscribers_that_still_read() {
-    let f = fixture();
-    let stranger = f
+/// Rights confirmed at the storage's current access epoch, for a login that cannot end.
+pub(super) fn confirmed_now(f: &Fixture) -> Confirmed {
+    Confirmed {
+        epoch: f.storage.writer.access_epoch().current(),
+        until: None,
+    }
+}
+
+/// A stream opened with an API token: it stands while the token names its user and that
+/// user reads the document (the service's grant does the same with any credential).
+struct TokenGrant(String);
+
+impl StreamGrant for TokenGrant {
+    fn recheck(
+        &self,
+        conn: &rusqlite::Connection,
+        doc_id: &str,
+        _now: i64,
+    ) -> Result<Standing, crate::storage::StorageError> {
+        let Some(user) = accounts::user_by_token(conn, &self.0)? else {
+            return Ok(Standing::CredentialEnded);
+        };
+        Ok(
+            match crate::storage::roles::doc_role(conn, &user.id, doc_id)? {
+                Some(_) => Standing::Reads { until: None },
+                None => Standing::NoAccess,
+            },
+        )
+    }
+}
+
+/// A reader with a token and a read share on the fixture's document.
+struct Reader {
+    user: accounts::User,
+    token: String,
+    token_id: String,
+    rx: UnboundedReceiver<DocEvent>,
+    _sub: Subscribed,
+    /// The head acknowledged when the revocation of this reader's rights returned.
+    revoked_at: Option<i64>,
+    /// Every head this reader heard, in order, and whether it was told it was revoked.
+    heard: Vec<i64>,
+    ended: Option<Revoked>,
+}
+
+impl Reader {
+    fn listen(&mut self) {
+        while let Ok(ev) = self.rx.try_recv() {
+            match ev {
+                DocEvent::Seq(w) => {
+                    assert!(
+                        self.ended.is_none(),
+                        "{} heard after the end",
+                        self.user.name
+                    );
+                    self.heard.push(w.head_seq);
+                    if let Some(at) = self.revoked_at {
+                        assert!(
+                            w.head_seq <= at,
+                            "{} heard head {} after its rights ended at {at}",
+                            self.user.name,
+                            w.head_seq
+                        );
+                    }
+                }
+                DocEvent::Revoked { why, .. } => self.ended = Some(why),
+            }
+        }
+    }
+}
+
+async fn reader(f: &Fixture, addr: &Addr<DocumentActor>, name: &str) -> Reader {
+    let (n, doc, owner) = (name.to_string(), f.doc_id.clone(), f.user.id.clone());
+    let (user, token, token_id) = f
         .storage
-        .writer
-        .call_blocking(|c| accounts::create_user(c, "bob", "Bob", false, 0))
-        .expect("bob");
-    let addr = start(&f, Duration::from_secs(3600));
-    let (_sub, mut rx) = subscribe(&addr, &f).await;
-    // Bob was let in by the HTTP layer when he could read; then his share went away.
-    let (sink, mut bob_rx) = tokio::sync::mpsc::unbounded_channel();
-    let bob = Subscribe {
+        .write(move |c| {
+            use crate::storage::sharing::{self, Access, Share, ShareKind};
+            let u = accounts::create_user(c, &n, &n, false, 0)?;
+            let token = accounts::create_token(c, &u.id, "t", 0)?;
+            let id = accounts::list_tokens(c, &u.id)?.remove(0).token_id;
+            let mut shares = sharing::doc_shares(c, &doc)?;
+            shares.push(Share {
+                kind: ShareKind::User,
+                id: u.id.clone(),
+                access: Access::Read,
+            });
+            sharing::set_doc_shares(c, &doc, &owner, &shares)?;
+            Ok((u, token, id))
+        })
+        .await
+        .expect("reader");
+    let (sink, rx) = tokio::sync::mpsc::unbounded_channel();
+    let msg = Subscribe {
         channel: Channel::Sse,
         client_id: None,
-        user_id: stranger.id.clone(),
+        user_id: user.id.clone(),
         sink,
+        grant: Arc::new(TokenGrant(token.clone())),
+        confirmed: confirmed_now(f),
     };
-    let _bob_sub = addr.send(bob).await.unwrap().expect("subscribed");
+    let sub = addr.send(msg).await.unwrap().expect("subscribed");
+    Reader {
+        user,
+        token,
+        token_id,
+        rx,
+        _sub: sub,
+        revoked_at: None,
+        heard: Vec::new(),
+        ended: None,
+    }
+}
+
+/// Until every reader whose rights ended was told so and the others heard `head`.
+async fn wait_settled(addr: &Addr<DocumentActor>, readers: &mut [Reader], head: i64) {
+    addr.send(AccessChanged { shares: false }).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        for r in readers.iter_mut() {
+            r.listen();
+        }
+        let done = readers.iter().all(|r| match r.revoked_at {
+            Some(_) => r.ended.is_some(),
+            None => r.heard.last() == Some(&head),
+        });
+        if done {
+            return;
+        }
+        assert!(Instant::now() < deadline, "streams did not settle");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+#[actix::test]
+async fn a_stream_whose_token_was_deleted_hears_nothing_more_and_is_ended() {
+    let f = fixture();
+    let addr = start(&f, Duration::from_secs(3600));
+    let mut bob = reader(&f, &addr, "bob").await;
     let first = sync(
         caller(&f, "cl_w"),
         0,
@@ -216,34 +338,95 @@ async fn wake_ups_carry_entries_only_to_subscribers_that_still_read() {
         None,
     );
     addr.send(first).await.unwrap().expect("synced");
-    let heard = drain(&mut bob_rx);
-    assert_eq!(heard.len(), 1);
-    assert!(
-        heard[0].entries.is_some(),
-        "while bob reads, entries come along"
-    );
-    drain(&mut rx);
+    bob.listen();
+    assert_eq!(bob.heard, [1], "bob reads while his token stands");
 
-    addr.send(AccessChanged).await.unwrap();
-    // Ann's role is re-read before she gets entries again; bob has none, so never.
-    let mut ann_carried = false;
-    for i in 2..200 {
-        let op = insert(&format!("op_{i}"), &format!("blk_{i}"), "a1", "more");
-        let msg = sync(caller(&f, "cl_w"), i - 1, vec![op], None);
-        addr.send(msg).await.unwrap().expect("synced");
-        for w in drain(&mut bob_rx) {
-            assert!(w.entries.is_none(), "bob lost access but heard {w:?}");
+    let (uid, tid) = (bob.user.id.clone(), bob.token_id.clone());
+    f.storage
+        .write(move |c| accounts::delete_token(c, &uid, &tid))
+        .await
+        .expect("deleted");
+    bob.revoked_at = Some(1);
+    // No broadcast has reached the actor: the epoch alone keeps the next change from bob.
+    let op = insert("op_2", "blk_2", "a1", "secret");
+    addr.send(sync(caller(&f, "cl_w"), 1, vec![op], None))
+        .await
+        .unwrap()
+        .expect("synced");
+    bob.listen();
+    assert_eq!(bob.heard, [1]);
+    wait_settled(&addr, std::slice::from_mut(&mut bob), 2).await;
+    assert_eq!(bob.ended, Some(Revoked::CredentialEnded));
+    assert!(!bob.token.is_empty());
+}
+
+/// Writes, token deletions, share removals and the epoch broadcast arriving late, in random
+/// order: no stream ever hears a change made after its rights ended, each such stream is
+/// ended, and everyone else hears the last head.
+#[actix::test]
+async fn random_writes_and_revocations_never_reach_a_revoked_stream() {
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for round in 0..12 {
+        let f = fixture();
+        let addr = start(&f, Duration::from_secs(3600));
+        let mut readers = Vec::new();
+        for i in 0..5 {
+            readers.push(reader(&f, &addr, &format!("r{round}_{i}")).await);
         }
-        if drain(&mut rx).iter().any(|w| w.entries.is_some()) {
-            ann_carried = true;
-            break;
+        let mut head = 0i64;
+        for step in 0..60 {
+            match next(10) {
+                0..=5 => {
+                    let id = format!("{step}");
+                    let op = insert(&format!("op_{id}"), &format!("blk_{id}"), "a0", "text");
+                    let msg = sync(caller(&f, "cl_w"), head, vec![op], None);
+                    addr.send(msg).await.unwrap().expect("synced");
+                    head += 1;
+                }
+                6 | 7 => {
+                    let r = &mut readers[next(5) as usize];
+                    if r.revoked_at.is_some() {
+                        continue;
+                    }
+                    let (uid, tid, doc) = (r.user.id.clone(), r.token_id.clone(), f.doc_id.clone());
+                    let by_share = next(2) == 0;
+                    f.storage
+                        .write(move |c| {
+                            if by_share {
+                                use crate::storage::sharing;
+                                let owner = sharing::doc_owner(c, &doc)?.unwrap_or_default();
+                                let mut shares = sharing::doc_shares(c, &doc)?;
+                                shares.retain(|s| s.id != uid);
+                                sharing::set_doc_shares(c, &doc, &owner, &shares)?;
+                            } else {
+                                accounts::delete_token(c, &uid, &tid)?;
+                            }
+                            Ok(())
+                        })
+                        .await
+                        .expect("revoked");
+                    r.revoked_at = Some(head);
+                }
+                8 => addr.do_send(AccessChanged { shares: false }),
+                _ => tokio::task::yield_now().await,
+            }
+            for r in readers.iter_mut() {
+                r.listen();
+            }
         }
-        tokio::task::yield_now().await;
+        wait_settled(&addr, &mut readers, head).await;
+        for r in &readers {
+            if r.revoked_at.is_some() {
+                assert!(r.ended.is_some());
+            }
+        }
     }
-    assert!(
-        ann_carried,
-        "ann's access was confirmed and entries resumed"
-    );
 }
 
 #[actix::test]

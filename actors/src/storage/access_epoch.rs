@@ -9,24 +9,58 @@
 //! it came from and uses it only while the epoch is still the same; then a decision can
 //! never outlive a change that committed after it was read.
 
+//!
+//! Open streams were authorised once, when they opened; they stay authorised only while the
+//! epoch they were confirmed at is the current one. `changes` wakes whoever re-checks them
+//! (the registry tells every running document actor).
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rusqlite::Connection;
+use tokio::sync::watch;
 
 use super::error::Result;
 
-#[derive(Debug, Default)]
-pub struct AccessEpoch(AtomicU64);
+#[derive(Debug)]
+pub struct AccessEpoch {
+    n: AtomicU64,
+    moved: watch::Sender<u64>,
+}
+
+impl Default for AccessEpoch {
+    fn default() -> Self {
+        AccessEpoch {
+            n: AtomicU64::new(0),
+            moved: watch::Sender::new(0),
+        }
+    }
+}
 
 impl AccessEpoch {
     /// The newest epoch seen.
     pub fn current(&self) -> u64 {
-        self.0.load(Ordering::Acquire)
+        self.n.load(Ordering::Acquire)
     }
 
-    /// Takes a value read from the database; the epoch never goes back.
+    /// Takes a value read from the database; the epoch never goes back. The atomic moves
+    /// first, so anyone reading `current` after this returns sees the new epoch; listeners
+    /// on `changes` are woken after.
     pub fn observe(&self, n: u64) {
-        self.0.fetch_max(n, Ordering::AcqRel);
+        let before = self.n.fetch_max(n, Ordering::AcqRel);
+        if n > before {
+            self.moved.send_if_modified(|seen| {
+                let newer = n > *seen;
+                if newer {
+                    *seen = n;
+                }
+                newer
+            });
+        }
+    }
+
+    /// Fires (coalesced) whenever the epoch moves.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.moved.subscribe()
     }
 
     /// Reads the database's counter on `conn` and takes it.

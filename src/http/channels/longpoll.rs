@@ -15,7 +15,7 @@ use serde_json::json;
 use docsync_actors::collab::validate::fixed::MAX_LONG_POLL_WAIT_SECS;
 use docsync_actors::document::{Changes, WaitChanges};
 
-use super::super::access::access;
+use super::super::access::{access, doc_access};
 use super::super::auth::Credentials;
 use super::super::error::ApiError;
 use super::super::AppState;
@@ -47,6 +47,8 @@ pub async fn changes(
             .unwrap_or(MAX_LONG_POLL_WAIT_SECS)
             .clamp(1, MAX_LONG_POLL_WAIT_SECS),
     );
+    let mut epoch_moves = state.storage.writer.access_epoch().changes();
+    epoch_moves.borrow_and_update();
     let (doc, user, _, _) = access(&state, &creds, &path.into_inner()).await?;
     let doc_id = doc.as_str();
     let _slot = slots::take(&state, &req, &user.id)?;
@@ -65,15 +67,28 @@ pub async fn changes(
         Changes::Later {
             head_seq,
             lease_seq,
-            rx,
+            mut rx,
         } => {
-            tokio::select! {
-                r = rx => r.unwrap_or((head_seq, lease_seq)),
-                _ = actix_web::rt::time::sleep(wait) => (head_seq, lease_seq),
-                _ = shutdown.wait_for(|s| *s) => (head_seq, lease_seq),
+            let deadline = actix_web::rt::time::sleep(wait);
+            tokio::pin!(deadline);
+            loop {
+                tokio::select! {
+                    r = &mut rx => break r.unwrap_or((head_seq, lease_seq)),
+                    _ = &mut deadline => break (head_seq, lease_seq),
+                    _ = shutdown.wait_for(|s| *s) => break (head_seq, lease_seq),
+                    moved = epoch_moves.changed() => {
+                        if moved.is_err() {
+                            break (head_seq, lease_seq);
+                        }
+                        doc_access(&state, &creds, doc_id).await?;
+                    }
+                }
             }
         }
     };
+    // The rights may have ended while the request waited (cheap when nothing changed: the
+    // access cache answers while the epoch stands).
+    doc_access(&state, &creds, doc_id).await?;
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "no-store"))
         .json(json!({"headSeq": head, "leaseSeq": lease})))

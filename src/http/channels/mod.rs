@@ -7,34 +7,37 @@ pub mod slots;
 pub mod sse;
 pub mod ws;
 
-use docsync_actors::collab::validate::{ClientId, DocId};
+use docsync_actors::collab::validate::ClientId;
 use docsync_actors::document::{Channel, DocEvent, Subscribe};
 use docsync_actors::registry::ask;
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::access::StreamAccess;
 use super::error::ApiError;
 use super::AppState;
 
 /// Unsubscribes when dropped (the stream or socket went away).
 pub use docsync_actors::document::Subscription;
 
-/// Registers `sink` with the document's actor (asking the registry again while it restarts).
+/// Registers `sink` with the document's actor (asking the registry again while it restarts),
+/// with what lets the actor re-check the stream's rights for as long as it is open.
 /// Returns the registration and the current `(headSeq, leaseSeq)`.
 pub async fn subscribe(
     state: &AppState,
-    doc_id: &DocId,
+    access: &StreamAccess,
     channel: Channel,
     client_id: Option<ClientId>,
-    user_id: &str,
     sink: UnboundedSender<DocEvent>,
 ) -> Result<(Subscription, i64, u64), ApiError> {
     let msg = Subscribe {
         channel,
         client_id: client_id.map(ClientId::into_string),
-        user_id: user_id.to_string(),
+        user_id: access.user.id.clone(),
         sink,
+        grant: access.grant.clone(),
+        confirmed: access.confirmed,
     };
-    let s = ask(&state.registry, doc_id.as_str(), msg).await?;
+    let s = ask(&state.registry, access.doc.as_str(), msg).await?;
     Ok((s.subscription, s.head_seq, s.lease_seq))
 }
 

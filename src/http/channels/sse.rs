@@ -1,7 +1,9 @@
 //! `GET /docs/{id}/events` — Server-Sent Events: `event: ready` at once, then `event: doc_seq`
 //! on every change, a comment line every `server.sse_keepalive_secs` (15) so proxies and
 //! clients see the stream is alive. Never compressed, never buffered (`X-Accel-Buffering:
-//! no`). The stream ends when the user loses read access, the document's actor goes away
+//! no`). The stream ends when its credential ends (token deleted, logout, password change,
+//! session expiry) or its user loses read access — the document re-checks it whenever
+//! rights may have changed and says `Revoked` —, the document's actor goes away
 //! (the client reconnects) or the server shuts down; it is dropped — unsubscribing and
 //! freeing its slot (`slots.rs`) — as soon as the client closes its socket (the server
 //! refuses half-closed connections, so the EOF ends the request) or a keep-alive write
@@ -18,9 +20,8 @@ use tokio::sync::mpsc;
 
 use docsync_actors::collab::validate::DocId;
 use docsync_actors::document::{Channel, DocEvent};
-use docsync_actors::storage::roles;
 
-use super::super::access::access;
+use super::super::access::stream_access;
 use super::super::auth::Credentials;
 use super::super::error::ApiError;
 use super::super::AppState;
@@ -42,9 +43,7 @@ fn frame(event: &str, doc_id: &str, head: i64, lease: u64, entries: Option<&str>
 }
 
 struct Stream {
-    state: web::Data<AppState>,
     doc_id: DocId,
-    user_id: String,
     rx: mpsc::UnboundedReceiver<DocEvent>,
     keepalive: tokio::time::Interval,
     shutdown: tokio::sync::watch::Receiver<bool>,
@@ -61,20 +60,18 @@ pub async fn events(
     query: web::Query<EventsQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let client_id = client_id(&state, query.into_inner().client_id)?;
-    let (doc_id, user, _, _) = access(&state, &creds, &path.into_inner()).await?;
-    let slot = slots::take(&state, &req, &user.id)?;
+    let granted = stream_access(&state, &creds, &path.into_inner()).await?;
+    let slot = slots::take(&state, &req, &granted.user.id)?;
     let (tx, rx) = mpsc::unbounded_channel();
-    let (sub, head, lease) =
-        subscribe(&state, &doc_id, Channel::Sse, client_id, &user.id, tx).await?;
+    let (sub, head, lease) = subscribe(&state, &granted, Channel::Sse, client_id, tx).await?;
+    let doc_id = granted.doc;
     let every = Duration::from_secs(state.settings.server.sse_keepalive_secs);
     let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let s = Stream {
         shutdown: state.shutdown.clone(),
-        state: state.clone(),
         first: Some(frame("ready", doc_id.as_str(), head, lease, None)),
         doc_id,
-        user_id: user.id,
         rx,
         keepalive,
         _sub: sub,
@@ -89,38 +86,26 @@ pub async fn events(
             KeepAlive,
             Shutdown,
         }
-        loop {
-            let next = tokio::select! {
-                ev = s.rx.recv() => Next::Event(ev),
-                _ = s.keepalive.tick() => Next::KeepAlive,
-                _ = s.shutdown.wait_for(|v| *v) => Next::Shutdown,
-            };
-            match next {
-                Next::Event(Some(DocEvent::Seq(wake))) => {
-                    let entries = wake.entries_json();
-                    let f = frame(
-                        "doc_seq",
-                        s.doc_id.as_str(),
-                        wake.head_seq,
-                        wake.lease_seq,
-                        entries,
-                    );
-                    return Some((Ok(f), s));
-                }
-                Next::Event(Some(DocEvent::AccessChanged { .. })) => {
-                    let (uid, doc) = (s.user_id.clone(), s.doc_id.clone());
-                    let still = s
-                        .state
-                        .storage
-                        .read(move |c| roles::doc_role(c, &uid, doc.as_str()))
-                        .await;
-                    if !matches!(still, Ok(Some(_))) {
-                        return None;
-                    }
-                }
-                Next::KeepAlive => return Some((Ok(Bytes::from_static(b": keep-alive\n\n")), s)),
-                Next::Event(None) | Next::Shutdown => return None,
+        let next = tokio::select! {
+            ev = s.rx.recv() => Next::Event(ev),
+            _ = s.keepalive.tick() => Next::KeepAlive,
+            _ = s.shutdown.wait_for(|v| *v) => Next::Shutdown,
+        };
+        match next {
+            Next::Event(Some(DocEvent::Seq(wake))) => {
+                let entries = wake.entries_json();
+                let f = frame(
+                    "doc_seq",
+                    s.doc_id.as_str(),
+                    wake.head_seq,
+                    wake.lease_seq,
+                    entries,
+                );
+                Some((Ok(f), s))
             }
+            Next::KeepAlive => Some((Ok(Bytes::from_static(b": keep-alive\n\n")), s)),
+            // Revoked: the document forgot this stream; nothing more may go out.
+            Next::Event(Some(DocEvent::Revoked { .. }) | None) | Next::Shutdown => None,
         }
     });
     Ok(HttpResponse::Ok()

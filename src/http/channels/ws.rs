@@ -2,6 +2,11 @@
 //! `doc:<id>` (read access checked through the role function), send `PING` every 15 s and
 //! hear `DOC_SEQ` from the documents they joined. A connection silent for 35 s is closed;
 //! a closed socket unsubscribes itself; server shutdown closes with 1001 (going away).
+//! Rights are re-checked by each joined document whenever they may have changed: a room
+//! whose user lost access gets `ERROR forbidden` and is left; when the credential that
+//! opened the socket ends (token deleted, logout, password change, session expiry) the
+//! socket gets `ERROR unauthorized` and is closed (1008), freeing its stream slot. A socket
+//! in no room checks its credential itself when the access epoch moves.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -13,12 +18,10 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use docsync_actors::collab::validate::{ClientId, DocId};
-use docsync_actors::document::{Channel, DocEvent, Wake};
-use docsync_actors::storage::accounts::User;
-use docsync_actors::storage::roles;
+use docsync_actors::collab::validate::ClientId;
+use docsync_actors::document::{Channel, DocEvent, Revoked, Wake};
 
-use super::super::access::caller;
+use super::super::access::{caller, stream_access};
 use super::super::auth::{Credentials, SESSION_COOKIE};
 use super::super::error::ApiError;
 use super::super::AppState;
@@ -41,7 +44,8 @@ struct ClientMsg {
 
 pub struct WsSession {
     state: web::Data<AppState>,
-    user: User,
+    /// What opened the socket: every room is joined, and re-checked, with it.
+    creds: Credentials,
     rooms: HashMap<String, Subscription>,
     last_heard: Instant,
     events: Option<mpsc::UnboundedReceiver<DocEvent>>,
@@ -68,7 +72,7 @@ pub async fn connect(
     let (sink, events) = mpsc::unbounded_channel();
     let session = WsSession {
         state,
-        user,
+        creds,
         rooms: HashMap::new(),
         last_heard: Instant::now(),
         events: Some(events),
@@ -115,24 +119,18 @@ impl WsSession {
             return;
         };
         let state = self.state.clone();
-        let user_id = self.user.id.clone();
+        let creds = self.creds.clone();
         let sink = self.sink.clone();
         let fut = async move {
-            // Not a document ID: no such document, answered as one that is not there.
-            let Ok(doc) = DocId::parse(&doc_id) else {
-                return (doc_id, Err("not_found"));
-            };
-            let (uid, d) = (user_id.clone(), doc.clone());
-            let role = state
-                .storage
-                .read(move |c| roles::doc_role(c, &uid, d.as_str()))
-                .await;
-            match role {
-                Ok(Some(_)) => {}
-                Ok(None) => return (doc_id, Err("not_found")),
+            // The same decision as any request on the document (a name that is not a
+            // document ID is answered as one that is not there).
+            let granted = match stream_access(&state, &creds, &doc_id).await {
+                Ok(g) => g,
+                Err(ApiError::NotFound) => return (doc_id, Err("not_found")),
+                Err(ApiError::Unauthorized) => return (doc_id, Err("unauthorized")),
                 Err(_) => return (doc_id, Err("unavailable")),
-            }
-            match subscribe(&state, &doc, Channel::WebSocket, client_id, &user_id, sink).await {
+            };
+            match subscribe(&state, &granted, Channel::WebSocket, client_id, sink).await {
                 Ok((sub, _, _)) => (doc_id, Ok(sub)),
                 Err(_) => (doc_id, Err("unavailable")),
             }
@@ -169,23 +167,41 @@ impl WsSession {
         }
     }
 
-    fn recheck(&mut self, doc_id: String, ctx: &mut ws::WebsocketContext<Self>) {
-        let state = self.state.clone();
-        let uid = self.user.id.clone();
-        let doc = doc_id.clone();
-        let fut = async move {
-            state
-                .storage
-                .read(move |c| roles::doc_role(c, &uid, &doc))
-                .await
-        };
-        ctx.spawn(fut.into_actor(self).map(move |role, act, ctx| {
-            if !matches!(role, Ok(Some(_))) && act.rooms.remove(&doc_id).is_some() {
-                let room = format!("doc:{doc_id}");
-                Self::send(
-                    ctx,
-                    json!({"type": "ERROR", "room": room, "code": "forbidden"}),
-                );
+    /// The document ended this room: the user lost read access (leave the room), or the
+    /// socket's credential ended (close the socket).
+    fn revoked(&mut self, doc_id: String, why: Revoked, ctx: &mut ws::WebsocketContext<Self>) {
+        let room = format!("doc:{doc_id}");
+        self.rooms.remove(&doc_id);
+        match why {
+            Revoked::NoAccess => Self::send(
+                ctx,
+                json!({"type": "ERROR", "room": room, "code": "forbidden"}),
+            ),
+            Revoked::CredentialEnded => Self::credential_ended(ctx),
+        }
+    }
+
+    fn credential_ended(ctx: &mut ws::WebsocketContext<Self>) {
+        Self::send(ctx, json!({"type": "ERROR", "code": "unauthorized"}));
+        ctx.close(Some(ws::CloseReason {
+            code: ws::CloseCode::Policy,
+            description: Some("credentials ended".into()),
+        }));
+        ctx.stop();
+    }
+
+    /// The access epoch moved. Rooms are re-checked by their documents; a socket in no room
+    /// checks its own credential, so a socket opened with a deleted token does not keep
+    /// its stream slot.
+    fn epoch_moved(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
+        if !self.rooms.is_empty() {
+            return;
+        }
+        let (state, creds) = (self.state.clone(), self.creds.clone());
+        let fut = async move { caller(&state, &creds).await };
+        ctx.spawn(fut.into_actor(self).map(|res, act, ctx| {
+            if matches!(res, Err(ApiError::Unauthorized)) && act.rooms.is_empty() {
+                Self::credential_ended(ctx);
             }
         }));
     }
@@ -204,6 +220,11 @@ impl Actor for WsSession {
                 ctx.stop();
             }
         });
+        let moves = futures::stream::unfold(
+            self.state.storage.writer.access_epoch().changes(),
+            |mut rx| async move { rx.changed().await.ok().map(|()| (EpochMoved, rx)) },
+        );
+        ctx.add_stream(moves);
         if let Some(rx) = self.events.take() {
             let events =
                 futures::stream::unfold(
@@ -261,11 +282,22 @@ impl StreamHandler<DocEvent> for WsSession {
                     ctx.text(doc_seq_message(&wake));
                 }
             }
-            DocEvent::AccessChanged { doc_id } => self.recheck(doc_id, ctx),
+            DocEvent::Revoked { doc_id, why } => self.revoked(doc_id, why, ctx),
         }
     }
 
     // The event stream ends only when this session drops its own sender: nothing to do.
+    fn finished(&mut self, _ctx: &mut Self::Context) {}
+}
+
+/// The access epoch moved (`AccessEpoch::changes`).
+struct EpochMoved;
+
+impl StreamHandler<EpochMoved> for WsSession {
+    fn handle(&mut self, _: EpochMoved, ctx: &mut Self::Context) {
+        self.epoch_moved(ctx);
+    }
+
     fn finished(&mut self, _ctx: &mut Self::Context) {}
 }
 
