@@ -143,6 +143,8 @@ pub struct AuthSettings {
     pub login_max_failures: u32,
     pub login_window_secs: u64,
     pub trust_forwarded_for: bool,
+    pub password_threads: usize,
+    pub password_queue: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -366,6 +368,9 @@ impl Settings {
         }
         if self.auth.login_max_failures == 0 {
             return Err(bad("auth.login_max_failures", 0, "must be at least 1"));
+        }
+        if self.auth.password_threads == 0 {
+            return Err(bad("auth.password_threads", 0, "must be at least 1"));
         }
         if tracing_subscriber::EnvFilter::try_new(&self.logging.level).is_err() {
             return Err(bad(

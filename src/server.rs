@@ -248,6 +248,11 @@ async fn serve_http(
         access_cache: Arc::new(http::access_cache::AccessCache::new(
             storage.writer.access_epoch().clone(),
         )),
+        client_owners: Arc::new(http::client_owners::ClientOwners::default()),
+        passwords: Arc::new(crate::auth::password_pool::PasswordPool::start(
+            settings.auth.password_threads,
+            settings.auth.password_queue,
+        )),
     };
     refresh_access_epoch(storage.clone());
     if !settings.server.static_dir.as_os_str().is_empty() {

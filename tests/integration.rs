@@ -9,6 +9,7 @@ mod common;
 mod api;
 mod bad_input;
 mod channels;
+mod client_ids;
 mod compaction;
 mod compression;
 mod crash;

@@ -122,6 +122,109 @@ fn every_login_attempt_costs_exactly_one_password_hash() {
     }
 }
 
+/// Logins fired all at once from one address for one name are counted before they are
+/// checked: exactly `login_max_failures` passwords get checked, the rest 429 with
+/// `Retry-After`. (Before, the check and the count were apart: 100 concurrent wrong
+/// passwords got 25 checked.)
+#[test]
+fn concurrent_wrong_passwords_get_no_more_checks_than_the_limit() {
+    let srv = TestServer::start();
+    srv.add_user_with_password("alice", "correct horse battery");
+    let runs = |srv: &TestServer| val(&scrape(srv).0, "docsync_argon2_runs");
+    let before = runs(&srv);
+    let statuses = concurrent_logins(&srv, 100, |_| ("alice".into(), None));
+    let checked = statuses.iter().filter(|(s, _)| *s == 401).count();
+    let busy = statuses.iter().filter(|(s, _)| *s == 503).count();
+    assert!(
+        checked + busy <= 5,
+        "at most the limit got through: {statuses:?}"
+    );
+    assert!(checked >= 1);
+    for (s, retry) in &statuses {
+        assert!([401, 429, 503].contains(s), "{statuses:?}");
+        if *s != 401 {
+            assert!(retry.is_some(), "{s} without Retry-After");
+        }
+    }
+    assert_eq!(
+        runs(&srv) - before,
+        checked as f64,
+        "one argon2 run per check"
+    );
+}
+
+/// Password checks run on their own few threads with a short queue: a crowd of logins from
+/// many addresses gets quick 503s with `Retry-After` beyond it, never unbounded memory, and
+/// reads do not wait behind them.
+#[test]
+fn a_crowd_of_logins_is_bounded_by_the_password_threads() {
+    let srv = TestServer::start_with(&[
+        ("DOCSYNC_AUTH__TRUST_FORWARDED_FOR", "true"),
+        ("DOCSYNC_AUTH__PASSWORD_THREADS", "1"),
+        ("DOCSYNC_AUTH__PASSWORD_QUEUE", "2"),
+    ]);
+    srv.add_user_with_password("alice", "correct horse battery");
+    let runs = |srv: &TestServer| val(&scrape(srv).0, "docsync_argon2_runs");
+    let before = runs(&srv);
+    let statuses = concurrent_logins(&srv, 60, |i| {
+        (format!("user{i}"), Some(format!("198.51.100.{}", i + 1)))
+    });
+    let checked = statuses.iter().filter(|(s, _)| *s == 401).count();
+    let busy = statuses.iter().filter(|(s, _)| *s == 503).count();
+    assert!(busy > 0, "some were refused: {statuses:?}");
+    assert_eq!(checked + busy, 60, "{statuses:?}");
+    assert!(statuses
+        .iter()
+        .filter(|(s, _)| *s == 503)
+        .all(|(_, r)| r.as_deref() == Some("1")));
+    assert_eq!(runs(&srv) - before, checked as f64);
+    assert_eq!(
+        val(&scrape(&srv).0, "docsync_logins_refused_busy_total"),
+        busy as f64
+    );
+    // Afterwards a login goes through as usual.
+    let r = srv.login(
+        "alice",
+        "correct horse battery",
+        &[("X-Forwarded-For", "203.0.113.7")],
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// `n` logins released at once; `who(i)` names the user and the forwarded address.
+fn concurrent_logins(
+    srv: &TestServer,
+    n: usize,
+    who: impl Fn(usize) -> (String, Option<String>),
+) -> Vec<(u16, Option<String>)> {
+    let gate = std::sync::Arc::new(std::sync::Barrier::new(n));
+    let url = srv.url("/api/v1/auth/login");
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            let (name, addr) = who(i);
+            let (gate, url) = (gate.clone(), url.clone());
+            std::thread::spawn(move || {
+                let client = reqwest::blocking::Client::new();
+                let mut rb = client
+                    .post(&url)
+                    .header("Content-Type", "application/json")
+                    .body(json!({"username": name, "password": "wrong guess"}).to_string());
+                if let Some(a) = addr {
+                    rb = rb.header("X-Forwarded-For", a);
+                }
+                gate.wait();
+                let r = rb.send().expect("login");
+                let retry = r
+                    .headers()
+                    .get("Retry-After")
+                    .map(|v| v.to_str().unwrap().to_string());
+                (r.status().as_u16(), retry)
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
 #[test]
 fn admin_views_are_for_admins_only() {
     let srv = TestServer::start();

@@ -13,6 +13,8 @@ pub struct Metrics {
     pub actor_restarts: IntCounter,
     /// Streams ended because their credential ended or their user lost read access.
     pub streams_revoked: IntCounter,
+    /// Logins refused because every password thread was busy and the queue full.
+    pub logins_refused_busy: IntCounter,
     pub mailbox_depth: IntGauge,
     pub ops: IntCounterVec,
     pub rejected: IntCounterVec,
@@ -60,6 +62,11 @@ impl Metrics {
             streams_revoked: IntCounter::new(
                 "streams_revoked_total",
                 "Open streams ended because their credential ended or their user lost access",
+            )
+            .unwrap(),
+            logins_refused_busy: IntCounter::new(
+                "logins_refused_busy_total",
+                "Logins refused with 503 because the password threads and their queue were full",
             )
             .unwrap(),
             mailbox_depth: IntGauge::new(
@@ -185,6 +192,7 @@ impl Metrics {
         r.register(Box::new(m.actor_stops.clone())).unwrap();
         r.register(Box::new(m.actor_restarts.clone())).unwrap();
         r.register(Box::new(m.streams_revoked.clone())).unwrap();
+        r.register(Box::new(m.logins_refused_busy.clone())).unwrap();
         r.register(Box::new(m.mailbox_depth.clone())).unwrap();
         r.register(Box::new(m.ops.clone())).unwrap();
         r.register(Box::new(m.rejected.clone())).unwrap();

@@ -46,29 +46,44 @@ pub async fn login(
     // let anyone pick a fresh address per attempt).
     let peer = client_address(&state, &req);
     let keys = LoginKeys::new(&body.username, &peer);
-    if let Some(wait) = state.throttle.blocked(&keys) {
-        return Ok(HttpResponse::TooManyRequests()
-            .insert_header(("Retry-After", wait.to_string()))
-            .json(json!({"error": {"code": "too_many_requests", "message": format!("too many failed logins; try again in {wait} s")}})));
+    // Counted as a failure before it is checked (a correct password takes it back).
+    if let Err(wait) = state.throttle.begin(&keys) {
+        return Err(ApiError::TooManyRequests {
+            retry_after: wait,
+            message: format!("too many failed logins; try again in {wait} s"),
+        });
     }
     let name = body.username.clone();
-    let record = state
+    let record = match state
         .storage
         .read(move |c| accounts::login_record(c, &name))
-        .await?;
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => {
+            state.throttle.cancel(&keys);
+            return Err(e.into());
+        }
+    };
     let pw = body.password;
-    // Exactly one argon2 run on every path, so timing does not tell which names exist.
-    let ok_user = web::block(move || match record {
+    // Exactly one argon2 run on every path, so timing does not tell which names exist; on
+    // the password threads, never the storage pool (`password_pool.rs`).
+    let checked = state.passwords.run(move || match record {
         Some((user, Some(phc))) => password::verify(&pw, &phc).then_some(user),
         _ => {
             password::verify_dummy(&pw);
             None
         }
-    })
-    .await
-    .map_err(|e| ApiError::Internal(e.to_string()))?;
+    });
+    let Ok(ok_user) = checked.await else {
+        state.throttle.cancel(&keys);
+        state.metrics.logins_refused_busy.inc();
+        return Err(ApiError::Busy {
+            retry_after: 1,
+            message: "too many logins at once; try again in a second".into(),
+        });
+    };
     let Some(user) = ok_user else {
-        state.throttle.fail(&keys);
         return Err(ApiError::Unauthorized);
     };
     state.throttle.succeed(&keys);

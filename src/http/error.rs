@@ -37,6 +37,12 @@ pub enum ApiError {
     /// A wake-up channel beyond the per-user or per-address bound (`limits.max_streams_*`).
     #[error("{0}")]
     TooManyStreams(String),
+    /// Too many attempts (login throttle): try again after `retry_after` seconds.
+    #[error("{message}")]
+    TooManyRequests { retry_after: u64, message: String },
+    /// A bounded resource (the password threads) is saturated: try again shortly.
+    #[error("{message}")]
+    Busy { retry_after: u64, message: String },
     /// The body did not arrive within `server.body_read_timeout_secs`.
     #[error("request body not received within {0} s")]
     BodyTimeout(u64),
@@ -58,6 +64,8 @@ impl ApiError {
             ApiError::TooLarge(_) => "payload_too_large",
             ApiError::Unavailable(_) => "unavailable",
             ApiError::TooManyStreams(_) => "too_many_streams",
+            ApiError::TooManyRequests { .. } => "too_many_requests",
+            ApiError::Busy { .. } => "busy",
             ApiError::BodyTimeout(_) => "request_timeout",
             ApiError::Internal(_) => "internal",
         }
@@ -76,7 +84,10 @@ impl ResponseError for ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::TooManyStreams(_) => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::TooManyStreams(_) | ApiError::TooManyRequests { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
+            ApiError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -86,6 +97,11 @@ impl ResponseError for ApiError {
         let mut resp = HttpResponse::build(self.status_code());
         if matches!(self, ApiError::Unauthorized) {
             resp.insert_header(("WWW-Authenticate", "Bearer"));
+        }
+        if let ApiError::TooManyRequests { retry_after, .. } | ApiError::Busy { retry_after, .. } =
+            self
+        {
+            resp.insert_header(("Retry-After", retry_after.to_string()));
         }
         if matches!(self, ApiError::BodyTimeout(_)) {
             // The rest of the body may still be dribbling in: close rather than drain it.

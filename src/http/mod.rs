@@ -12,6 +12,7 @@ pub mod auth;
 pub mod body;
 pub mod channels;
 pub mod client_address;
+pub mod client_owners;
 pub mod compression;
 pub mod docs;
 pub mod error;

@@ -10,7 +10,7 @@ use docsync_actors::collab::validate::Limits;
 use docsync_actors::registry::Documents;
 use docsync_actors::storage::Storage;
 
-use super::{access_cache, assets, channels};
+use super::{access_cache, assets, channels, client_owners};
 use crate::config::Settings;
 
 /// Shared by every handler.
@@ -35,6 +35,10 @@ pub struct AppState {
     pub streams: Arc<channels::slots::StreamSlots>,
     /// Access decisions remembered until the access epoch moves (`access_cache.rs`).
     pub access_cache: Arc<access_cache::AccessCache>,
+    /// The threads that check passwords (`auth/password_pool.rs`).
+    pub passwords: Arc<crate::auth::password_pool::PasswordPool>,
+    /// Which user each client ID belongs to (`client_owners.rs`).
+    pub client_owners: Arc<client_owners::ClientOwners>,
 }
 
 impl AppState {

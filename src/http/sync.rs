@@ -17,6 +17,7 @@ use docsync_actors::storage::log::{self, Precheck};
 use super::access::{access, doc_access};
 use super::auth::Credentials;
 use super::body::read_json;
+use super::client_owners::{claim, claim_optional};
 use super::error::ApiError;
 use super::AppState;
 
@@ -37,6 +38,7 @@ pub async fn snapshot(
     let started = Instant::now();
     let client_id = ClientId::parse_optional(query.into_inner().client_id, &state.limits)?;
     let (doc_id, user, role, shared) = access(&state, &creds, &path.into_inner()).await?;
+    claim_optional(&state, &user.id, client_id.as_ref()).await?;
     let caller = Caller {
         // Without a clientId the snapshot is a plain read and opens no session.
         client_id: client_id.map(ClientId::into_string).unwrap_or_default(),
@@ -172,7 +174,8 @@ pub async fn sync(
 ) -> Result<HttpResponse, ApiError> {
     let raw_doc = path.into_inner();
     let body: SyncBody = read_json(&req, payload, state.max_body()).await?;
-    let client_id = ClientId::parse(&body.client_id, &state.limits)?.into_string();
+    let client = ClientId::parse(&body.client_id, &state.limits)?;
+    let client_id = client.as_str().to_string();
     if body.last_seq < 0 {
         return Err(ApiError::BadRequest("lastSeq: must not be negative".into()));
     }
@@ -196,6 +199,7 @@ pub async fn sync(
         precheck_at,
     };
     let prepared = prepare(&state, &creds, &raw_doc, &ops).await?;
+    claim(&state, &prepared.1.author.user_id, &client).await?;
     let doc_id = prepared.0.clone();
     let first = message(prepared);
     let renew =
@@ -236,7 +240,8 @@ pub async fn leave(
 ) -> Result<HttpResponse, ApiError> {
     let body: LeaveBody = read_json(&req, payload, state.max_body()).await?;
     let client_id = ClientId::parse(&body.client_id, &state.limits)?;
-    let (doc_id, ..) = access(&state, &creds, &path.into_inner()).await?;
+    let (doc_id, user, ..) = access(&state, &creds, &path.into_inner()).await?;
+    claim(&state, &user.id, &client_id).await?;
     let leave = Leave {
         client_id: client_id.into_string(),
     };

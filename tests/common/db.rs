@@ -25,10 +25,12 @@ pub struct TableSum {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DbFingerprint(pub BTreeMap<String, TableSum>);
 
-/// SQLite's own bookkeeping that changes without any write by the server: query-planner
-/// statistics (`PRAGMA optimize`). `sqlite_sequence` (AUTOINCREMENT counters) is kept.
+/// Bookkeeping that is not the data a request may change: SQLite's query-planner statistics
+/// (`PRAGMA optimize`), and `client_owners`, where the first request of a new client ID
+/// (even a read) records which user it belongs to. `sqlite_sequence` (AUTOINCREMENT
+/// counters) is kept.
 fn is_bookkeeping(table: &str) -> bool {
-    table.starts_with("sqlite_stat")
+    table.starts_with("sqlite_stat") || table == "client_owners"
 }
 
 /// The fingerprint of the database behind `conn`, read in one transaction (one consistent

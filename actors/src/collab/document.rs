@@ -231,25 +231,24 @@ impl DocState {
         self.key_after(Some(&b))
     }
 
-    /// A key after every child of `parent`.
+    /// A key after every child of `parent`. The children index is sorted by (orderKey, id),
+    /// so the greatest key is the last child's: O(1), however many siblings there are.
     pub fn key_at_end(&self, parent: Option<&str>) -> String {
         let last = self
             .children_of(parent)
-            .iter()
-            .filter_map(|id| self.blocks.get(id))
-            .map(|b| b.order_key.as_str())
-            .max();
+            .last()
+            .and_then(|id| self.blocks.get(id))
+            .map(|b| b.order_key.as_str());
         super::order_key::key_between(last, None).unwrap_or_else(|_| "a0".into())
     }
 
-    /// A key before every child of `parent`.
+    /// A key before every child of `parent` (the first child's key is the smallest).
     pub fn key_at_start(&self, parent: Option<&str>) -> String {
         let first = self
             .children_of(parent)
-            .iter()
-            .filter_map(|id| self.blocks.get(id))
-            .map(|b| b.order_key.as_str())
-            .min();
+            .first()
+            .and_then(|id| self.blocks.get(id))
+            .map(|b| b.order_key.as_str());
         super::order_key::key_between(None, first).unwrap_or_else(|_| "a0".into())
     }
 

@@ -12,6 +12,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../../migrations/0002_sharing.sql")),
         M::up(include_str!("../../../migrations/0003_deleted_by.sql")),
         M::up(include_str!("../../../migrations/0004_access_epoch.sql")),
+        M::up(include_str!("../../../migrations/0005_client_owners.sql")),
     ])
 }
 
@@ -27,7 +28,7 @@ pub fn is_current(conn: &Connection) -> Result<bool> {
 }
 
 pub fn migrations_len() -> usize {
-    4
+    5
 }
 
 #[cfg(test)]

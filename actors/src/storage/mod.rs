@@ -5,6 +5,7 @@
 pub mod access_epoch;
 pub mod accounts;
 pub mod backup;
+pub mod clients;
 pub mod compaction;
 pub mod derived;
 pub mod documents;

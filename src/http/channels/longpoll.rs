@@ -17,6 +17,7 @@ use docsync_actors::document::{Changes, WaitChanges};
 
 use super::super::access::{access, doc_access};
 use super::super::auth::Credentials;
+use super::super::client_owners::claim_optional;
 use super::super::error::ApiError;
 use super::super::AppState;
 use super::{client_id, slots};
@@ -51,6 +52,7 @@ pub async fn changes(
     epoch_moves.borrow_and_update();
     let (doc, user, _, _) = access(&state, &creds, &path.into_inner()).await?;
     let doc_id = doc.as_str();
+    claim_optional(&state, &user.id, client.as_ref()).await?;
     let _slot = slots::take(&state, &req, &user.id)?;
     let mut shutdown = state.shutdown.clone();
     let msg = WaitChanges {

@@ -23,6 +23,7 @@ use docsync_actors::document::{Channel, DocEvent};
 
 use super::super::access::stream_access;
 use super::super::auth::Credentials;
+use super::super::client_owners::claim_optional;
 use super::super::error::ApiError;
 use super::super::AppState;
 use super::slots::{self, StreamSlot};
@@ -61,6 +62,7 @@ pub async fn events(
 ) -> Result<HttpResponse, ApiError> {
     let client_id = client_id(&state, query.into_inner().client_id)?;
     let granted = stream_access(&state, &creds, &path.into_inner()).await?;
+    claim_optional(&state, &granted.user.id, client_id.as_ref()).await?;
     let slot = slots::take(&state, &req, &granted.user.id)?;
     let (tx, rx) = mpsc::unbounded_channel();
     let (sub, head, lease) = subscribe(&state, &granted, Channel::Sse, client_id, tx).await?;

@@ -23,6 +23,7 @@ use docsync_actors::document::{Channel, DocEvent, Revoked, Wake};
 
 use super::super::access::{caller, stream_access};
 use super::super::auth::{Credentials, SESSION_COOKIE};
+use super::super::client_owners::claim_optional;
 use super::super::error::ApiError;
 use super::super::AppState;
 use super::slots::{self, StreamSlot};
@@ -130,6 +131,11 @@ impl WsSession {
                 Err(ApiError::Unauthorized) => return (doc_id, Err("unauthorized")),
                 Err(_) => return (doc_id, Err("unavailable")),
             };
+            match claim_optional(&state, &granted.user.id, client_id.as_ref()).await {
+                Ok(()) => {}
+                Err(ApiError::Forbidden(_)) => return (doc_id, Err("forbidden")),
+                Err(_) => return (doc_id, Err("unavailable")),
+            }
             match subscribe(&state, &granted, Channel::WebSocket, client_id, sink).await {
                 Ok((sub, _, _)) => (doc_id, Ok(sub)),
                 Err(_) => (doc_id, Err("unavailable")),
