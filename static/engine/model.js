@@ -576,8 +576,8 @@ export class DocModel {
    * @param {string} orderKey @param {string} content @returns {Applied}
    */
   _insert(ctx, op, blockId, parentId, orderKey, content) {
-    if (isForeign(ctx, blockId)) return nothing(rejected(op.opId, blockId, 'foreign_block'));
-    if (this._blocks.has(blockId) || this._purged.has(blockId)) {
+    // Block IDs are unique across documents: another document's is taken like one here.
+    if (isForeign(ctx, blockId) || this._blocks.has(blockId) || this._purged.has(blockId)) {
       return nothing(rejected(op.opId, blockId, 'duplicate_block'));
     }
     /** @type {string|null} */
@@ -674,7 +674,7 @@ export class DocModel {
    * @param {number} baseVersion @returns {Applied}
    */
   _setContent(ctx, op, blockId, content, baseVersion) {
-    if (isForeign(ctx, blockId)) return nothing(rejected(op.opId, blockId, 'foreign_block'));
+    // Another document's block is simply not here: told apart from no unknown block.
     let current = this._blocks.get(blockId);
     if (!current) {
       // Purged or never seen: the text becomes a new block at the end, never dropped.
@@ -707,7 +707,6 @@ export class DocModel {
    * @param {OpContext} ctx @param {Op} op @param {string} blockId @returns {Block|Applied}
    */
   _lookup(ctx, op, blockId) {
-    if (isForeign(ctx, blockId)) return nothing(rejected(op.opId, blockId, 'foreign_block'));
     const b = this._blocks.get(blockId);
     if (b) return b;
     if (this._purged.has(blockId)) return nothing(rejected(op.opId, blockId, 'purged'));
@@ -751,7 +750,6 @@ export class DocModel {
     const reject = (/** @type {string} */ r) => nothing(rejected(op.opId, blockId, r));
     if (current.deleted) return reject('deleted');
     if (parentId !== null) {
-      if (isForeign(ctx, parentId)) return reject('foreign_block');
       if (this.isInSubtree(parentId, blockId)) return reject('cycle');
       const pb = this._blocks.get(parentId);
       if (!pb || pb.deleted) return reject('parent_deleted');

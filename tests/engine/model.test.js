@@ -58,7 +58,7 @@ describe('rules.json: the JS model mirrors rules.rs', () => {
   it('covers every reject reason the rules produce and all statuses', () => {
     const seen = new Set();
     for (const c of vectors.cases) for (const s of c.steps) seen.add(s.result.reason ?? s.result.status);
-    for (const r of ['applied', 'conflict', 'foreign_block', 'unknown_block', 'duplicate_block', 'cycle', 'parent_deleted', 'locked', 'deleted', 'purged', 'too_deep']) {
+    for (const r of ['applied', 'conflict', 'unknown_block', 'duplicate_block', 'cycle', 'parent_deleted', 'locked', 'deleted', 'purged', 'too_deep']) {
       expect(seen, r).toContain(r);
     }
   });

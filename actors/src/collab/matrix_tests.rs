@@ -334,9 +334,7 @@ const R: Row = Row {
     others: &[],
 };
 
-use RejectReason::{
-    Cycle, Deleted, DuplicateBlock, ForeignBlock, Locked, ParentDeleted, Purged, UnknownBlock,
-};
+use RejectReason::{Cycle, Deleted, DuplicateBlock, Locked, ParentDeleted, Purged, UnknownBlock};
 
 #[rustfmt::skip]
 fn matrix() -> Vec<Row> {
@@ -371,8 +369,8 @@ fn matrix() -> Vec<Row> {
               status: APPLIED, reason: None, seq: true, rescue: true, after: After::Absent, ..R },
         Row { name: "set_content unknown → rescue block at the end", op: SetContent, target: UNKNOWN, leases: ALL, bases: ANY_BASE,
               status: APPLIED, reason: None, seq: true, rescue: true, after: After::Absent, ..R },
-        Row { name: "set_content foreign → rejected", op: SetContent, target: FOREIGN, leases: ALL, bases: ANY_BASE,
-              status: REJECTED, reason: Some(ForeignBlock), seq: false, after: After::Absent, ..R },
+        Row { name: "set_content foreign → as unknown: rescue block at the end", op: SetContent, target: FOREIGN, leases: ALL, bases: ANY_BASE,
+              status: APPLIED, reason: None, seq: true, rescue: true, after: After::Absent, ..R },
 
         // ── set_props (rule 8) ──────────────────────────────────────────────────────────────
         Row { name: "set_props live, lease free/own/expired → applied, no version", op: SetProps, target: LIVE, leases: NOT_OTHER,
@@ -389,8 +387,8 @@ fn matrix() -> Vec<Row> {
               status: REJECTED, reason: Some(Purged), seq: false, after: After::Absent, ..R },
         Row { name: "set_props unknown → unknown_block", op: SetProps, target: UNKNOWN, leases: ALL,
               status: REJECTED, reason: Some(UnknownBlock), seq: false, after: After::Absent, ..R },
-        Row { name: "set_props foreign → foreign_block", op: SetProps, target: FOREIGN, leases: ALL,
-              status: REJECTED, reason: Some(ForeignBlock), seq: false, after: After::Absent, ..R },
+        Row { name: "set_props foreign → unknown_block (as if unknown)", op: SetProps, target: FOREIGN, leases: ALL,
+              status: REJECTED, reason: Some(UnknownBlock), seq: false, after: After::Absent, ..R },
 
         // ── move (rule 5) ───────────────────────────────────────────────────────────────────
         Row { name: "move live under live block, lease free/own/expired → applied, subtree follows", op: to_b, target: LIVE, leases: NOT_OTHER,
@@ -417,8 +415,8 @@ fn matrix() -> Vec<Row> {
               status: REJECTED, reason: Some(ParentDeleted), seq: false, after: live("A1", 3, Some(A), At::Kept), ..R },
         Row { name: "move under a purged block → parent_deleted", op: Move { parent: Some(PURGED), key: "a5" }, target: LIVE, leases: ALL,
               status: REJECTED, reason: Some(ParentDeleted), seq: false, after: live("A1", 3, Some(A), At::Kept), ..R },
-        Row { name: "move under a foreign block → foreign_block", op: Move { parent: Some(FOREIGN), key: "a5" }, target: LIVE, leases: ALL,
-              status: REJECTED, reason: Some(ForeignBlock), seq: false, after: live("A1", 3, Some(A), At::Kept), ..R },
+        Row { name: "move under a foreign block → parent_deleted (as under an unknown one)", op: Move { parent: Some(FOREIGN), key: "a5" }, target: LIVE, leases: ALL,
+              status: REJECTED, reason: Some(ParentDeleted), seq: false, after: live("A1", 3, Some(A), At::Kept), ..R },
         Row { name: "move a tombstone (parent live) → deleted", op: to_b, target: TOMB, leases: ALL,
               status: REJECTED, reason: Some(Deleted), seq: false, after: dead("T", 2, Some(A), At::Kept), ..R },
         Row { name: "move a tombstone under a deleted parent → deleted", op: to_b, target: TOMB_DP, leases: ALL,
@@ -427,8 +425,8 @@ fn matrix() -> Vec<Row> {
               status: REJECTED, reason: Some(Purged), seq: false, after: After::Absent, ..R },
         Row { name: "move unknown → unknown_block", op: to_b, target: UNKNOWN, leases: ALL,
               status: REJECTED, reason: Some(UnknownBlock), seq: false, after: After::Absent, ..R },
-        Row { name: "move foreign → foreign_block", op: to_b, target: FOREIGN, leases: ALL,
-              status: REJECTED, reason: Some(ForeignBlock), seq: false, after: After::Absent, ..R },
+        Row { name: "move foreign → unknown_block (as if unknown)", op: to_b, target: FOREIGN, leases: ALL,
+              status: REJECTED, reason: Some(UnknownBlock), seq: false, after: After::Absent, ..R },
 
         // ── delete (rule 6) ─────────────────────────────────────────────────────────────────
         Row { name: "delete live, lease free/own/expired → subtree tombstoned", op: Delete, target: LIVE, leases: NOT_OTHER,
@@ -451,8 +449,8 @@ fn matrix() -> Vec<Row> {
               status: APPLIED, reason: None, seq: false, after: After::Absent, ..R },
         Row { name: "delete unknown → unknown_block", op: Delete, target: UNKNOWN, leases: ALL,
               status: REJECTED, reason: Some(UnknownBlock), seq: false, after: After::Absent, ..R },
-        Row { name: "delete foreign → foreign_block", op: Delete, target: FOREIGN, leases: ALL,
-              status: REJECTED, reason: Some(ForeignBlock), seq: false, after: After::Absent, ..R },
+        Row { name: "delete foreign → unknown_block (as if unknown)", op: Delete, target: FOREIGN, leases: ALL,
+              status: REJECTED, reason: Some(UnknownBlock), seq: false, after: After::Absent, ..R },
 
         // ── restore (rule 9) ────────────────────────────────────────────────────────────────
         Row { name: "restore live → applied, nothing logged", op: Restore, target: LIVE, leases: ALL,
@@ -469,8 +467,8 @@ fn matrix() -> Vec<Row> {
               status: REJECTED, reason: Some(Purged), seq: false, after: After::Absent, ..R },
         Row { name: "restore unknown → unknown_block", op: Restore, target: UNKNOWN, leases: ALL,
               status: REJECTED, reason: Some(UnknownBlock), seq: false, after: After::Absent, ..R },
-        Row { name: "restore foreign → foreign_block", op: Restore, target: FOREIGN, leases: ALL,
-              status: REJECTED, reason: Some(ForeignBlock), seq: false, after: After::Absent, ..R },
+        Row { name: "restore foreign → unknown_block (as if unknown)", op: Restore, target: FOREIGN, leases: ALL,
+              status: REJECTED, reason: Some(UnknownBlock), seq: false, after: After::Absent, ..R },
 
         // ── insert (rule 7): new ID under each parent state, then each existing-ID state ────
         Row { name: "insert under live parent, any lease on the parent → applied with its key", op: Insert { parent: Some(A), key: "a5" }, target: UNKNOWN, lease_on: Some(A), leases: ALL,
@@ -495,8 +493,8 @@ fn matrix() -> Vec<Row> {
               status: REJECTED, reason: Some(DuplicateBlock), seq: false, after: dead("DC", 5, Some(D), At::Kept), ..R },
         Row { name: "insert with a purged ID → duplicate_block", op: Insert { parent: Some(B), key: "a5" }, target: PURGED, leases: ALL,
               status: REJECTED, reason: Some(DuplicateBlock), seq: false, after: After::Absent, ..R },
-        Row { name: "insert with a foreign ID → foreign_block", op: Insert { parent: Some(B), key: "a5" }, target: FOREIGN, leases: ALL,
-              status: REJECTED, reason: Some(ForeignBlock), seq: false, after: After::Absent, ..R },
+        Row { name: "insert with a foreign ID → duplicate_block (the ID is taken)", op: Insert { parent: Some(B), key: "a5" }, target: FOREIGN, leases: ALL,
+              status: REJECTED, reason: Some(DuplicateBlock), seq: false, after: After::Absent, ..R },
 
         // ── set_title (rule 4, title lease) ─────────────────────────────────────────────────
         Row { name: "set_title, lease free/own/expired, base = titleVersion → applied", op: SetTitle, target: TITLE_T, leases: NOT_OTHER, bases: EQ,
@@ -1614,7 +1612,7 @@ impl Sim {
             OpStatus::Rejected => {
                 // Only IDs that cannot be used (another document's, or taken) drop an op.
                 assert!(
-                    matches!(r.reason, Some(ForeignBlock | DuplicateBlock)),
+                    matches!(r.reason, Some(DuplicateBlock)),
                     "text op rejected: {r:?}"
                 );
                 return;

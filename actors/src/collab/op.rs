@@ -140,7 +140,6 @@ pub enum OpStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RejectReason {
-    ForeignBlock,
     UnknownBlock,
     DuplicateBlock,
     Cycle,
@@ -156,7 +155,6 @@ pub enum RejectReason {
 impl RejectReason {
     pub fn as_str(self) -> &'static str {
         match self {
-            RejectReason::ForeignBlock => "foreign_block",
             RejectReason::UnknownBlock => "unknown_block",
             RejectReason::DuplicateBlock => "duplicate_block",
             RejectReason::Cycle => "cycle",

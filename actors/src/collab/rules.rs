@@ -156,14 +156,9 @@ fn insert(
     order_key: &str,
     content: &str,
 ) -> Applied {
-    if ctx.foreign.contains(block_id) {
-        return Applied::nothing(OpResult::rejected(
-            &op.op_id,
-            Some(block_id),
-            RejectReason::ForeignBlock,
-        ));
-    }
-    if doc.get(block_id).is_some() || doc.is_purged(block_id) {
+    // Block IDs are unique across documents: one taken by another document is taken, and
+    // answered exactly like one taken here.
+    if ctx.foreign.contains(block_id) || doc.get(block_id).is_some() || doc.is_purged(block_id) {
         return Applied::nothing(OpResult::rejected(
             &op.op_id,
             Some(block_id),
@@ -289,16 +284,11 @@ fn set_content(
     content: &str,
     base_version: i64,
 ) -> Applied {
-    if ctx.foreign.contains(block_id) {
-        return Applied::nothing(OpResult::rejected(
-            &op.op_id,
-            Some(block_id),
-            RejectReason::ForeignBlock,
-        ));
-    }
+    // A block of another document is never touched, and is not told apart from a block
+    // that does not exist: it is simply not in `doc`.
     let Some(current) = doc.get(block_id).cloned() else {
-        // Purged (or never seen, e.g. its insert was lost): the text becomes a new block at
-        // the end of the document rather than being dropped.
+        // Purged, never seen (e.g. its insert was lost) or another document's: the text
+        // becomes a new block at the end of the document rather than being dropped.
         let id = rescue_block_id(&doc.doc_id, &op.op_id);
         if doc.get(&id).is_some() {
             return Applied::nothing(OpResult::applied(&op.op_id, Some(&id)));
@@ -385,7 +375,7 @@ fn set_props(
     block_id: &str,
     props: &Props,
 ) -> Applied {
-    let current = match lookup(doc, ctx, op, block_id) {
+    let current = match lookup(doc, op, block_id) {
         Ok(b) => b,
         Err(rejected) => return *rejected,
     };
@@ -435,19 +425,9 @@ fn set_props(
 }
 
 /// A block of this document, or the rejection that names why not.
-fn lookup(
-    doc: &DocState,
-    ctx: &OpContext,
-    op: &Op,
-    block_id: &str,
-) -> Result<Arc<Block>, Box<Applied>> {
-    if ctx.foreign.contains(block_id) {
-        return Err(Box::new(Applied::nothing(OpResult::rejected(
-            &op.op_id,
-            Some(block_id),
-            RejectReason::ForeignBlock,
-        ))));
-    }
+fn lookup(doc: &DocState, op: &Op, block_id: &str) -> Result<Arc<Block>, Box<Applied>> {
+    // Another document's block is not in `doc`: `unknown_block`, as for one that never was,
+    // so an answer never tells whether an ID exists elsewhere.
     match doc.get(block_id) {
         Some(b) => Ok(b.clone()),
         None if doc.is_purged(block_id) => Err(Box::new(Applied::nothing(OpResult::rejected(
@@ -473,7 +453,7 @@ fn move_block(
     parent_id: Option<&str>,
     order_key: &str,
 ) -> Applied {
-    let current = match lookup(doc, ctx, op, block_id) {
+    let current = match lookup(doc, op, block_id) {
         Ok(b) => b,
         Err(rejected) => return *rejected,
     };
@@ -482,9 +462,6 @@ fn move_block(
         return reject(RejectReason::Deleted);
     }
     if let Some(p) = parent_id {
-        if ctx.foreign.contains(p) {
-            return reject(RejectReason::ForeignBlock);
-        }
         if doc.is_in_subtree(p, block_id) {
             return reject(RejectReason::Cycle);
         }
@@ -539,7 +516,7 @@ fn delete(
     if !ctx.foreign.contains(block_id) && doc.is_purged(block_id) {
         return Applied::nothing(OpResult::applied(&op.op_id, Some(block_id)));
     }
-    let current = match lookup(doc, ctx, op, block_id) {
+    let current = match lookup(doc, op, block_id) {
         Ok(b) => b,
         Err(rejected) => return *rejected,
     };
@@ -583,7 +560,7 @@ fn delete(
 /// Rule 9: the block and what the same delete removed with it: same `deletedBy` (the delete's
 /// opId) and same `deletedAt` — for tombstones older than `deletedBy`, `deletedAt` alone.
 fn restore(doc: &mut DocState, ctx: &OpContext, op: &Op, block_id: &str) -> Applied {
-    let current = match lookup(doc, ctx, op, block_id) {
+    let current = match lookup(doc, op, block_id) {
         Ok(b) => b,
         Err(rejected) => return *rejected,
     };

@@ -327,7 +327,7 @@ impl Handler<Sync> for DocumentActor {
                     Err(StorageError::ForeignBlock(id)) => {
                         // Another document took this block ID between our pre-check and our
                         // write; nothing of this request landed. A fresh pre-check turns the
-                        // op into `rejected`/`foreign_block`.
+                        // op into what a taken or unknown ID gets (`duplicate_block`, …).
                         act.poison(ctx, &format!("block {id} was taken by another document"));
                         Err(DocError::StalePrecheck)
                     }
