@@ -1668,3 +1668,67 @@ fn revoked_users_leases_are_released() {
         v["leases"]
     );
 }
+
+/// A document can be shared only with teams the sharer belongs to (an admin with any): a
+/// stranger cannot push documents into every member's lists. A team share already in place
+/// stays when the list is saved again, even if its owner left the team.
+#[test]
+fn sharing_is_only_with_teams_you_belong_to() {
+    let srv = TestServer::start();
+    let alice = srv.add_user("alice");
+    let bob = srv.add_user("bob");
+    let (ok, out, err) = srv.cli(&["user", "add", "root", "--admin"]);
+    assert!(ok, "{err}");
+    let root = out
+        .lines()
+        .find_map(|l| l.strip_prefix("token: "))
+        .unwrap()
+        .trim()
+        .to_string();
+    let alice_id = user_id(&srv, &bob, "alice");
+    let bob_id = user_id(&srv, &alice, "bob");
+    let bobs = create_team(&srv, &bob, "bobs", &[]);
+    let crew = create_team(&srv, &bob, "crew", &[&alice_id]);
+    let doc = srv.create_doc(&alice, "Pushed?");
+    let folder = create_folder(&srv, &alice, "Folder", None);
+    let before = srv.fingerprint();
+    for path in [
+        format!("/api/v1/docs/{doc}/shares"),
+        format!("/api/v1/folders/{folder}/shares"),
+    ] {
+        let (s, v) = srv.put(&alice, &path, &json!([share("team", &bobs, "read")]));
+        assert_eq!(s, 403, "{path}: {v}");
+        assert_eq!(v["error"]["code"], "forbidden");
+    }
+    srv.assert_unchanged(&before, "refused team shares");
+    let (s, list) = srv.get(&bob, "/api/v1/docs");
+    assert_eq!(s, 200);
+    assert!(
+        !list.to_string().contains(&doc),
+        "bob's list got alice's document"
+    );
+
+    // A team she belongs to is fine; so is any team for an admin.
+    put_doc_shares(&srv, &alice, &doc, vec![share("team", &crew, "read")]);
+    let root_doc = srv.create_doc(&root, "Admin's");
+    put_doc_shares(&srv, &root, &root_doc, vec![share("team", &bobs, "read")]);
+    // Bob drops her from the crew: the share in place stays when she saves the list again,
+    // but she cannot add it anew elsewhere.
+    set_members(&srv, &bob, &crew, &[]);
+    put_doc_shares(
+        &srv,
+        &alice,
+        &doc,
+        vec![
+            share("team", &crew, "read"),
+            share("user", &bob_id, "write"),
+        ],
+    );
+    let other = srv.create_doc(&alice, "Other");
+    let (s, v) = srv.put(
+        &alice,
+        &format!("/api/v1/docs/{other}/shares"),
+        &json!([share("team", &crew, "read")]),
+    );
+    assert_eq!(s, 403, "{v}");
+}

@@ -116,6 +116,7 @@ impl From<StorageError> for ApiError {
         match e {
             StorageError::DocNotFound(_) | StorageError::NotFound(_) => ApiError::NotFound,
             StorageError::Conflict(m) => ApiError::Conflict(m),
+            StorageError::Forbidden(m) => ApiError::Forbidden(m),
             StorageError::ForeignBlock(id) => {
                 ApiError::Conflict(format!("block {id} belongs to another document"))
             }

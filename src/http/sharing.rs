@@ -73,7 +73,11 @@ pub async fn put_doc_shares(
     let d = doc.clone();
     state
         .storage
-        .write(move |c| sharing::set_doc_shares(c, d.as_str(), &user.id, &shares))
+        .write(move |c| {
+            let current = sharing::doc_shares(c, d.as_str())?;
+            sharing::check_team_shares(c, &user.id, user.is_admin, &current, &shares)?;
+            sharing::set_doc_shares(c, d.as_str(), &user.id, &shares)
+        })
         .await
         .map_err(invalid)?;
     state.registry.do_send(AccessChangedFor {
@@ -202,10 +206,13 @@ pub async fn put_folder_shares(
         return Err(ApiError::BadRequest(format!("at most {MAX_SHARES} shares")));
     }
     owned_folder(&state, &creds, &folder).await?;
+    let user = caller(&state, &creds).await?;
     let f = folder.clone();
     state
         .storage
         .write(move |c| {
+            let current = sharing::folder_shares(c, &f)?;
+            sharing::check_team_shares(c, &user.id, user.is_admin, &current, &shares)?;
             sharing::set_folder_shares(c, &f, &shares)?;
             sharing::docs_under_folder(c, &f)
         })

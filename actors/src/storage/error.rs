@@ -22,6 +22,9 @@ pub enum StorageError {
     NotFound(String),
     #[error("{0}")]
     Invalid(String),
+    /// The caller may not do this (a rule only storage can check in the same transaction).
+    #[error("{0}")]
+    Forbidden(String),
     #[error("conflict: {0}")]
     Conflict(String),
     #[error("the database writer has stopped")]

@@ -132,6 +132,37 @@ fn check_principals(conn: &Connection, shares: &[Share]) -> Result<()> {
     Ok(())
 }
 
+/// A share list may name a team only if the one setting it belongs to that team (or is an
+/// admin), so nobody can push a document into the lists of strangers; team shares already
+/// in place (`current`) may stay even if the sharer left the team since.
+pub fn check_team_shares(
+    conn: &Connection,
+    sharer_id: &str,
+    sharer_is_admin: bool,
+    current: &[Share],
+    shares: &[Share],
+) -> Result<()> {
+    if sharer_is_admin {
+        return Ok(());
+    }
+    let mine: std::collections::HashSet<String> = my_teams(conn, sharer_id)?
+        .into_iter()
+        .map(|t| t.team_id)
+        .collect();
+    for s in shares.iter().filter(|s| s.kind == ShareKind::Team) {
+        let kept = current
+            .iter()
+            .any(|c| c.kind == ShareKind::Team && c.id == s.id);
+        if !kept && !mine.contains(&s.id) {
+            return Err(StorageError::Forbidden(format!(
+                "team {}: you can share only with teams you belong to",
+                s.id
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub fn doc_shares(conn: &Connection, doc_id: &str) -> Result<Vec<Share>> {
     let mut out = Vec::new();
     let mut stmt = conn.prepare_cached(
