@@ -226,6 +226,12 @@ async fn serve_http(
         metrics.clone(),
     )
     .start();
+    // A full-disk episode ends only when a write as big as the biggest sync fits again (a
+    // sync stores its text about twice: the block and the log).
+    storage
+        .writer
+        .health()
+        .set_probe_bytes(settings.limits.max_body_bytes.saturating_mul(2));
     let state = AppState {
         storage: storage.clone(),
         registry: registry.clone(),

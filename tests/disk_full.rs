@@ -198,3 +198,61 @@ fn the_space_hook_is_for_admins_only() {
     );
     assert_eq!(s, 401);
 }
+
+/// A disk with room for a page but not for a sync: readiness must not say ready (its probe
+/// used to need one page while a sync needs more), and the "full" episode does not end and
+/// start again with every request (one log line, one flag).
+#[test]
+fn an_almost_full_disk_is_not_ready_until_a_whole_write_fits() {
+    let srv = TestServer::start();
+    let admin = admin_token(&srv);
+    let alice = srv.add_user("alice");
+    let doc = srv.create_doc(&alice, "Almost");
+    let blk = id("blk_");
+    srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_a",
+        0,
+        vec![insert(&blk, None, "a0", "v1")],
+    );
+    set_max_pages(&srv, &admin, 0);
+    let mut head = 1;
+    let refused = (0..200).any(|i| {
+        let op = set_content(&blk, &format!("{i} {}", "x".repeat(20_000)), head);
+        let (s, v) = srv.sync(
+            &alice,
+            &doc,
+            &json!({"clientId": "cl_a", "lastSeq": head, "ops": [op]}),
+        );
+        match s {
+            200 => {
+                head += 1;
+                false
+            }
+            507 => true,
+            other => panic!("{other} {v}"),
+        }
+    });
+    assert!(refused, "never full");
+    // A few more pages: room for the old one-page probe, not for a 20 KB edit.
+    let pages = set_max_pages(&srv, &admin, 0)["pageCount"]
+        .as_u64()
+        .unwrap();
+    set_max_pages(&srv, &admin, pages + 2);
+    for _ in 0..3 {
+        let (s, v) = srv.get("", "/readyz");
+        assert_eq!(s, 503, "ready while a sync cannot fit: {v}");
+        let op = set_content(&blk, &format!("again {}", "y".repeat(20_000)), head);
+        let (s, v) = srv.sync(
+            &alice,
+            &doc,
+            &json!({"clientId": "cl_a", "lastSeq": head, "ops": [op]}),
+        );
+        assert_eq!(s, 507, "{v}");
+    }
+    assert_eq!(metric(&srv, "docsync_storage_full"), 1.0);
+    set_max_pages(&srv, &admin, 1 << 30);
+    let (s, v) = srv.get("", "/readyz");
+    assert_eq!(s, 200, "{v}");
+}

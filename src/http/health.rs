@@ -19,7 +19,9 @@ pub async fn healthz() -> HttpResponse {
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let storage_health = state.storage.writer.health().clone();
     if storage_health.is_full() {
-        if matches!(state.storage.write(health::probe).await, Ok(true)) {
+        let bytes = storage_health.probe_bytes();
+        let probe = state.storage.write(move |c| health::probe(c, bytes));
+        if matches!(probe.await, Ok(true)) {
             storage_health.space_found();
         } else {
             return Err(ApiError::Unavailable(

@@ -2,15 +2,18 @@
 //! sees every write's outcome, so it keeps this state; readiness checks and metrics read it.
 //!
 //! An episode starts with the first write refused as full (SQLITE_FULL: the database hit
-//! `max_page_count`, or the OS said ENOSPC) and ends when [`probe`] — a write that needs a
-//! fresh page — commits again. Small writes that still fit into pages the file has do not end
+//! `max_page_count`, or the OS said ENOSPC) and ends when [`probe`] — a write as big as the
+//! biggest a client may send (`probe_bytes`) — commits again. A probe of one page would end
+//! the episode on a disk with one page left, readiness would say ready, the next sync would
+//! fail and the log would flap between "full" and "writable again": only room for a whole
+//! write counts. Small writes that still fit into pages the file has do not end
 //! it: they succeed while anything that grows the database fails. Each start and end is
 //! logged once, however many requests fail in between; every refused write is counted.
 //! Recovery needs nobody: while full, the writer probes after a committed transaction (at
 //! most once per [`PROBE_EVERY`]), and each readiness check probes too (a server reported
 //! not ready gets no traffic, so without that nothing would find the space that came back).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,8 +25,12 @@ use crate::metrics::Metrics;
 /// How often the writer itself looks for space while full.
 pub const PROBE_EVERY: Duration = Duration::from_secs(1);
 
+/// The probe's size until the service sets it (`set_probe_bytes`).
+pub const DEFAULT_PROBE_BYTES: usize = 64 * 1024;
+
 pub struct StorageHealth {
     full: AtomicBool,
+    probe_bytes: AtomicUsize,
     last_probe: Mutex<Option<Instant>>,
     metrics: Option<Arc<Metrics>>,
 }
@@ -32,9 +39,20 @@ impl StorageHealth {
     pub fn new(metrics: Option<Arc<Metrics>>) -> StorageHealth {
         StorageHealth {
             full: AtomicBool::new(false),
+            probe_bytes: AtomicUsize::new(DEFAULT_PROBE_BYTES),
             last_probe: Mutex::new(None),
             metrics,
         }
+    }
+
+    /// How much room a probe must find to end an episode: the most one client write can
+    /// need (the service sets it from its body limit).
+    pub fn set_probe_bytes(&self, bytes: usize) {
+        self.probe_bytes.store(bytes.max(4096), Ordering::Relaxed);
+    }
+
+    pub fn probe_bytes(&self) -> usize {
+        self.probe_bytes.load(Ordering::Relaxed)
     }
 
     /// True while writes fail for lack of space (from a refused write until a probe commits).
@@ -96,13 +114,13 @@ impl std::fmt::Debug for StorageHealth {
 /// refused writes. Run it through the writer only while [`StorageHealth::is_full`]: a probe
 /// that succeeds commits a (net empty) change, which also finds a disk with no room for the
 /// WAL (the commit fails as full).
-pub fn probe(conn: &Connection) -> Result<bool> {
+pub fn probe(conn: &Connection, bytes: usize) -> Result<bool> {
     conn.execute_batch("SAVEPOINT space_probe")?;
-    let tried = conn.execute_batch(
+    let tried = conn.execute_batch(&format!(
         "CREATE TABLE docsync_space_probe (b BLOB); \
-         INSERT INTO docsync_space_probe VALUES (zeroblob(4096)); \
-         DROP TABLE docsync_space_probe;",
-    );
+         INSERT INTO docsync_space_probe VALUES (zeroblob({bytes})); \
+         DROP TABLE docsync_space_probe;"
+    ));
     match tried {
         Ok(()) => {
             conn.execute_batch("RELEASE space_probe")?;
@@ -120,11 +138,11 @@ pub fn probe(conn: &Connection) -> Result<bool> {
 }
 
 /// [`probe`] in a transaction of its own, for the writer thread between batches.
-pub(crate) fn probe_committed(conn: &Connection) -> bool {
+pub(crate) fn probe_committed(conn: &Connection, bytes: usize) -> bool {
     if conn.execute_batch("BEGIN IMMEDIATE").is_err() {
         return false;
     }
-    let ok = matches!(probe(conn), Ok(true)) && conn.execute_batch("COMMIT").is_ok();
+    let ok = matches!(probe(conn, bytes), Ok(true)) && conn.execute_batch("COMMIT").is_ok();
     if !ok {
         let _ = conn.execute_batch("ROLLBACK");
     }
@@ -214,12 +232,18 @@ mod tests {
             .unwrap();
         assert_eq!(rows, 0);
         // A probe finds no room and changes nothing; it is not counted as a refused write.
-        assert!(!storage.writer.call_blocking(super::probe).unwrap());
+        assert!(!storage
+            .writer
+            .call_blocking(|c| super::probe(c, 4096))
+            .unwrap());
         assert!(health.is_full());
         assert_eq!(metrics.storage_full_total.get(), 3);
 
         cap(&storage, Some(1 << 30));
-        assert!(storage.writer.call_blocking(super::probe).unwrap());
+        assert!(storage
+            .writer
+            .call_blocking(|c| super::probe(c, 4096))
+            .unwrap());
         health.space_found();
         assert!(!health.is_full());
         assert_eq!(metrics.storage_full.get(), 0);

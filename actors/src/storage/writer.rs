@@ -201,7 +201,7 @@ fn run_loop(
         if refused == 0
             && committed.is_ok()
             && health.probe_due()
-            && super::health::probe_committed(&conn)
+            && super::health::probe_committed(&conn, health.probe_bytes())
         {
             health.space_found();
         }
