@@ -118,6 +118,7 @@ pub struct LimitSettings {
     pub max_hold: usize,
     /// Most levels a block tree may have (PROTOCOL deviation, see docs/ARCHITECTURE.md).
     pub max_depth: usize,
+    pub max_tags_per_block: usize,
     /// Most open wake-up channels (SSE streams, waiting long-polls, WebSocket connections)
     /// per user and per client address; 429 `too_many_streams` beyond.
     pub max_streams_per_user: usize,

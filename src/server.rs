@@ -52,6 +52,7 @@ pub fn actor_config(s: &Settings, metrics: Arc<Metrics>) -> ActorConfig {
         log_tail: s.actors.log_tail,
         log_page: s.actors.log_page,
         max_depth: s.limits.max_depth,
+        max_tags_per_block: s.limits.max_tags_per_block,
         panic_marker: Some(s.testing.panic_marker.clone()).filter(|m| !m.is_empty()),
         metrics,
         ..ActorConfig::default()

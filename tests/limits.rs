@@ -256,3 +256,176 @@ fn two_deletes_in_one_request_are_restored_separately_also_after_a_reload() {
         "a live block has no deletedBy"
     );
 }
+
+/// Someone shares a folder holding 33,000 documents with bob: search and tags keep working
+/// (they used to bind one SQL variable per readable document, and past 32,766 answered
+/// 500 for good), and bob can decline the share. The documents are written straight into
+/// the database (through the API it takes as long as 33,000 creates).
+#[test]
+fn search_and_tags_work_for_a_reader_of_33000_documents_who_can_decline_them() {
+    let srv = TestServer::start();
+    let base = srv.url("");
+    let mallory = srv.add_user("mallory");
+    let bob = srv.add_user("bob");
+    let bob_id = common::channels::user_id(&base, &bob);
+    let (s, v) = srv.post(&mallory, "/api/v1/folders", &json!({"name": "Spam"}));
+    assert_eq!(s, 201, "{v}");
+    let folder = v["folderId"].as_str().unwrap().to_string();
+    let (s, v) = srv.post(
+        &mallory,
+        "/api/v1/docs",
+        &json!({"title": "Bait", "folderId": folder}),
+    );
+    assert_eq!(s, 201, "{v}");
+    let bait = v["docId"].as_str().unwrap().to_string();
+    srv.sync_ok(
+        &mallory,
+        &bait,
+        "cl_m",
+        0,
+        vec![insert(&id("blk_"), None, "a0", "click #here for prizes")],
+    );
+    {
+        let mut db = rusqlite::Connection::open(srv.db_path()).unwrap();
+        db.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
+        let owner: String = db
+            .query_row(
+                "SELECT owner_id FROM documents WHERE id = ?1",
+                [&bait],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let tx = db.transaction().unwrap();
+        for i in 0..33_000 {
+            tx.execute(
+                "INSERT INTO documents (id, owner_id, folder_id, title, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, 'spam', 1, 1)",
+                rusqlite::params![format!("doc_spam{i:05}"), owner, folder],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    let share = json!([{"kind": "user", "id": bob_id, "access": "read"}]);
+    let (s, v) = srv.put(
+        &mallory,
+        &format!("/api/v1/folders/{folder}/shares"),
+        &share,
+    );
+    assert_eq!(s, 200, "{v}");
+    let mine = srv.create_doc(&bob, "Mine");
+    srv.sync_ok(
+        &bob,
+        &mine,
+        "cl_b",
+        0,
+        vec![insert(&id("blk_"), None, "a0", "my #notes on prizes")],
+    );
+
+    let timed = |path: &str| {
+        let t = std::time::Instant::now();
+        let r = srv.get(&bob, path);
+        (r, t.elapsed())
+    };
+    let ((s, v), search_time) = timed("/api/v1/search?q=prizes");
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["results"].as_array().map(Vec::len), Some(2), "{v}");
+    let ((s, v), tags_time) = timed("/api/v1/tags");
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["tags"].as_array().map(Vec::len), Some(2), "{v}");
+    let ((s, v), tag_time) = timed("/api/v1/tags/notes");
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["blocks"].as_array().map(Vec::len), Some(1), "{v}");
+    let ((s, v), docs_time) = timed("/api/v1/docs");
+    assert_eq!(s, 200);
+    assert!(v.to_string().contains("doc_spam32999"));
+    eprintln!(
+        "reader of 33,002 documents: search {search_time:?}, tags {tags_time:?}, one tag {tag_time:?}, document list {docs_time:?}"
+    );
+
+    // Bob declines the folder: his lists, search and tags are his own again.
+    assert_eq!(
+        srv.delete(&bob, &format!("/api/v1/folders/{folder}/shares/me")),
+        204
+    );
+    assert_eq!(
+        srv.delete(&bob, &format!("/api/v1/folders/{folder}/shares/me")),
+        404
+    );
+    let (s, v) = srv.get(&bob, "/api/v1/docs");
+    assert_eq!(s, 200);
+    assert!(!v.to_string().contains("doc_spam"), "still listed");
+    let (_, v) = srv.get(&bob, "/api/v1/search?q=prizes");
+    assert_eq!(v["results"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(
+        srv.get(&bob, &format!("/api/v1/docs/{bait}/snapshot")).0,
+        404
+    );
+}
+
+/// A user declines a document shared with them, and leaves a team (its owner cannot).
+#[test]
+fn a_user_can_decline_a_document_and_leave_a_team() {
+    let srv = TestServer::start();
+    let base = srv.url("");
+    let alice = srv.add_user("alice");
+    let bob = srv.add_user("bob");
+    let bob_id = common::channels::user_id(&base, &bob);
+    let doc = srv.create_doc(&alice, "For bob");
+    let share = json!([{"kind": "user", "id": bob_id, "access": "read"}]);
+    assert_eq!(
+        common::channels::put_shares(&base, &alice, &doc, &share),
+        200
+    );
+    assert_eq!(
+        srv.get(&bob, &format!("/api/v1/docs/{doc}/snapshot")).0,
+        200
+    );
+    assert_eq!(
+        srv.delete(&bob, &format!("/api/v1/docs/{doc}/shares/me")),
+        204
+    );
+    assert_eq!(
+        srv.get(&bob, &format!("/api/v1/docs/{doc}/snapshot")).0,
+        404
+    );
+    assert_eq!(
+        srv.delete(&alice, &format!("/api/v1/docs/{doc}/shares/me")),
+        404
+    );
+
+    let (s, v) = srv.post(&alice, "/api/v1/teams", &json!({"name": "crew"}));
+    assert_eq!(s, 201, "{v}");
+    let team = v["teamId"].as_str().unwrap().to_string();
+    let (s, v) = srv.put(
+        &alice,
+        &format!("/api/v1/teams/{team}/members"),
+        &json!({"members": [bob_id]}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let share = json!([{"kind": "team", "id": team, "access": "read"}]);
+    assert_eq!(
+        common::channels::put_shares(&base, &alice, &doc, &share),
+        200
+    );
+    assert_eq!(
+        srv.get(&bob, &format!("/api/v1/docs/{doc}/snapshot")).0,
+        200
+    );
+    assert_eq!(
+        srv.delete(&alice, &format!("/api/v1/teams/{team}/members/me")),
+        403
+    );
+    assert_eq!(
+        srv.delete(&bob, &format!("/api/v1/teams/{team}/members/me")),
+        204
+    );
+    assert_eq!(
+        srv.get(&bob, &format!("/api/v1/docs/{doc}/snapshot")).0,
+        404
+    );
+    assert_eq!(
+        srv.delete(&bob, &format!("/api/v1/teams/{team}/members/me")),
+        404
+    );
+}

@@ -61,6 +61,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/teams", web::post().to(sharing::create_team))
                 .route("/teams", web::get().to(sharing::list_teams))
                 .route("/teams/{id}/members", web::put().to(sharing::put_members))
+                .route(
+                    "/teams/{id}/members/me",
+                    web::delete().to(sharing::leave_team),
+                )
                 .route("/folders", web::post().to(sharing::create_folder))
                 .route("/folders", web::get().to(sharing::list_folders))
                 .route(
@@ -74,6 +78,14 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/docs/{id}", web::patch().to(sharing::patch_doc))
                 .route("/docs/{id}/shares", web::get().to(sharing::get_doc_shares))
                 .route("/docs/{id}/shares", web::put().to(sharing::put_doc_shares))
+                .route(
+                    "/docs/{id}/shares/me",
+                    web::delete().to(sharing::leave_doc_share),
+                )
+                .route(
+                    "/folders/{id}/shares/me",
+                    web::delete().to(sharing::leave_folder_share),
+                )
                 .route("/docs", web::post().to(docs::create))
                 .route("/docs", web::get().to(docs::list))
                 .route("/docs/{id}", web::delete().to(docs::delete))

@@ -338,3 +338,80 @@ pub async fn find_user(
         None => Err(ApiError::NotFound),
     }
 }
+
+/// `DELETE /docs/{id}/shares/me`: the caller declines a document shared with them directly
+/// (their own lists stop showing it; the owner's share list loses them). 404 when there is
+/// no such share (shares through a team or folder are left with the team or the folder).
+pub async fn leave_doc_share(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let doc = path.into_inner();
+    let user = caller(&state, &creds).await?;
+    let d = doc.clone();
+    let left = state
+        .storage
+        .write(move |c| sharing::leave_doc_share(c, &d, &user.id))
+        .await?;
+    if !left {
+        return Err(ApiError::NotFound);
+    }
+    state
+        .registry
+        .do_send(AccessChangedFor { doc_ids: vec![doc] });
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// `DELETE /folders/{id}/shares/me`: the caller declines a folder shared with them directly.
+pub async fn leave_folder_share(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let folder = path.into_inner();
+    let user = caller(&state, &creds).await?;
+    let left = state
+        .storage
+        .write(move |c| {
+            let left = sharing::leave_folder_share(c, &folder, &user.id)?;
+            Ok(left
+                .then(|| sharing::docs_under_folder(c, &folder))
+                .transpose()?)
+        })
+        .await?;
+    let Some(doc_ids) = left else {
+        return Err(ApiError::NotFound);
+    };
+    state.registry.do_send(AccessChangedFor { doc_ids });
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// `DELETE /teams/{id}/members/me`: the caller leaves a team (its owner cannot: 403).
+pub async fn leave_team(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let team_id = path.into_inner();
+    let user = caller(&state, &creds).await?;
+    let t = team_id.clone();
+    let team = state.storage.read(move |c| sharing::team(c, &t)).await?;
+    let Some(team) = team.filter(|t| t.members.contains(&user.id)) else {
+        return Err(ApiError::NotFound);
+    };
+    if team.owner_id == user.id {
+        return Err(ApiError::Forbidden(
+            "the team's owner cannot leave it".into(),
+        ));
+    }
+    let doc_ids = state
+        .storage
+        .write(move |c| {
+            sharing::leave_team(c, &team_id, &user.id)?;
+            sharing::docs_reached_by_team(c, &team_id)
+        })
+        .await?;
+    state.registry.do_send(AccessChangedFor { doc_ids });
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -50,6 +50,8 @@ pub struct ActorConfig {
     pub tick: Duration,
     /// `limits.max_depth`: most levels a block tree may have (the rules enforce it).
     pub max_depth: usize,
+    /// `limits.max_tags_per_block`: most `#tags` indexed per block.
+    pub max_tags_per_block: usize,
     /// Test hook: content equal to this makes the rules panic. Only debug builds look at it
     /// (the service refuses to start a release build with it set).
     pub panic_marker: Option<String>,
@@ -68,6 +70,7 @@ impl Default for ActorConfig {
             recent_results: 20_000,
             tick: Duration::from_secs(1),
             max_depth: crate::collab::rules::DEFAULT_MAX_DEPTH,
+            max_tags_per_block: crate::storage::derived::DEFAULT_MAX_TAGS_PER_BLOCK,
             panic_marker: None,
             metrics: Arc::new(Metrics::new()),
         }

@@ -127,6 +127,7 @@ impl DocumentActor {
             expect_head: state.head_seq,
             head_after: state.head_seq,
             now,
+            tags: crate::storage::derived::TagBound(self.cfg.max_tags_per_block),
             ..DocWrite::default()
         };
         let mut results = Vec::with_capacity(msg.ops.len());

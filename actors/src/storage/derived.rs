@@ -24,10 +24,44 @@ pub fn markdown_line(b: &Block) -> String {
     }
 }
 
+/// Most `#tags` indexed per block (`limits.max_tags_per_block`): beyond it the text is kept
+/// whole, only the first N distinct tags (in reading order) are indexed. Unbounded, one
+/// bullet with 12,500 tags took the single writer ~0.5 s per edit and held up every other
+/// document's writes behind it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TagBound(pub usize);
+
+pub const DEFAULT_MAX_TAGS_PER_BLOCK: usize = 100;
+
+impl Default for TagBound {
+    fn default() -> Self {
+        TagBound(DEFAULT_MAX_TAGS_PER_BLOCK)
+    }
+}
+
+/// The first `bound` distinct tags of `text`, in reading order.
+pub fn first_tags(text: &str, bound: TagBound) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for tag in tags_in_order(text) {
+        if out.len() >= bound.0 {
+            break;
+        }
+        if seen.insert(tag.clone()) {
+            out.push(tag);
+        }
+    }
+    out
+}
+
 /// `#tags` in a text: `#` at the start or after whitespace/punctuation, then letters,
 /// digits, `_`, `-` or `/`; lower-cased so `#Work` and `#work` are one tag.
 pub fn parse_tags(text: &str) -> BTreeSet<String> {
-    let mut tags = BTreeSet::new();
+    tags_in_order(text).into_iter().collect()
+}
+
+fn tags_in_order(text: &str) -> Vec<String> {
+    let mut tags = Vec::new();
     let chars: Vec<char> = text.chars().collect();
     let mut i = 0;
     while i < chars.len() {
@@ -43,7 +77,7 @@ pub fn parse_tags(text: &str) -> BTreeSet<String> {
             let tag: String = chars[i + 1..j].iter().collect::<String>();
             let tag = tag.trim_end_matches(['-', '/']).to_lowercase();
             if !tag.is_empty() && tag.chars().any(|c| c.is_alphabetic()) && tag.len() <= 100 {
-                tags.insert(tag);
+                tags.push(tag);
             }
             i = j;
         } else {
@@ -53,7 +87,13 @@ pub fn parse_tags(text: &str) -> BTreeSet<String> {
     tags
 }
 
-pub fn refresh_block(conn: &Connection, doc_id: &str, rid: i64, b: &Block) -> Result<()> {
+pub fn refresh_block(
+    conn: &Connection,
+    doc_id: &str,
+    rid: i64,
+    b: &Block,
+    tags: TagBound,
+) -> Result<()> {
     forget_block(conn, rid, &b.id)?;
     if b.deleted {
         return Ok(());
@@ -66,7 +106,7 @@ pub fn refresh_block(conn: &Connection, doc_id: &str, rid: i64, b: &Block) -> Re
         conn.prepare_cached("INSERT INTO block_search (rowid, content) VALUES (?1, ?2)")?
             .execute(params![rid, b.content])?;
     }
-    for tag in parse_tags(&b.content) {
+    for tag in first_tags(&b.content, tags) {
         conn.prepare_cached("INSERT INTO tags (name) VALUES (?1) ON CONFLICT(name) DO NOTHING")?
             .execute([&tag])?;
         conn.prepare_cached(

@@ -28,6 +28,8 @@ pub struct DocWrite {
     /// (opId, result JSON) of every op answered for the first time.
     pub results: Vec<(String, String)>,
     pub now: i64,
+    /// Most tags indexed per block.
+    pub tags: super::derived::TagBound,
 }
 
 pub fn create(
@@ -174,7 +176,7 @@ pub fn apply_write(conn: &Connection, w: &DocWrite) -> Result<()> {
     }
     for b in &w.blocks {
         let rid = upsert_block(conn, &w.doc_id, b)?;
-        derived::refresh_block(conn, &w.doc_id, rid, b)?;
+        derived::refresh_block(conn, &w.doc_id, rid, b, w.tags)?;
     }
     if !w.purged.is_empty() {
         let mut find =

@@ -282,7 +282,13 @@ pub fn readable_documents(conn: &Connection, user_id: &str) -> Result<Vec<DocSum
     Ok(out)
 }
 
-/// IDs of every document the user can read (for search and tags).
+/// The query of every document ID user `?1` can read, to use as a subquery
+/// (`doc_id IN (…)`): search and tags filter by it inside SQLite instead of binding one
+/// variable per readable document (past SQLite's 32,766 variables that was a 500 for
+/// anyone who could read that many documents).
+pub const READABLE_DOC_IDS: &str = CANDIDATES;
+
+/// IDs of every document the user can read.
 pub fn readable_doc_ids(conn: &Connection, user_id: &str) -> Result<Vec<String>> {
     let mut stmt = conn.prepare_cached(CANDIDATES)?;
     let ids = stmt

@@ -1,6 +1,6 @@
 //! Full-text search and tag lookups over the documents a user can read.
 
-use rusqlite::{params_from_iter, Connection};
+use rusqlite::{params, Connection};
 use serde::Serialize;
 
 use super::error::Result;
@@ -40,32 +40,19 @@ pub fn fts_query(q: &str) -> Option<String> {
     Some(s)
 }
 
-fn placeholders(n: usize, start: usize) -> String {
-    (0..n)
-        .map(|i| format!("?{}", i + start))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 pub fn search(conn: &Connection, user_id: &str, q: &str, limit: usize) -> Result<Vec<BlockHit>> {
     let Some(query) = fts_query(q) else {
         return Ok(Vec::new());
     };
-    let docs = roles::readable_doc_ids(conn, user_id)?;
-    if docs.is_empty() {
-        return Ok(Vec::new());
-    }
     let sql = format!(
         "SELECT b.doc_id, d.title, b.id, b.content FROM block_search s
          JOIN blocks b ON b.rid = s.rowid JOIN documents d ON d.id = b.doc_id
-         WHERE block_search MATCH ?1 AND b.doc_id IN ({}) ORDER BY rank LIMIT {}",
-        placeholders(docs.len(), 2),
+         WHERE block_search MATCH ?2 AND b.doc_id IN ({}) ORDER BY rank LIMIT {}",
+        roles::READABLE_DOC_IDS,
         limit
     );
-    let mut params: Vec<String> = vec![query];
-    params.extend(docs);
-    let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params![user_id, query], |r| {
         Ok(BlockHit {
             doc_id: r.get(0)?,
             doc_title: r.get(1)?,
@@ -77,17 +64,13 @@ pub fn search(conn: &Connection, user_id: &str, q: &str, limit: usize) -> Result
 }
 
 pub fn tags(conn: &Connection, user_id: &str) -> Result<Vec<TagCount>> {
-    let docs = roles::readable_doc_ids(conn, user_id)?;
-    if docs.is_empty() {
-        return Ok(Vec::new());
-    }
     let sql = format!(
         "SELECT t.name, count(*), count(DISTINCT bt.doc_id) FROM block_tags bt JOIN tags t ON t.id = bt.tag_id
          WHERE bt.doc_id IN ({}) GROUP BY t.name ORDER BY count(*) DESC, t.name",
-        placeholders(docs.len(), 1)
+        roles::READABLE_DOC_IDS
     );
-    let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map(params_from_iter(docs.iter()), |r| {
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([user_id], |r| {
         Ok(TagCount {
             tag: r.get(0)?,
             blocks: r.get(1)?,
@@ -103,21 +86,16 @@ pub fn blocks_with_tag(
     tag: &str,
     limit: usize,
 ) -> Result<Vec<BlockHit>> {
-    let docs = roles::readable_doc_ids(conn, user_id)?;
-    if docs.is_empty() {
-        return Ok(Vec::new());
-    }
     let sql = format!(
         "SELECT b.doc_id, d.title, b.id, b.content FROM block_tags bt
          JOIN tags t ON t.id = bt.tag_id JOIN blocks b ON b.id = bt.block_id JOIN documents d ON d.id = b.doc_id
-         WHERE t.name = ?1 AND bt.doc_id IN ({}) ORDER BY d.updated_at DESC, b.id LIMIT {}",
-        placeholders(docs.len(), 2),
+         WHERE t.name = ?2 AND bt.doc_id IN ({}) ORDER BY d.updated_at DESC, b.id LIMIT {}",
+        roles::READABLE_DOC_IDS,
         limit
     );
-    let mut params: Vec<String> = vec![tag.trim_start_matches('#').to_lowercase()];
-    params.extend(docs);
-    let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
+    let tag = tag.trim_start_matches('#').to_lowercase();
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params![user_id, tag], |r| {
         Ok(BlockHit {
             doc_id: r.get(0)?,
             doc_title: r.get(1)?,

@@ -163,6 +163,35 @@ pub fn check_team_shares(
     Ok(())
 }
 
+/// The user declines a share of the document made to them directly; true if there was one.
+pub fn leave_doc_share(conn: &Connection, doc_id: &str, user_id: &str) -> Result<bool> {
+    let n = conn.execute(
+        "DELETE FROM doc_shares WHERE doc_id = ?1 AND user_id = ?2",
+        params![doc_id, user_id],
+    )?;
+    Ok(n > 0)
+}
+
+/// The user declines a share of the folder made to them directly; true if there was one.
+pub fn leave_folder_share(conn: &Connection, folder_id: &str, user_id: &str) -> Result<bool> {
+    let n = conn.execute(
+        "DELETE FROM workspace_folder_shares
+          WHERE folder_id = ?1 AND kind = 'user' AND principal_id = ?2",
+        params![folder_id, user_id],
+    )?;
+    Ok(n > 0)
+}
+
+/// The user leaves a team they are a member of (not its owner); true if they were in it.
+pub fn leave_team(conn: &Connection, team_id: &str, user_id: &str) -> Result<bool> {
+    let n = conn.execute(
+        "DELETE FROM team_members WHERE team_id = ?1 AND user_id = ?2
+           AND user_id <> (SELECT owner_id FROM teams WHERE id = ?1)",
+        params![team_id, user_id],
+    )?;
+    Ok(n > 0)
+}
+
 pub fn doc_shares(conn: &Connection, doc_id: &str) -> Result<Vec<Share>> {
     let mut out = Vec::new();
     let mut stmt = conn.prepare_cached(

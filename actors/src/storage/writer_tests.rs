@@ -230,6 +230,7 @@ fn a_write_on_a_stale_head_is_refused_and_writes_nothing() {
             &user,
         ))],
         purged: Vec::new(),
+        tags: Default::default(),
         log: vec![record(expect_head + 1, op, &user)],
         results: vec![(op.into(), format!("{{\"opId\":\"{op}\"}}"))],
         now: 1_000,
