@@ -375,9 +375,8 @@ pub async fn leave_folder_share(
         .storage
         .write(move |c| {
             let left = sharing::leave_folder_share(c, &folder, &user.id)?;
-            Ok(left
-                .then(|| sharing::docs_under_folder(c, &folder))
-                .transpose()?)
+            left.then(|| sharing::docs_under_folder(c, &folder))
+                .transpose()
         })
         .await?;
     let Some(doc_ids) = left else {
