@@ -119,6 +119,9 @@ pub struct LimitSettings {
     /// Most levels a block tree may have (PROTOCOL deviation, see docs/ARCHITECTURE.md).
     pub max_depth: usize,
     pub max_tags_per_block: usize,
+    pub user_write_bytes_per_minute: u64,
+    pub doc_write_bytes_per_minute: u64,
+    pub max_document_bytes: usize,
     /// Most open wake-up channels (SSE streams, waiting long-polls, WebSocket connections)
     /// per user and per client address; 429 `too_many_streams` beyond.
     pub max_streams_per_user: usize,
@@ -282,6 +285,27 @@ impl Settings {
                 l.max_body_bytes,
                 "must be at least 1024",
             ));
+        }
+        for (key, rate) in [
+            (
+                "limits.user_write_bytes_per_minute",
+                l.user_write_bytes_per_minute,
+            ),
+            (
+                "limits.doc_write_bytes_per_minute",
+                l.doc_write_bytes_per_minute,
+            ),
+        ] {
+            if rate != 0 && rate < l.max_body_bytes as u64 {
+                return Err(bad(
+                    key,
+                    rate,
+                    "must be 0 (off) or at least limits.max_body_bytes",
+                ));
+            }
+        }
+        if l.max_tags_per_block == 0 {
+            return Err(bad("limits.max_tags_per_block", 0, "must be at least 1"));
         }
         if l.max_ops_per_sync == 0 {
             return Err(bad("limits.max_ops_per_sync", 0, "must be at least 1"));

@@ -53,6 +53,7 @@ pub fn actor_config(s: &Settings, metrics: Arc<Metrics>) -> ActorConfig {
         log_page: s.actors.log_page,
         max_depth: s.limits.max_depth,
         max_tags_per_block: s.limits.max_tags_per_block,
+        max_document_bytes: s.limits.max_document_bytes,
         panic_marker: Some(s.testing.panic_marker.clone()).filter(|m| !m.is_empty()),
         metrics,
         ..ActorConfig::default()
@@ -256,6 +257,10 @@ async fn serve_http(
             storage.writer.access_epoch().clone(),
         )),
         client_owners: Arc::new(http::client_owners::ClientOwners::default()),
+        write_budgets: Arc::new(http::write_budget::WriteBudgets::new(
+            settings.limits.user_write_bytes_per_minute,
+            settings.limits.doc_write_bytes_per_minute,
+        )),
         passwords: Arc::new(crate::auth::password_pool::PasswordPool::start(
             settings.auth.password_threads,
             settings.auth.password_queue,

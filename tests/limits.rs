@@ -429,3 +429,124 @@ fn a_user_can_decline_a_document_and_leave_a_team() {
         404
     );
 }
+
+/// Write budgets: a user who keeps sending big syncs is refused with 429 `write_budget` and
+/// `Retry-After` once a minute's worth is spent (nothing of the refused request written),
+/// and may write again when the budget has refilled; a document's size budget refuses
+/// growth with 413 `document_full` while deletes and shrinking edits still work.
+#[test]
+fn write_budgets_and_the_document_size_budget_hold() {
+    let srv = TestServer::start_with(&[
+        common::channels::STILL_CLOCK,
+        ("DOCSYNC_LIMITS__MAX_BODY_BYTES", "1048576"),
+        ("DOCSYNC_LIMITS__USER_WRITE_BYTES_PER_MINUTE", "1048576"),
+        ("DOCSYNC_LIMITS__MAX_DOCUMENT_BYTES", "300000"),
+    ]);
+    let alice = srv.add_user("alice");
+    let doc = srv.create_doc(&alice, "Budget");
+    let big = "x".repeat(90_000);
+    // 90 KB + per-op allowance each, one per document (each document may hold 300 KB): 11
+    // fit into 1 MiB, the 12th does not.
+    let mut head = 0;
+    let mut ids = Vec::new();
+    let mut refused = None;
+    for i in 0..20 {
+        let b = id("blk_");
+        let other = srv.create_doc(&alice, &format!("spill {i}"));
+        let (s, v) = srv.sync(
+            &alice,
+            &other,
+            &json!({"clientId": "cl_a", "lastSeq": 0, "ops": [insert(&b, None, "a0", &big)]}),
+        );
+        if s == 429 {
+            refused = Some((v, other));
+            break;
+        }
+        assert_eq!(s, 200, "{v}");
+        ids.push(b);
+    }
+    let (v, other) = refused.expect("the budget never ran out");
+    assert_eq!(ids.len(), 11, "a minute's worth went through");
+    assert_eq!(v["error"]["code"], "write_budget", "{v}");
+    let before = srv.fingerprint();
+    let r = srv.send(
+        "POST",
+        &format!("/api/v1/docs/{other}/sync"),
+        &Auth::Bearer(&alice),
+        &[("Content-Type", "application/json")],
+        Some(&json!({"clientId": "cl_a", "lastSeq": 0, "ops": [insert(&id("blk_"), None, "a0", &big)]})),
+    );
+    assert_eq!(r.status, 429);
+    let wait: i64 = r.headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    srv.assert_unchanged(&before, "a refused write");
+    // Pulls are never budgeted.
+    assert_eq!(
+        srv.sync(&alice, &other, &json!({"clientId": "cl_a", "lastSeq": 0}))
+            .0,
+        200
+    );
+    srv.advance_clock(wait * 1000);
+    let (s, v) = srv.sync(
+        &alice,
+        &other,
+        &json!({"clientId": "cl_a", "lastSeq": 0, "ops": [insert(&id("blk_"), None, "a0", &big)]}),
+    );
+    assert_eq!(s, 200, "refilled: {v}");
+
+    // The size budget (300,000 bytes of text): three 90 KB bullets fit, a fourth does not.
+    srv.advance_clock(60_000);
+    let mut blocks = Vec::new();
+    for i in 0..3 {
+        let b = id("blk_");
+        srv.sync_ok(
+            &alice,
+            &doc,
+            "cl_a",
+            head,
+            vec![insert(&b, None, &format!("a{i}"), &big)],
+        );
+        head += 1;
+        blocks.push(b);
+    }
+    let (s, v) = srv.sync(
+        &alice,
+        &doc,
+        &json!({"clientId": "cl_a", "lastSeq": head, "ops": [insert(&id("blk_"), None, "a5", &big)]}),
+    );
+    assert_eq!(s, 413, "{v}");
+    assert_eq!(v["error"]["code"], "document_full");
+    let (s, usage) = srv.get(&alice, &format!("/api/v1/docs/{doc}/usage"));
+    assert_eq!(s, 200, "{usage}");
+    assert_eq!(usage["size"]["contentBytes"], 270_000);
+    assert_eq!(usage["size"]["maxBytes"], 300_000);
+    assert!(usage["user"]["bytesPerMinute"] == 1_048_576, "{usage}");
+    // Shrinking an edit and deleting still work, and deleting makes room.
+    srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_a",
+        head,
+        vec![set_content(&blocks[0], "short", 1)],
+    );
+    head += 1;
+    srv.sync_ok(&alice, &doc, "cl_a", head, vec![op("delete", &blocks[1])]);
+    head += 1;
+    srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_a",
+        head,
+        vec![insert(&id("blk_"), None, "a6", &big)],
+    );
+    let (s, m) = srv.get_text("", "/metrics");
+    assert_eq!(s, 200);
+    assert!(
+        m.contains(r#"docsync_quota_refusals_total{budget="user_rate"} 2"#),
+        "{m}"
+    );
+    assert!(
+        m.contains(r#"docsync_quota_refusals_total{budget="document_size"} 1"#),
+        "{m}"
+    );
+}

@@ -13,6 +13,8 @@ pub struct Metrics {
     pub actor_restarts: IntCounter,
     /// Streams ended because their credential ended or their user lost read access.
     pub streams_revoked: IntCounter,
+    /// Writes refused by a budget: `budget` = user_rate, document_rate or document_size.
+    pub quota_refusals: IntCounterVec,
     /// Logins refused because every password thread was busy and the queue full.
     pub logins_refused_busy: IntCounter,
     pub mailbox_depth: IntGauge,
@@ -62,6 +64,14 @@ impl Metrics {
             streams_revoked: IntCounter::new(
                 "streams_revoked_total",
                 "Open streams ended because their credential ended or their user lost access",
+            )
+            .unwrap(),
+            quota_refusals: IntCounterVec::new(
+                Opts::new(
+                    "quota_refusals_total",
+                    "Writes refused by a write budget (429 write_budget / 413 document_full)",
+                ),
+                &["budget"],
             )
             .unwrap(),
             logins_refused_busy: IntCounter::new(
@@ -193,6 +203,7 @@ impl Metrics {
         r.register(Box::new(m.actor_restarts.clone())).unwrap();
         r.register(Box::new(m.streams_revoked.clone())).unwrap();
         r.register(Box::new(m.logins_refused_busy.clone())).unwrap();
+        r.register(Box::new(m.quota_refusals.clone())).unwrap();
         r.register(Box::new(m.mailbox_depth.clone())).unwrap();
         r.register(Box::new(m.ops.clone())).unwrap();
         r.register(Box::new(m.rejected.clone())).unwrap();

@@ -40,6 +40,12 @@ pub enum ApiError {
     /// Too many attempts (login throttle): try again after `retry_after` seconds.
     #[error("{message}")]
     TooManyRequests { retry_after: u64, message: String },
+    /// The document would grow past `limits.max_document_bytes`.
+    #[error("{0}")]
+    DocumentFull(String),
+    /// A write budget (bytes per minute, per user or per document) is spent for now.
+    #[error("{message}")]
+    WriteBudget { retry_after: u64, message: String },
     /// A bounded resource (the password threads) is saturated: try again shortly.
     #[error("{message}")]
     Busy { retry_after: u64, message: String },
@@ -66,6 +72,8 @@ impl ApiError {
             ApiError::TooManyStreams(_) => "too_many_streams",
             ApiError::TooManyRequests { .. } => "too_many_requests",
             ApiError::Busy { .. } => "busy",
+            ApiError::DocumentFull(_) => "document_full",
+            ApiError::WriteBudget { .. } => "write_budget",
             ApiError::BodyTimeout(_) => "request_timeout",
             ApiError::Internal(_) => "internal",
         }
@@ -84,9 +92,10 @@ impl ResponseError for ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::TooManyStreams(_) | ApiError::TooManyRequests { .. } => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
+            ApiError::DocumentFull(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::TooManyStreams(_)
+            | ApiError::TooManyRequests { .. }
+            | ApiError::WriteBudget { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -98,8 +107,9 @@ impl ResponseError for ApiError {
         if matches!(self, ApiError::Unauthorized) {
             resp.insert_header(("WWW-Authenticate", "Bearer"));
         }
-        if let ApiError::TooManyRequests { retry_after, .. } | ApiError::Busy { retry_after, .. } =
-            self
+        if let ApiError::TooManyRequests { retry_after, .. }
+        | ApiError::Busy { retry_after, .. }
+        | ApiError::WriteBudget { retry_after, .. } = self
         {
             resp.insert_header(("Retry-After", retry_after.to_string()));
         }
@@ -138,6 +148,7 @@ impl From<DocError> for ApiError {
                 ApiError::Unavailable("the document is restarting, retry shortly".into())
             }
             DocError::StorageFull(_) => ApiError::StorageFull,
+            e @ DocError::DocumentFull { .. } => ApiError::DocumentFull(e.to_string()),
             DocError::Storage(m) => {
                 tracing::error!(error = %m, "document storage error");
                 ApiError::Internal(format!("storage: {m}"))

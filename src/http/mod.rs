@@ -25,6 +25,7 @@ pub mod sharing;
 pub mod state;
 pub mod static_files;
 pub mod sync;
+pub mod write_budget;
 
 use actix_web::web;
 
@@ -98,6 +99,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/docs/{id}/snapshot", web::get().to(sync::snapshot))
                 .route("/docs/{id}/sync", web::post().to(sync::sync))
                 .route("/docs/{id}/leave", web::post().to(sync::leave))
+                .route("/docs/{id}/usage", web::get().to(sync::usage))
                 .route("/docs/{id}/markdown", web::get().to(read::markdown))
                 .route("/search", web::get().to(read::search))
                 .route("/tags", web::get().to(read::tags))

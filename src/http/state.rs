@@ -35,6 +35,8 @@ pub struct AppState {
     pub streams: Arc<channels::slots::StreamSlots>,
     /// Access decisions remembered until the access epoch moves (`access_cache.rs`).
     pub access_cache: Arc<access_cache::AccessCache>,
+    /// Bytes per minute each user and document may write (`write_budget.rs`).
+    pub write_budgets: Arc<super::write_budget::WriteBudgets>,
     /// The threads that check passwords (`auth/password_pool.rs`).
     pub passwords: Arc<crate::auth::password_pool::PasswordPool>,
     /// Which user each client ID belongs to (`client_owners.rs`).

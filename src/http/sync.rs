@@ -10,7 +10,7 @@ use serde::Deserialize;
 use docsync_actors::collab::block::Author;
 use docsync_actors::collab::op::Op;
 use docsync_actors::collab::validate::{check_hold, check_ops, ClientId, DocId};
-use docsync_actors::document::{Caller, Completion, Leave, Snapshot, Sync};
+use docsync_actors::document::{Caller, Completion, GetSize, Leave, Snapshot, Sync};
 use docsync_actors::registry::{ask, ask_renewing};
 use docsync_actors::storage::log::{self, Precheck};
 
@@ -201,6 +201,7 @@ pub async fn sync(
     let prepared = prepare(&state, &creds, &raw_doc, &ops).await?;
     claim(&state, &prepared.1.author.user_id, &client).await?;
     let doc_id = prepared.0.clone();
+    charge_write(&state, &prepared.1.author.user_id, &doc_id, &ops)?;
     let first = message(prepared);
     let renew =
         || async { Ok::<_, ApiError>(message(prepare(&state, &creds, &raw_doc, &ops).await?)) };
@@ -223,6 +224,62 @@ pub async fn sync(
         }
     };
     Ok(HttpResponse::Ok().json(&response))
+}
+
+/// What a request's ops may add to the database: their text plus a fixed allowance per op
+/// for its log row, result and index entries.
+const BYTES_PER_OP: u64 = 256;
+
+/// Takes the request's cost from the user's and the document's write budgets, or refuses it
+/// (429 `write_budget`) before anything reaches the document.
+fn charge_write(state: &AppState, user: &str, doc: &DocId, ops: &[Op]) -> Result<(), ApiError> {
+    if ops.is_empty() {
+        return Ok(());
+    }
+    let bytes: u64 = ops
+        .iter()
+        .map(|o| o.kind.added_text_bytes() as u64 + BYTES_PER_OP)
+        .sum();
+    let now = state.clock.now_ms();
+    state
+        .write_budgets
+        .charge(user, doc.as_str(), bytes, now)
+        .map_err(|(budget, wait)| {
+            state
+                .metrics
+                .quota_refusals
+                .with_label_values(&[budget.label()])
+                .inc();
+            ApiError::WriteBudget {
+                retry_after: wait,
+                message: format!(
+                    "write budget ({}) spent for now; nothing was written, retry in {wait} s",
+                    budget.label().replace('_', " ")
+                ),
+            }
+        })
+}
+
+/// `GET /docs/{id}/usage`: the document's size against its budget and what its write
+/// budgets have left (the owner's view; editors see it too, readers do not).
+pub async fn usage(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (doc, user, role, _) = access(&state, &creds, &path.into_inner()).await?;
+    if !role.can_write() {
+        return Err(ApiError::Forbidden(
+            "usage is shown to the document's editors".into(),
+        ));
+    }
+    let size = ask(&state.registry, doc.as_str(), GetSize).await?;
+    let now = state.clock.now_ms();
+    Ok(HttpResponse::Ok().json(serde_json::json!({
+        "size": size,
+        "document": state.write_budgets.document(doc.as_str(), now),
+        "user": state.write_budgets.user(&user.id, now),
+    })))
 }
 
 #[derive(Deserialize)]

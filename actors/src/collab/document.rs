@@ -19,6 +19,17 @@ pub struct DocState {
     /// Parent ID (None = top level) → child IDs sorted by (orderKey, id); tombstones included.
     children: HashMap<Option<String>, Vec<String>>,
     purged: HashSet<String>,
+    /// Bytes of text of the live blocks, kept as blocks come and go, for the per-document
+    /// size budget (deleting makes room; tombstones go with compaction).
+    content_bytes: usize,
+}
+
+fn live_bytes(b: &Block) -> usize {
+    if b.deleted {
+        0
+    } else {
+        b.content.len()
+    }
 }
 
 /// A block and its depth, in document order.
@@ -58,6 +69,11 @@ impl DocState {
         self.blocks.len()
     }
 
+    /// Bytes of text in the document's live blocks.
+    pub fn content_bytes(&self) -> usize {
+        self.content_bytes
+    }
+
     pub fn purged_ids(&self) -> impl Iterator<Item = &String> {
         self.purged.iter()
     }
@@ -72,6 +88,10 @@ impl DocState {
 
     /// Inserts or replaces a block, keeping the children index sorted.
     pub fn put(&mut self, block: Arc<Block>) -> Arc<Block> {
+        self.content_bytes += live_bytes(&block);
+        if let Some(old) = self.blocks.get(&block.id) {
+            self.content_bytes -= live_bytes(old);
+        }
         if let Some(old) = self.blocks.get(&block.id).cloned() {
             if old.parent_id == block.parent_id && old.order_key == block.order_key {
                 self.blocks.insert(block.id.clone(), block.clone());
@@ -105,6 +125,7 @@ impl DocState {
     pub fn purge(&mut self, ids: &[String]) {
         for id in ids {
             if let Some(old) = self.blocks.remove(id) {
+                self.content_bytes -= live_bytes(&old);
                 self.unlink(&old);
             }
             self.purged.insert(id.clone());

@@ -74,6 +74,16 @@ impl OpKind {
         }
     }
 
+    /// Bytes of text this op may bring into the document (its content or title), for the
+    /// per-document size budget.
+    pub fn added_text_bytes(&self) -> usize {
+        match self {
+            OpKind::Insert { content, .. } | OpKind::SetContent { content, .. } => content.len(),
+            OpKind::SetTitle { title, .. } => title.len(),
+            _ => 0,
+        }
+    }
+
     /// Block IDs this op names (target and, where given, parent), for the foreign-ID check.
     pub fn referenced_blocks(&self) -> Vec<&str> {
         match self {

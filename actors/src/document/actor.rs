@@ -50,6 +50,8 @@ pub struct ActorConfig {
     pub tick: Duration,
     /// `limits.max_depth`: most levels a block tree may have (the rules enforce it).
     pub max_depth: usize,
+    /// `limits.max_document_bytes`: most bytes of text a document may hold (0: no limit).
+    pub max_document_bytes: usize,
     /// `limits.max_tags_per_block`: most `#tags` indexed per block.
     pub max_tags_per_block: usize,
     /// Test hook: content equal to this makes the rules panic. Only debug builds look at it
@@ -71,6 +73,7 @@ impl Default for ActorConfig {
             tick: Duration::from_secs(1),
             max_depth: crate::collab::rules::DEFAULT_MAX_DEPTH,
             max_tags_per_block: crate::storage::derived::DEFAULT_MAX_TAGS_PER_BLOCK,
+            max_document_bytes: 0,
             panic_marker: None,
             metrics: Arc::new(Metrics::new()),
         }
@@ -369,6 +372,22 @@ impl Handler<Close> for DocumentActor {
     }
 }
 
+impl Handler<GetSize> for DocumentActor {
+    type Result = Result<DocSize, DocError>;
+
+    fn handle(&mut self, _msg: GetSize, _ctx: &mut Context<Self>) -> Self::Result {
+        if let Some(e) = self.refuse() {
+            return Err(e);
+        }
+        let state = self.state.as_ref().expect("checked by refuse()");
+        Ok(DocSize {
+            content_bytes: state.content_bytes(),
+            max_bytes: self.cfg.max_document_bytes,
+            blocks: state.block_count(),
+        })
+    }
+}
+
 impl Handler<GetStats> for DocumentActor {
     type Result = MessageResult<GetStats>;
 
@@ -391,6 +410,7 @@ impl Handler<GetStats> for DocumentActor {
                 .collect(),
             loaded: self.state.is_some(),
             blocks: self.state.as_ref().map_or(0, |s| s.block_count()),
+            content_bytes: self.state.as_ref().map_or(0, |s| s.content_bytes()),
             head_seq: self.state.as_ref().map_or(0, |s| s.head_seq),
             durable_seq: self.durable_seq,
             sessions: self.sessions.len(),

@@ -33,6 +33,13 @@ pub enum DocError {
     /// freed (the HTTP layer answers 507).
     #[error("storage full: {0}")]
     StorageFull(String),
+    /// The request would grow the document past `limits.max_document_bytes`.
+    #[error("the document holds {size} bytes of text and may hold at most {max}; this request adds {adds}")]
+    DocumentFull {
+        size: usize,
+        adds: usize,
+        max: usize,
+    },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -407,6 +414,20 @@ pub struct Stopped {
     pub addr: actix::Addr<super::DocumentActor>,
 }
 
+/// How much text the document holds, against its budget (`limits.max_document_bytes`).
+#[derive(Message, Clone)]
+#[rtype(result = "Result<DocSize, DocError>")]
+pub struct GetSize;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocSize {
+    pub content_bytes: usize,
+    /// 0: no limit.
+    pub max_bytes: usize,
+    pub blocks: usize,
+}
+
 /// Operator view of one actor.
 #[derive(Message)]
 #[rtype(result = "ActorStats")]
@@ -426,6 +447,8 @@ pub struct ActorStats {
     pub recent_sync_ms: Vec<f64>,
     pub loaded: bool,
     pub blocks: usize,
+    /// Bytes of text the document holds (its size budget counts these).
+    pub content_bytes: usize,
     pub head_seq: i64,
     pub durable_seq: i64,
     pub sessions: usize,

@@ -10,7 +10,7 @@ use actix::prelude::*;
 
 use crate::collab::block::Block;
 use crate::collab::lease::HoldOutcome;
-use crate::collab::op::{Effect, LogEntry, OpResult, OpStatus};
+use crate::collab::op::{Effect, LogEntry, OpKind, OpResult, OpStatus};
 use crate::collab::rules::{apply_op, OpContext};
 use crate::metrics::OpTally;
 use crate::storage::documents::{self, DocWrite};
@@ -112,6 +112,37 @@ impl DocumentActor {
 
     pub(super) fn push_tail(&mut self, rec: Arc<LogRecord>) {
         self.tail.push(rec, self.cfg.log_tail);
+    }
+
+    /// Refuses a request whose new text would take the document past its size budget.
+    /// Retries of ops already answered add nothing (they get their stored answers), and a
+    /// request that adds no text (moves, deletes, leases) always passes, so a full document
+    /// can still be tidied up.
+    fn over_size(&self, msg: &Sync) -> Option<DocError> {
+        let max = self.cfg.max_document_bytes;
+        let state = self.state.as_ref()?;
+        if max == 0 {
+            return None;
+        }
+        let adds: usize = msg
+            .ops
+            .iter()
+            .filter(|o| {
+                !self.recent.contains_key(&o.op_id) && !msg.precheck.known.contains_key(&o.op_id)
+            })
+            .map(|o| match &o.kind {
+                // An edit replaces its block's text: only growth counts.
+                OpKind::SetContent {
+                    block_id, content, ..
+                } => match state.get(block_id) {
+                    Some(b) if !b.deleted => content.len().saturating_sub(b.content.len()),
+                    _ => content.len(),
+                },
+                other => other.added_text_bytes(),
+            })
+            .sum();
+        let size = state.content_bytes();
+        (adds > 0 && size + adds > max).then_some(DocError::DocumentFull { size, adds, max })
     }
 
     /// Runs the rules for every op of a request; returns the results and the rows to write.
@@ -240,6 +271,14 @@ impl Handler<Sync> for DocumentActor {
         }
         if !msg.ops.is_empty() && msg.precheck_at < self.trust_precheck_after {
             return Box::pin(actix::fut::ready(Err(DocError::StalePrecheck)));
+        }
+        if let Some(e) = self.over_size(&msg) {
+            self.cfg
+                .metrics
+                .quota_refusals
+                .with_label_values(&["document_size"])
+                .inc();
+            return Box::pin(actix::fut::ready(Err(e)));
         }
         let now = self.clock.now_ms();
         let ahead = msg.last_seq > self.durable_seq;
