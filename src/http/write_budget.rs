@@ -162,9 +162,10 @@ mod tests {
         assert_eq!(b.document("d", 0).available_bytes, 70_000);
         assert!(b.charge("u", "d", 20_000, 10_000).is_ok());
         // Another user on the same document meets the document's budget.
-        assert!(b.charge("v", "d", 50_000, 10_000).is_ok());
+        // (the document refilled 20,000 in those 10 s: 90,000 - 20,000 = 70,000 left).
+        assert!(b.charge("v", "d", 60_000, 10_000).is_ok());
         assert_eq!(
-            b.charge("v", "d", 10_000, 10_000).map_err(|e| e.0),
+            b.charge("w", "d", 20_000, 10_000).map_err(|e| e.0),
             Err(Budget::Document)
         );
         // Off when 0.
