@@ -104,6 +104,12 @@ export function onRequestError(eng, e, batch) {
     eng.stopSending(e);
     return null;
   }
+  if (e.code === 'document_full' || e.code === 'write_budget') {
+    // A budget, not a bad op: the text stays queued (on this device) and is sent again
+    // later, when the budget refilled or the document has room.
+    eng.noteNotice(`Not saved to the server yet: ${e.message}. Your text is kept on this device.`);
+    return eng.nextBackoff();
+  }
   if ((e.status === 400 || e.status === 413) && batch.length > 0) {
     if (batch.length > 1) {
       // One op makes the whole request invalid: find it by sending one at a time.

@@ -570,6 +570,31 @@ describe('the send loop', () => {
     expect(server.model.get(b1)?.content).toBe('b1');
   });
 
+  it('a full document or a spent write budget keeps the text queued and retries it', async () => {
+    const [b0] = seed(['a']);
+    const e = await openEngine(await makeEngine());
+    const real = server.fetch.bind(server);
+    let refusals = 3;
+    e.fetchFn = async (url, init) => {
+      const body = init?.body ? JSON.parse(/** @type {string} */ (init.body)) : null;
+      if (body?.ops?.length && refusals > 0) {
+        refusals--;
+        server.requests.push({ path: 'sync', body, init, at: Date.now() });
+        const code = refusals % 2 ? 'document_full' : 'write_budget';
+        return reply(code === 'document_full' ? 413 : 429, { error: { code, message: 'budget' } });
+      }
+      return real(url, init);
+    };
+    typeInto(e, b0, 'kept text');
+    await run(300);
+    await run(2_000); // refused twice so far (backoff 1 s, 2 s): nothing dropped
+    expect(e.state.pending).toBeGreaterThan(0);
+    expect(server.model.get(b0)?.content).toBe('a');
+    await run(30_000);
+    expect(server.model.get(b0)?.content).toBe('kept text');
+    expect(e.state.pending).toBe(0);
+  });
+
   it('retries with backoff 1, 2, 4 … 30 s', async () => {
     const [b0] = seed(['a']);
     const e = await openEngine(await makeEngine());
