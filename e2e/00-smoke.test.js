@@ -72,3 +72,42 @@ scenario('login page: wrong password is refused, the right one opens the home pa
   const me = await page.evaluate(async () => (await fetch('/api/v1/me')).status);
   assert.equal(me, 200, 'the session cookie authenticates the page');
 });
+
+scenario('logout offers to remove this device\'s copies; on by default when all is sent, and they are gone', async (h) => {
+  const srv = await h.server();
+  const { alice } = await h.users(srv, ['alice']);
+  const doc = await srv.api(alice).createDoc('Private notes');
+  await srv.api(alice).insertBullets(doc, ['my secret']);
+  const ctx = await h.loggedIn('alice', srv.base, alice);
+  const page = await h.openDoc(ctx, doc);
+  await page.locator(SEL.row).first().waitFor();
+  // The device keeps a copy for offline use.
+  const stored = () => page.evaluate(async () => {
+    const dbs = await indexedDB.databases();
+    if (!dbs.some((d) => d.name === 'docsync')) return -1;
+    return new Promise((resolve) => {
+      const req = indexedDB.open('docsync');
+      req.onsuccess = () => {
+        const db = req.result;
+        const tx = db.transaction('docs', 'readonly');
+        const c = tx.objectStore('docs').count();
+        c.onsuccess = () => { db.close(); resolve(c.result); };
+      };
+    });
+  });
+  await waitFor(async () => (await stored()) > 0, { message: 'a device copy' });
+
+  await page.locator('#logout').click();
+  const dialog = page.locator('#logout-dialog');
+  await dialog.waitFor();
+  assert.equal(await page.locator('#logout-remove').isChecked(), true, 'removal is on by default');
+  assert.match(await page.locator('#logout-note').textContent() || '', /Everything is saved on the server/);
+  if (process.env.E2E_SHOTS) await page.screenshot({ path: `${process.env.E2E_SHOTS}/logout-dialog.png` });
+  await page.locator('#logout-confirm').click();
+  await waitFor(async () => new URL(page.url()).pathname === '/login', { message: 'back at the login page' });
+  await waitFor(async () => (await stored()) === -1, { message: 'the device copies are gone' });
+  const recent = await page.evaluate(() => localStorage.getItem('docsync.recent'));
+  assert.equal(recent, null, 'no list of recent documents is left behind');
+  const me = await page.evaluate(async () => (await fetch('/api/v1/me')).status);
+  assert.equal(me, 401, 'the session ended');
+});

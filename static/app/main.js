@@ -11,6 +11,8 @@ import { rememberDoc } from './recent.js';
 import { renderLogin } from './pages/login.js';
 import { renderHome, pendingTitles } from './pages/home.js';
 import { openShareDialog, configureSharing } from './pages/share-dialog.js';
+import { openModal } from './ui/dialog.js';
+import { logoutChoice, countDeviceCopies, removeDeviceCopies } from './device-copies.js';
 
 /** @typedef {import('./router.js').Route} Route */
 /** @typedef {{destroy?: () => void}} PageHandle */
@@ -89,6 +91,19 @@ async function onLogout() {
     }
     page = null;
   }
+  // The closed editor's last changes may still be on their way: give them a moment.
+  let copies = await countDeviceCopies();
+  for (let i = 0; i < 30 && copies.pending > 0 && navigator.onLine; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    copies = await countDeviceCopies();
+  }
+  const choice = logoutChoice(copies);
+  const remove = choice.offer ? await askLogout(choice) : false;
+  if (remove === null) {
+    // Cancelled: back to where the user was.
+    if (!page) navigate(location.pathname + location.search + location.hash, { replace: true });
+    return;
+  }
   try {
     await api.post('/auth/logout', {}, { quiet401: true });
   } catch (e) {
@@ -98,9 +113,46 @@ async function onLogout() {
       return;
     }
   }
+  if (remove) {
+    try {
+      if (!(await removeDeviceCopies())) toast('Changes still waiting to be sent were kept on this device.');
+    } catch (e) {
+      console.error('removing device copies failed', e);
+      toast('The copies on this device could not be removed.', { kind: 'error' });
+    }
+  }
   clearUser();
   renderHeader();
   navigate('/login', { replace: false });
+}
+
+/**
+ * The logout dialog: whether to remove this device's copies. Resolves true/false, or null
+ * when cancelled.
+ * @param {ReturnType<typeof logoutChoice>} choice
+ * @returns {Promise<boolean|null>}
+ */
+function askLogout(choice) {
+  return new Promise((resolve) => {
+    /** @type {boolean|null} */
+    let result = null;
+    const box = h('input', { type: 'checkbox', id: 'logout-remove', checked: choice.removeByDefault, disabled: !choice.canRemove });
+    const ok = h('button', { type: 'submit', class: 'btn btn-primary', id: 'logout-confirm' }, 'Log out');
+    const cancel = h('button', { type: 'button', class: 'btn' }, 'Cancel');
+    const form = h('form', { method: 'dialog', class: 'dialog-form' },
+      h('p', { class: 'dialog-message', id: 'logout-note' }, choice.note),
+      h('label', { class: 'check-row', for: 'logout-remove' }, box,
+        h('span', null, 'Remove this device\'s copies of my documents (recommended on a shared computer)')),
+      h('div', { class: 'dialog-actions' }, cancel, ok));
+    const { close } = openModal({ id: 'logout-dialog', title: 'Log out', content: [form], onClose: () => resolve(result) });
+    cancel.addEventListener('click', close);
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      result = box.checked && choice.canRemove;
+      close();
+    });
+    ok.focus();
+  });
 }
 
 // ---- routing ------------------------------------------------------------------------------

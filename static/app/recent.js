@@ -119,3 +119,17 @@ export function forgetDoc(docId, opts = {}) {
   all[user] = all[user].filter((d) => d && d.docId !== docId);
   writeAll(all, opts);
 }
+
+/**
+ * Drop this device's whole list of recent documents, every user's (logout that removes the
+ * device's copies).
+ * @param {{storage?: Pick<Storage, 'getItem'|'setItem'|'removeItem'>|null}} [opts]
+ */
+export function forgetRecent(opts = {}) {
+  const storage = opts.storage === undefined ? defaultStorage() : opts.storage;
+  try {
+    storage?.removeItem(KEY);
+  } catch {
+    // blocked storage: nothing was kept either
+  }
+}

@@ -297,9 +297,37 @@ export class DocStore {
     return result;
   }
 
+  /**
+   * What this device holds: documents stored, and own ops not yet confirmed by the server
+   * (acknowledged ones waiting only for the confirmed state to catch up do not count).
+   * @returns {Promise<{docs: number, pending: number}>}
+   */
+  async counts() {
+    const tx = this.db.transaction(['docs', 'queue'], 'readonly');
+    const docs = await done(tx.objectStore('docs').count());
+    const queued = /** @type {QueueRecord[]} */ (await done(tx.objectStore('queue').getAll()));
+    return { docs, pending: queued.filter((r) => r.ackedSeq === null || r.ackedSeq === undefined).length };
+  }
+
   close() {
     this.db.close();
   }
+}
+
+/**
+ * Deletes the whole device store (every document's copy and queue). Other tabs' open
+ * connections close themselves on `versionchange`, so the deletion is not blocked by them.
+ * @param {{indexedDB?: IDBFactory, name?: string}} [opts]
+ * @returns {Promise<void>}
+ */
+export function deleteStore(opts = {}) {
+  const factory = opts.indexedDB ?? globalThis.indexedDB;
+  if (!factory) return Promise.resolve();
+  const req = factory.deleteDatabase(opts.name ?? 'docsync');
+  return new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve();
+    req.onerror = () => reject(req.error);
+  });
 }
 
 /**

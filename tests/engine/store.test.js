@@ -207,3 +207,23 @@ describe('memory locks', () => {
     expect(await locks.request('L', { ifAvailable: true }, (l) => l?.name)).toBe('L');
   });
 });
+
+describe('what the device holds (logout)', () => {
+  it('counts documents and unconfirmed ops; acknowledged ones are not pending; deleting empties it', async () => {
+    const { deleteStore } = await import('../../static/engine/store.js');
+    const s = await open();
+    expect(await s.counts()).toEqual({ docs: 0, pending: 0 });
+    await s.saveSnapshot(meta('doc_a', 1), [block('blk_1')]);
+    await s.saveSnapshot(meta('doc_b', 1), [block('blk_2')]);
+    const op = { opId: 'op_1', kind: 'set_content', blockId: 'blk_1', content: 'x', baseVersion: 1 };
+    await s.putQueued([
+      { docId: 'doc_a', clientId: 'cl_1', n: 1, op: /** @type {any} */ (op), ackedSeq: null },
+      { docId: 'doc_a', clientId: 'cl_1', n: 2, op: /** @type {any} */ ({ ...op, opId: 'op_2' }), ackedSeq: 5 },
+    ]);
+    expect(await s.counts()).toEqual({ docs: 2, pending: 1 });
+    s.close();
+    await deleteStore({ indexedDB: idb });
+    const again = await open();
+    expect(await again.counts()).toEqual({ docs: 0, pending: 0 });
+  });
+});
