@@ -130,6 +130,36 @@ impl Api {
         })
     }
 
+    /// `POST /api/v1{path}` with a JSON body and extra headers, without this client's
+    /// credentials (logins); the status only, whatever it is.
+    pub async fn post_anonymous(
+        &self,
+        path: &str,
+        body: &Value,
+        headers: &[(&str, String)],
+    ) -> Result<u16> {
+        let mut req = self.http.post(format!("{}{path}", self.base)).json(body);
+        for (k, v) in headers {
+            req = req.header(*k, v);
+        }
+        Ok(req.send().await?.status().as_u16())
+    }
+
+    /// `POST /sync`, answering the status whatever it is (budget refusals are a result).
+    pub async fn sync_status(&self, doc_id: &str, body: String) -> Result<u16> {
+        let resp = self
+            .http
+            .post(format!("{}/docs/{doc_id}/sync", self.base))
+            .header("Authorization", &*self.auth)
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+            .await?;
+        let status = resp.status().as_u16();
+        let _ = resp.bytes().await?;
+        Ok(status)
+    }
+
     pub async fn create_doc(&self, title: &str) -> Result<String> {
         let reply = self
             .send(

@@ -21,6 +21,13 @@ const STREAM_LIMIT_KEYS: [&str; 2] = [
 ];
 /// More than any scenario opens (idle_subscribers: 10,100 at once).
 const MANY_STREAMS: &str = "100000";
+/// Write budgets off (0): throughput scenarios write far more per minute, as one user on
+/// one address, than a person does; the `hostile` scenario measures the budgets themselves.
+const BUDGET_KEYS: [&str; 3] = [
+    "DOCSYNC_LIMITS__USER_WRITE_BYTES_PER_MINUTE",
+    "DOCSYNC_LIMITS__DOC_WRITE_BYTES_PER_MINUTE",
+    "DOCSYNC_LIMITS__MAX_DOCUMENT_BYTES",
+];
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum SyncMode {
@@ -75,16 +82,25 @@ impl Launcher {
             path,
             user: BenchUser::default(),
             raise_stream_limits: true,
+            lift_budgets: true,
+            extra_env: Vec::new(),
         };
-        dir.user = match dir.add_user("bench", false) {
-            Ok(user) => user,
-            // A server from before the stream limits existed refuses their (unknown) keys;
-            // it has no limits to raise.
-            Err(first) => {
-                dir.raise_stream_limits = false;
-                dir.add_user("bench", false).map_err(|_| first)?
+        // A server from before the write budgets (or the stream limits) existed refuses
+        // their unknown keys; it has nothing to lift.
+        let first = match dir.add_user("bench", false) {
+            Ok(user) => {
+                dir.user = user;
+                return Ok(dir);
             }
+            Err(e) => e,
         };
+        dir.lift_budgets = false;
+        if let Ok(user) = dir.add_user("bench", false) {
+            dir.user = user;
+            return Ok(dir);
+        }
+        dir.raise_stream_limits = false;
+        dir.user = dir.add_user("bench", false).map_err(|_| first)?;
         Ok(dir)
     }
 
@@ -92,6 +108,18 @@ impl Launcher {
     pub async fn start(&self) -> Result<LocalServer> {
         let launcher = self.clone();
         tokio::task::spawn_blocking(move || launcher.prepare()?.serve()).await?
+    }
+
+    /// Like `start`, with the write budgets at their defaults and `env` set.
+    pub async fn start_as_deployed(&self, env: Vec<(String, String)>) -> Result<LocalServer> {
+        let launcher = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut dir = launcher.prepare()?;
+            dir.lift_budgets = false;
+            dir.extra_env = env;
+            dir.serve()
+        })
+        .await?
     }
 }
 
@@ -108,6 +136,10 @@ pub struct ServerDir {
     pub user: BenchUser,
     /// Whether `command` lifts the server's per-user and per-address stream limits.
     raise_stream_limits: bool,
+    /// Whether `command` turns the write budgets off.
+    lift_budgets: bool,
+    /// More settings for this server only.
+    extra_env: Vec<(String, String)>,
 }
 
 impl ServerDir {
@@ -137,6 +169,14 @@ impl ServerDir {
             for key in STREAM_LIMIT_KEYS {
                 cmd.env(key, MANY_STREAMS);
             }
+        }
+        if self.lift_budgets {
+            for key in BUDGET_KEYS {
+                cmd.env(key, "0");
+            }
+        }
+        for (k, v) in &self.extra_env {
+            cmd.env(k, v);
         }
         cmd
     }
@@ -244,6 +284,11 @@ pub struct LocalServer {
 }
 
 impl LocalServer {
+    /// The server's database file.
+    pub fn db_path(&self) -> PathBuf {
+        self.dir.db_path()
+    }
+
     /// A client acting as the user `bench`.
     pub fn api(&self) -> Result<Api> {
         Api::new(&self.base_url, &self.dir.user.token, true)

@@ -2,6 +2,7 @@
 
 mod compaction;
 pub mod fanout;
+mod hostile;
 mod hot_doc;
 mod idle_actors;
 mod idle_subscribers;
@@ -40,6 +41,7 @@ pub enum ScenarioArg {
     Wakeup,
     Fanout,
     Compaction,
+    Hostile,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -54,6 +56,8 @@ pub enum Scenario {
     /// Channel, readers, offered edits per second.
     Fanout(Channel, usize, u32),
     Compaction,
+    /// What one user can do to everyone else (placement, tags, logins, write budget).
+    Hostile,
 }
 
 impl Scenario {
@@ -67,6 +71,7 @@ impl Scenario {
             Scenario::Wakeup(..) => "wakeup",
             Scenario::Fanout(..) => "fanout",
             Scenario::Compaction => "compaction",
+            Scenario::Hostile => "hostile",
         }
     }
 
@@ -105,7 +110,7 @@ impl Scenario {
                 vec![Scenario::HotDoc, Scenario::ManyDocs, Scenario::Snapshot10k],
                 wakeups,
                 fanout.scenarios(),
-                vec![Scenario::Compaction],
+                vec![Scenario::Compaction, Scenario::Hostile],
             ]
             .concat(),
             ScenarioArg::Hot => vec![Scenario::HotDoc],
@@ -116,6 +121,7 @@ impl Scenario {
             ScenarioArg::Wakeup => wakeups,
             ScenarioArg::Fanout => fanout.scenarios(),
             ScenarioArg::Compaction => vec![Scenario::Compaction],
+            ScenarioArg::Hostile => vec![Scenario::Hostile],
         }
     }
 }
@@ -144,5 +150,6 @@ pub async fn run(scenario: Scenario, env: &Env) -> Result<Line> {
         Scenario::Wakeup(channel, n) => wakeup::run(api, channel, n, pid).await,
         Scenario::Fanout(channel, readers, rate) => fanout::run(env, channel, readers, rate).await,
         Scenario::Compaction => compaction::run(env).await,
+        Scenario::Hostile => hostile::run(env).await,
     }
 }
