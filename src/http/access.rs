@@ -135,7 +135,10 @@ pub async fn stream_access(
     Ok(StreamAccess {
         doc,
         user: d.user,
-        grant: Arc::new(CredentialGrant(creds.clone())),
+        grant: Arc::new(CredentialGrant {
+            key: creds.cache_key().unwrap_or_default(),
+            creds: creds.clone(),
+        }),
         confirmed: Confirmed {
             epoch,
             until: d.until,
@@ -145,11 +148,19 @@ pub async fn stream_access(
 
 /// The credentials a stream was opened with, re-checked through the same credential
 /// lookup and role function as every request.
-struct CredentialGrant(Credentials);
+struct CredentialGrant {
+    creds: Credentials,
+    /// The kind and secret (`Credentials::cache_key`): streams of one credential share it.
+    key: String,
+}
 
 impl StreamGrant for CredentialGrant {
+    fn key(&self) -> &str {
+        &self.key
+    }
+
     fn recheck(&self, conn: &Connection, doc_id: &str, now: i64) -> Result<Standing, StorageError> {
-        let Some((user, until)) = self.0.user_until(conn, now)? else {
+        let Some((user, until)) = self.creds.user_until(conn, now)? else {
             return Ok(Standing::CredentialEnded);
         };
         Ok(match roles::doc_role(conn, &user.id, doc_id)? {

@@ -94,8 +94,18 @@ impl DocumentActor {
             storage
                 .read(move |c| {
                     let mut standing = Vec::with_capacity(streams.len());
+                    let mut by_key: std::collections::HashMap<String, super::grant::Standing> =
+                        std::collections::HashMap::new();
                     for (id, grant) in streams {
-                        standing.push((id, grant.recheck(c, &doc, now)?));
+                        let s = match by_key.get(grant.key()) {
+                            Some(s) => *s,
+                            None => {
+                                let s = grant.recheck(c, &doc, now)?;
+                                by_key.insert(grant.key().to_string(), s);
+                                s
+                            }
+                        };
+                        standing.push((id, s));
                     }
                     let mut roles = Vec::with_capacity(users.len());
                     for u in users {

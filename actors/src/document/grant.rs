@@ -11,6 +11,10 @@ use crate::storage::StorageError;
 
 /// The credential (and through it the user) behind an open stream.
 pub trait StreamGrant: Send + Sync + 'static {
+    /// Streams with equal keys stand or fall together (one credential, one document), so a
+    /// re-check asks once per key: a user's ten tabs cost one lookup, not ten.
+    fn key(&self) -> &str;
+
     /// Whether the credential still names its user and that user still reads `doc_id`, at
     /// `now_ms` on the server's clock. Runs inside one read on the pool.
     fn recheck(
@@ -62,6 +66,10 @@ pub(crate) struct UserGrant(pub String);
 
 #[cfg(test)]
 impl StreamGrant for UserGrant {
+    fn key(&self) -> &str {
+        &self.0
+    }
+
     fn recheck(
         &self,
         conn: &Connection,

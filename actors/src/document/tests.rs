@@ -206,6 +206,10 @@ pub(super) fn confirmed_now(f: &Fixture) -> Confirmed {
 struct TokenGrant(String);
 
 impl StreamGrant for TokenGrant {
+    fn key(&self) -> &str {
+        &self.0
+    }
+
     fn recheck(
         &self,
         conn: &rusqlite::Connection,
