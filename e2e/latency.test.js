@@ -5,7 +5,8 @@
 // animation frame after that (≈ painted). Both pages and this process read the same system
 // clock (performance.timeOrigin + performance.now()), so for every character:
 //   key→paint  = alice's keydown to bob's paint of that character (what people see; it
-//                includes the engine's 300 ms send batching, PROTOCOL §7);
+//                includes the engine's send throttle: at once when idle, else ≤ 100 ms,
+//                PROTOCOL §7 as amended);
 //   send→paint = the /sync request that carried it leaving alice's page to bob's paint
 //                (the wake-up path: server commit, channel, bob's pull and render).
 //

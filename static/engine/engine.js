@@ -14,7 +14,7 @@ import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from './leases.js';
 import { Outbox } from './outbox.js';
 import * as replies from './replies.js';
 import * as sendLoop from './send-loop.js';
-import { SEND_DELAY_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT } from './send-loop.js';
+import { THROTTLE_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT } from './send-loop.js';
 
 /** @typedef {import('./types.js').Op} Op */
 /** @typedef {import('./types.js').Block} Block */
@@ -35,7 +35,7 @@ import { SEND_DELAY_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEP
 /** @typedef {import('./transport.js').Wake} Wake */
 /** @typedef {import('./outbox.js').QueueItem} QueueItem */
 
-export { SEND_DELAY_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT };
+export { THROTTLE_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT };
 export { LEASE_KEEP_MS, FOCUS_IDLE_MS };
 export const RENEW_EVERY_MS = 7_000;
 /** How long a reloaded tab waits for its own clientId's lock before taking a fresh one. */
@@ -145,6 +145,8 @@ export class DocSyncEngine {
     /** Ops per request; drops to 1 to find an op the server calls invalid. */
     this.batchLimit = MAX_OPS_PER_SYNC;
     /** @type {ReturnType<typeof setTimeout>|null} */ this.sendTimer = null;
+    /** When the last /sync left (the throttle counts from there). */
+    this.lastSendAt = -Infinity;
     this.sendDue = Infinity;
     /** @type {ReturnType<typeof setTimeout>|null} */ this.periodicTimer = null;
     this.periodicDue = Infinity;
@@ -677,13 +679,13 @@ export class DocSyncEngine {
         for (const i of items) i.saved = true;
         this.outbox.changed();
         this.emit();
-        this.syncSoon(SEND_DELAY_MS);
+        this.syncSoon(this.throttleDelay());
       },
       (e) => {
         // Not on this device: still send it (the server is the other safe place).
         for (const i of items) i.saveFailed = true;
         this.setStorageError(e);
-        this.syncSoon(SEND_DELAY_MS);
+        this.syncSoon(this.throttleDelay());
       },
     );
   }
@@ -713,7 +715,12 @@ export class DocSyncEngine {
     }, delay);
   }
 
-  /** A lease request: at once, not after the 300 ms batching delay. */
+  /** How long a change waits now: 0 on the leading edge, else until THROTTLE_MS after the last send. */
+  throttleDelay() {
+    return Math.max(0, this.lastSendAt + THROTTLE_MS - this.now());
+  }
+
+  /** A lease request: at once, not throttled. */
   requestSoon() {
     this.syncSoon(0);
   }

@@ -10,8 +10,13 @@ import { NetworkError, HttpError } from './http.js';
 /** @typedef {import('./types.js').SyncReply} SyncReply */
 /** @typedef {import('./outbox.js').QueueItem} QueueItem */
 
-/** Batch delay from the first saved op (not a debounce: continuous typing still sends). */
-export const SEND_DELAY_MS = 300;
+/**
+ * Sending is leading edge, then throttled (PROTOCOL §7, amended): a stored change goes out at
+ * once when no /sync is in flight and the last one left at least this long ago; changes made
+ * meanwhile wait and go together, this long after the previous send. A continuous typist
+ * costs at most ~10 /sync a second, and a colleague sees a keystroke one round trip later.
+ */
+export const THROTTLE_MS = 100;
 export const BACKOFF_FIRST_MS = 1000;
 export const BACKOFF_MAX_MS = 30_000;
 /** Ops per /sync: under the server's 500 and its 2 MiB body limit for normal text. */
@@ -49,6 +54,7 @@ export async function syncNow(eng) {
       i.inFlight = true;
       i.sent = true;
     }
+    eng.lastSendAt = eng.now();
     const reply = /** @type {SyncReply} */ (await eng.post('sync', eng.syncBody(batch), false));
     if (eng.closed) return;
     eng.netDown = false;
@@ -75,7 +81,7 @@ export async function syncNow(eng) {
     eng.armSend(retryIn);
   } else if (eng.syncAgain || eng.outbox.sendable().length > 0) {
     // Ops typed during the request, hasMore, or a lease asked for meanwhile: go again.
-    eng.syncSoon(eng.syncAgain ? 0 : SEND_DELAY_MS);
+    eng.syncSoon(eng.syncAgain && eng.outbox.sendable().length === 0 ? 0 : eng.throttleDelay());
   }
   eng.restartPeriodic();
   eng.emit();

@@ -243,7 +243,6 @@ describe('persistence', () => {
     await run();
     expect(stored.length + (await e.store.loadQueue(DOC, e.clientId)).length).toBeGreaterThan(0);
     expect(e.state.pending).toBe(1);
-    expect(server.syncs().length).toBe(syncsBefore); // still inside the 300 ms batching delay
     await run(300);
     expect(server.syncs().length).toBe(syncsBefore + 1);
     expect(e.state.pending).toBe(0);
@@ -305,9 +304,7 @@ describe('persistence', () => {
     expect(server.syncs().length - before).toBeGreaterThanOrEqual(1); // periodic syncs went, without it
     release();
     await run();
-    expect(e.state.pending).toBe(1);
-    expect(server.sentOps().size).toBe(0); // then the 300 ms batching delay
-    await run(300);
+    await run(100); // at most one throttle interval after the last (periodic) exchange
     expect([...server.sentOps().keys()]).toHaveLength(1);
     expect(server.model.get(b0)?.content).toBe('slow disk');
   });
@@ -428,20 +425,47 @@ describe('persistence', () => {
 });
 
 describe('the send loop', () => {
-  it('merges consecutive text edits of one block keeping the FIRST baseVersion', async () => {
+  it('sends a change at once when the line is idle, then at most every 100 ms with the changes made meanwhile merged (keeping the FIRST baseVersion)', async () => {
     const [b0] = seed(['v1']);
     const e = await openEngine(await makeEngine());
-    const base = e.view.get(b0)?.version;
+    await run(200); // the opening exchange is over 100 ms ago: the line is idle
+    const base = /** @type {number} */ (e.view.get(b0)?.version);
+    const from = server.syncs().length;
     typeInto(e, b0, 'v1 a');
-    await run(50);
-    typeInto(e, b0, 'v1 ab'); // the view's version is now base+1; the merge must keep base
-    await run(50);
+    await run(); // leading edge: stored, then sent in the same turn of timers
+    expect(server.syncs().slice(from).flatMap((r) => r.body.ops ?? []).map((o) => o.content)).toEqual(['v1 a']);
+    typeInto(e, b0, 'v1 ab'); // the view's version is now base+1; the merge must keep it
+    await run(20);
     typeInto(e, b0, 'v1 abc');
+    await run(20);
+    typeInto(e, b0, 'v1 abcd');
+    await run(20);
     await run(300);
-    const sent = server.syncs().flatMap((r) => r.body.ops ?? []);
-    expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatchObject({ kind: 'set_content', content: 'v1 abc', baseVersion: base });
-    expect(server.model.get(b0)?.content).toBe('v1 abc');
+    const syncs = server.syncs().slice(from).filter((r) => (r.body.ops ?? []).length > 0);
+    const sent = syncs.flatMap((r) => r.body.ops);
+    expect(sent.map((o) => [o.content, o.baseVersion])).toEqual([['v1 a', base], ['v1 abcd', base + 1]]);
+    expect(syncs[1].at - syncs[0].at).toBeGreaterThanOrEqual(100);
+    expect(syncs[1].at - syncs[0].at).toBeLessThan(150);
+    expect(server.model.get(b0)?.content).toBe('v1 abcd');
+  });
+
+  it('a continuous typist costs at most ~10 /sync a second', async () => {
+    const [b0] = seed(['']);
+    const e = await openEngine(await makeEngine());
+    await run(200);
+    const from = server.syncs().length;
+    let text = '';
+    for (let i = 0; i < 100; i++) {
+      text += 'x';
+      typeInto(e, b0, text);
+      await run(20); // 50 keys a second for 2 s
+    }
+    await run(300);
+    const times = server.syncs().slice(from).map((r) => r.at);
+    const gaps = times.slice(1).map((t, i) => t - times[i]);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(100);
+    expect(Math.max(...gaps)).toBeLessThan(150); // and no slower: every 100 ms while typing
+    expect(server.model.get(b0)?.content).toBe(text);
   });
 
   it('never merges into an op that was already on the wire', async () => {

@@ -398,7 +398,7 @@ export class SimRun {
         if (process.env.SIM_VERBOSE === '2') this.log(`${tab.name} roll ${roll.toFixed(3)}`);
         if (roll < this.reloadRate) {
           // Often right after an edit: the op is in IndexedDB (real idle turns, no fake time,
-          // so the 300 ms batch timer has not fired) but not sent when the tab goes away.
+          // so a throttled send may not have fired) but not sent when the tab goes away.
           if (this.actRng.chance(0.6)) {
             await this.act(tab);
             await idle(3);
