@@ -152,6 +152,10 @@ export class DocStore {
   /**
    * Advances the confirmed state: upserts `changed`, removes `purged`, writes `meta`, and
    * applies queue changes, all in one transaction (a crash leaves either all or none).
+   * Never backwards: two tabs of one document share this record, and a tab that is behind
+   * (it applies seq 9 after the other saved seq 10) must not put older blocks over newer
+   * ones — a tab reloaded next would show, and type on, text that was already replaced
+   * (the two-tab loss). Then only the queue changes are written.
    * @param {Omit<DocMeta, 'buckets'>} meta
    * @param {Block[]} changed
    * @param {string[]} purged
@@ -162,6 +166,11 @@ export class DocStore {
     const result = committed(tx);
     const docs = tx.objectStore('docs');
     const old = /** @type {DocMeta|undefined} */ (await done(docs.get(meta.docId)));
+    if (old && old.lastSeq > meta.lastSeq) {
+      this.queueWrites(tx, meta.docId, queue);
+      commitNow(tx);
+      return result;
+    }
     const buckets = old?.buckets ?? 1;
     docs.put({ ...meta, buckets });
     /** @type {Map<number, {upsert: Block[], remove: Set<string>}>} */

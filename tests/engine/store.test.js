@@ -227,3 +227,25 @@ describe('what the device holds (logout)', () => {
     expect(await again.counts()).toEqual({ docs: 0, pending: 0 });
   });
 });
+
+describe('two tabs of one document', () => {
+  it('a tab that is behind never writes older blocks over newer ones; its queue changes still land', async () => {
+    const a = await open();
+    const b = await open();
+    await a.saveSnapshot(meta('doc_t', 8), [block('blk_1', { content: 'a', version: 1 })]);
+    // Tab A is ahead: it saved seq 10 with the bullet at version 2.
+    await a.saveConfirmed(meta('doc_t', 10), [block('blk_1', { content: 'ab', version: 2 })], []);
+    // Tab B applies seq 9 (an older change of the same bullet) afterwards.
+    const op = { opId: 'op_b', kind: 'set_content', blockId: 'blk_1', content: 'x', baseVersion: 1 };
+    await b.saveConfirmed(meta('doc_t', 9), [block('blk_1', { content: 'a', version: 1 })], [], {
+      put: [{ docId: 'doc_t', clientId: 'cl_b', n: 1, op: /** @type {any} */ (op), ackedSeq: null }],
+    });
+    const got = await a.loadDoc('doc_t');
+    expect(got?.meta.lastSeq).toBe(10);
+    expect(got?.blocks.find((x) => x.id === 'blk_1')).toMatchObject({ content: 'ab', version: 2 });
+    expect(await a.loadQueue('doc_t', 'cl_b')).toHaveLength(1);
+    // Catching up moves it on as usual.
+    await b.saveConfirmed(meta('doc_t', 11), [block('blk_1', { content: 'abc', version: 3 })], []);
+    expect((await a.loadDoc('doc_t'))?.blocks[0]).toMatchObject({ content: 'abc', version: 3 });
+  });
+});
