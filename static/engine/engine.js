@@ -1008,6 +1008,7 @@ export class DocSyncEngine {
       stage,
       stageLabel: STAGE_LABELS[stage],
       pending: this.outbox.pending(),
+      unsaved: this.outbox.unsaved(),
       loaded: this.loaded,
       error: this.error,
       notice: this.notice,

@@ -54,6 +54,14 @@ export class Outbox {
     return this.pendingCount;
   }
 
+  /**
+   * Own ops shown on screen, not acknowledged, whose IndexedDB write has not completed (or
+   * failed): safe nowhere yet.
+   */
+  unsaved() {
+    return this.items.filter((i) => !i.saved && i.rec.ackedSeq === null).length;
+  }
+
   /** Records read back from disk (own after a reload, or adopted): frozen, as they may have been sent. @param {QueueRecord[]} recs */
   restore(recs) {
     for (const rec of recs) {

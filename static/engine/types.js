@@ -105,7 +105,7 @@
  *   docId: string, title: string, titleVersion: number, icon: string|null,
  *   role: Role|null, mode: Mode, shared: boolean, sessions: number,
  *   rows: Row[], locks: Map<string, Lock>, lastSeq: number,
- *   stage: Stage, stageLabel: string, pending: number, loaded: boolean,
+ *   stage: Stage, stageLabel: string, pending: number, unsaved: number, loaded: boolean,
  *   error: {status: number, code: string, message: string}|null,
  *   notice: string|null, noticeSeq: number, storageError: string|null
  * }} EngineState

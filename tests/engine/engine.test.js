@@ -239,10 +239,12 @@ describe('persistence', () => {
     expect(r.ok).toBe(true);
     expect(e.state.rows[0].content).toBe('hello world');
     expect(e.state.pending).toBe(0); // applied to the view, not yet on disk
+    expect(e.state.unsaved).toBe(1); // and the status line says so ("Saving…")
     const stored = await e.store.loadQueue(DOC, e.clientId);
     await run();
     expect(stored.length + (await e.store.loadQueue(DOC, e.clientId)).length).toBeGreaterThan(0);
     expect(e.state.pending).toBe(1);
+    expect(e.state.unsaved).toBe(0);
     await run(300);
     expect(server.syncs().length).toBe(syncsBefore + 1);
     expect(e.state.pending).toBe(0);

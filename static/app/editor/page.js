@@ -317,11 +317,15 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
     // status line
     if (stage.textContent !== s.stageLabel) stage.textContent = s.stageLabel;
     if (status.dataset.stage !== s.stage) status.dataset.stage = s.stage;
+    // The truth, in three steps: typed but not yet committed to IndexedDB ("Saving"), on
+    // this device but not acknowledged by the server, and acknowledged ("All changes saved").
     const p = s.error
       ? `${plural(s.pending, 'change', 'changes')} kept on this device`
-      : s.pending === 0
-        ? 'All changes saved'
-        : `${plural(s.pending, 'change', 'changes')} waiting`;
+      : s.unsaved > 0
+        ? `Saving ${plural(s.pending + s.unsaved, 'change', 'changes')}…`
+        : s.pending === 0
+          ? 'All changes saved'
+          : `${plural(s.pending, 'change', 'changes')} saved on this device`;
     if (pending.textContent !== p) pending.textContent = p;
     // notices: access lost beats everything, then storage trouble, then the engine's notice
     if (s.error && (s.error.status === 403 || s.error.status === 404)) {
