@@ -223,13 +223,7 @@ async function onRoute(route) {
     show(token, renderHome(root, { api, me, offline, openShareDialog }), 'Documents');
   } else if (route.name === 'doc') {
     replaceChildren(root, h('div', { class: 'page-loading', 'aria-busy': 'true' }, 'Opening document…'));
-    /** @type {any} */
-    let mod = null;
-    try {
-      mod = await import(EDITOR_MODULE);
-    } catch (e) {
-      console.warn('editor page not available', e);
-    }
+    const mod = await importEditor();
     if (token !== renderToken) return;
     if (mod && typeof mod.mountEditor === 'function') {
       root.replaceChildren();
@@ -286,12 +280,41 @@ function show(token, handle, title) {
   firstRender = false;
 }
 
+/** A reload tried once already to load the editor's modules (so it is not tried forever). */
+const EDITOR_RELOAD_KEY = 'docsync.editorReload';
+
+/**
+ * The editor's module. A fetch of one of its modules that failed (aborted by a reload right
+ * before, a flaky connection) stays failed for the life of this page — the browser does not
+ * fetch a failed module again — so the cure is a fresh page: reload once. Seen once in 200
+ * reloads-right-after-typing; the page then said the editor was not installed.
+ * @returns {Promise<any>}
+ */
+async function importEditor() {
+  try {
+    const mod = await import(EDITOR_MODULE);
+    sessionStorage.removeItem(EDITOR_RELOAD_KEY);
+    return mod;
+  } catch (e) {
+    console.warn('the editor could not be loaded', e);
+    if (!sessionStorage.getItem(EDITOR_RELOAD_KEY)) {
+      sessionStorage.setItem(EDITOR_RELOAD_KEY, '1');
+      location.reload();
+      return new Promise(() => {}); // the page goes away
+    }
+    sessionStorage.removeItem(EDITOR_RELOAD_KEY);
+    return null;
+  }
+}
+
 /** @param {string} docId @returns {PageHandle} */
 function editorPlaceholder(docId) {
+  const retry = h('button', { type: 'button', class: 'btn btn-primary' }, 'Try again');
+  retry.addEventListener('click', () => location.reload());
   replaceChildren(root, h('section', { class: 'page page-narrow placeholder', id: 'editor-placeholder', dataset: { docId } },
-    h('h1', { class: 'page-title' }, 'Editor coming soon'),
-    h('p', { class: 'muted' }, 'The outline editor (/app/editor/page.js) is not installed in this build yet.'),
-    h('p', null, h('a', { href: '/', class: 'btn' }, '← Back to documents'))));
+    h('h1', { class: 'page-title' }, 'The editor could not be loaded'),
+    h('p', { class: 'muted' }, 'Its files did not arrive. Your changes are safe on this device; check the connection and try again.'),
+    h('p', null, retry, ' ', h('a', { href: '/', class: 'btn' }, '← Back to documents'))));
   return {};
 }
 
