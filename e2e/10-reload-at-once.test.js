@@ -7,11 +7,8 @@
 // the server must have all of it, each bullet exactly once.
 
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import net from 'node:net';
-
 import { scenario, waitFor, logStats } from './harness.js';
-import { setup, focusEnd, pageOutline, apiOutline, render, converged, assertNoCopies } from './fixtures.js';
+import { setup, focusEnd, pageOutline, apiOutline, render, converged, assertNoCopies, writeCutProxy } from './fixtures.js';
 
 const ROUNDS = Number(process.env.E2E_RELOAD_ROUNDS) || 10;
 const BULLETS_PER_ROUND = 4;
@@ -24,7 +21,7 @@ scenario(`10 reload at once: ${ROUNDS} rounds of fast typing, each followed at o
   // proxy in front of the server drops every /sync (including the keepalive one an
   // unloading page sends, which the browser's own request interception does not see).
   const cut = await writeCutProxy(srv.addr);
-  h.proxies.push(/** @type {any} */ ({ stop: async () => cut.close() }));
+  h.proxies.push(/** @type {any} */ ({ config: 'write-cut', stop: async () => cut.close(), readLog: () => `dropped ${cut.dropped} /sync requests\n` }));
   const ctx = await h.loggedIn('alice', cut.base, users.alice);
   let page = await h.openDoc(ctx, doc);
   await waitFor(async () => (await pageOutline(page)).length === 1, { message: 'the seed bullet shown' });
@@ -123,49 +120,3 @@ scenario(`10 reload at once: ${ROUNDS} rounds of fast typing, each followed at o
   h.log(`log: ${JSON.stringify(stats)}`);
   assert.equal(stats.dupOpIds, 0, 'no op applied twice');
 }, { timeout: 240_000 });
-
-/**
- * A plain HTTP proxy (WebSocket upgrades included) that, while `blocked`, drops every
- * `POST …/sync` by closing the connection: a network failure for writes only.
- * @param {string} upstream host:port
- */
-async function writeCutProxy(upstream) {
-  const [uHost, uPort] = upstream.split(':');
-  const state = { blocked: false, dropped: 0, base: '', close: () => {} };
-  const server = http.createServer((req, res) => {
-    if (state.blocked && req.method === 'POST' && /\/sync(\?|$)/.test(req.url ?? '')) {
-      state.dropped++;
-      req.socket.destroy();
-      return;
-    }
-    const up = http.request(
-      { host: uHost, port: Number(uPort), method: req.method, path: req.url, headers: req.headers },
-      (ur) => {
-        res.writeHead(ur.statusCode ?? 502, ur.headers);
-        ur.pipe(res);
-      },
-    );
-    up.on('error', () => res.destroy());
-    req.pipe(up);
-  });
-  server.on('upgrade', (req, socket, head) => {
-    const up = net.connect(Number(uPort), uHost, () => {
-      const lines = [`${req.method} ${req.url} HTTP/1.1`];
-      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
-      up.write(`${lines.join('\r\n')}\r\n\r\n`);
-      if (head.length) up.write(head);
-      up.pipe(socket);
-      socket.pipe(up);
-    });
-    up.on('error', () => socket.destroy());
-    socket.on('error', () => up.destroy());
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  const addr = /** @type {import('node:net').AddressInfo} */ (server.address());
-  state.base = `http://127.0.0.1:${addr.port}`;
-  state.close = () => {
-    server.closeAllConnections();
-    server.close();
-  };
-  return state;
-}

@@ -3,6 +3,8 @@
 // that compare every browser with the server's snapshot.
 
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
 
 import { readRows, readStage, rowText, SEL, waitFor, rowSel } from './harness.js';
 
@@ -201,4 +203,50 @@ export async function stageIs(page, label) {
 export function assertNoCopies(outline, why = '') {
   const copies = outline.filter((r) => r.conflictOf);
   assert.equal(copies.length, 0, `unexpected conflict copies ${why}: ${render(copies)}`);
+}
+
+/**
+ * A plain HTTP proxy (WebSocket upgrades included) that, while `blocked`, drops every
+ * `POST …/sync` by closing the connection: a network failure for writes only.
+ * @param {string} upstream host:port
+ */
+export async function writeCutProxy(upstream) {
+  const [uHost, uPort] = upstream.split(':');
+  const state = { blocked: false, dropped: 0, base: '', close: () => {} };
+  const server = http.createServer((req, res) => {
+    if (state.blocked && req.method === 'POST' && /\/sync(\?|$)/.test(req.url ?? '')) {
+      state.dropped++;
+      req.socket.destroy();
+      return;
+    }
+    const up = http.request(
+      { host: uHost, port: Number(uPort), method: req.method, path: req.url, headers: req.headers },
+      (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.headers);
+        ur.pipe(res);
+      },
+    );
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  server.on('upgrade', (req, socket, head) => {
+    const up = net.connect(Number(uPort), uHost, () => {
+      const lines = [`${req.method} ${req.url} HTTP/1.1`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+      up.write(`${lines.join('\r\n')}\r\n\r\n`);
+      if (head.length) up.write(head);
+      up.pipe(socket);
+      socket.pipe(up);
+    });
+    up.on('error', () => socket.destroy());
+    socket.on('error', () => up.destroy());
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+  const addr = /** @type {import('node:net').AddressInfo} */ (server.address());
+  state.base = `http://127.0.0.1:${addr.port}`;
+  state.close = () => {
+    server.closeAllConnections();
+    server.close();
+  };
+  return state;
 }

@@ -4,6 +4,7 @@
 // until it has been sent (the next sign-in on this device sends it).
 
 import { openStore, deleteStore } from '../engine/store.js';
+import { journalCount } from '../engine/journal.js';
 import { forgetRecent } from './recent.js';
 
 /** @typedef {{docs: number, pending: number}} DeviceCopies */
@@ -34,17 +35,28 @@ export function logoutChoice(c) {
   };
 }
 
-/** @returns {Promise<DeviceCopies>} */
+/**
+ * Documents stored and changes not yet on the server — in IndexedDB, and in the journals of
+ * tabs that crashed before IndexedDB committed (merged at the next start of that document).
+ * @returns {Promise<DeviceCopies>}
+ */
 export async function countDeviceCopies() {
+  let journaled = 0;
+  try {
+    journaled = journalCount(globalThis.localStorage ?? null);
+  } catch {
+    journaled = 0;
+  }
   try {
     const store = await openStore({ indexedDB: globalThis.indexedDB });
     try {
-      return await store.counts();
+      const c = await store.counts();
+      return { docs: c.docs, pending: c.pending + journaled };
     } finally {
       store.close();
     }
   } catch {
-    return { docs: 0, pending: 0 };
+    return { docs: 0, pending: journaled };
   }
 }
 

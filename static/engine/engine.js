@@ -12,6 +12,7 @@ import { ViewRows, changedInPlace } from './view-rows.js';
 import { HttpError, requestJson } from './http.js';
 import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from './leases.js';
 import { Outbox } from './outbox.js';
+import { Journal, readJournal, clearJournal, journalOwners } from './journal.js';
 import * as replies from './replies.js';
 import * as sendLoop from './send-loop.js';
 import { THROTTLE_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT } from './send-loop.js';
@@ -40,6 +41,11 @@ export { LEASE_KEEP_MS, FOCUS_IDLE_MS };
 export const RENEW_EVERY_MS = 7_000;
 /** How long a reloaded tab waits for its own clientId's lock before taking a fresh one. */
 export const RELOAD_LOCK_WAIT_MS = 2_000;
+/**
+ * An orphaned queue whose tab let go of its lock is adopted this long after: a reloading tab
+ * takes its own queue back within RELOAD_LOCK_WAIT_MS, and must (its user types on it next).
+ */
+export const ADOPT_GRACE_MS = RELOAD_LOCK_WAIT_MS + 500;
 export const QUIET_EVERY_MS = 30_000;
 export const INTERVAL_EVERY_MS = 3_000;
 /** More rows changed than this in one commitRows: the whole list is diffed (see quickDiff). */
@@ -51,6 +57,7 @@ const QUICK_DIFF_MAX_ROWS = 32;
  *   baseUrl?: string, fetch?: typeof fetch, WebSocket?: any, EventSource?: any,
  *   locks?: LockManagerLike|null, headers?: Record<string, string>, now?: () => number,
  *   transport?: ((o: import('./transport.js').LadderOptions) => LadderLike) | null,
+ *   storage?: import('./journal.js').StorageLike | null,
  * }} EngineOptions
  */
 
@@ -91,9 +98,12 @@ export class DocSyncEngine {
     this.view = this.confirmed.clone();
     /** The view's rows as handed out in EngineState (Row identity = unchanged row). */
     this.viewRows = new ViewRows();
+    /** `localStorage` for the synchronous journal (journal.js); null: none. */
+    this.storage = o.storage === undefined ? defaultStorage() : o.storage;
+    this.journal = new Journal(this.storage, this.docId, () => this.clientId);
     /** Own ops on their way to the server (outbox.js). */
     this.outbox = new Outbox({
-      docId: this.docId, clientId: () => this.clientId, store: this.store,
+      docId: this.docId, clientId: () => this.clientId, store: this.store, journal: this.journal,
       onViewStale: () => { this.viewStale = true; },
       onStorageError: (e) => this.setStorageError(e),
     });
@@ -169,6 +179,10 @@ export class DocSyncEngine {
     this.listeners = new Set();
     /** @type {() => void} */
     this.releaseOwnLock = () => {};
+    /** Ends the waits for orphaned queues' locks when the engine closes. */
+    this.adoptWaits = new AbortController();
+    /** Client IDs whose lock this engine waits for, to adopt their queue. @type {Set<string>} */
+    this.watching = new Set();
     /** @type {EngineState} */
     this.state = this.buildState();
   }
@@ -229,6 +243,21 @@ export class DocSyncEngine {
   }
 
   /**
+   * Text typed into a bullet's field that the editor hands over later (after the frame is
+   * painted): kept synchronously in the journal as the op it would become, so a crash in
+   * between loses nothing. The next commit (or any edit) replaces it.
+   * @param {string} blockId @param {string} content
+   */
+  noteTyping(blockId, content) {
+    if (this.role === 'viewer') return;
+    const b = this.view.get(blockId);
+    if (!b || b.deleted || b.content === content) return;
+    const prev = this.journal.draft;
+    const opId = prev && prev.blockId === blockId ? prev.opId : newOpId();
+    this.journal.setDraft({ opId, kind: 'set_content', blockId, content, baseVersion: b.version });
+  }
+
+  /**
    * diffRows' answer in O(changed) for the typing case: the editor hands back the engine's
    * own Row objects for every unchanged row, and the few other rows keep their id and depth.
    * Those alone go through diffRows as a list of their own (all at depth 0, so its
@@ -262,6 +291,8 @@ export class DocSyncEngine {
    * @returns {EditResult}
    */
   submitOps(ops, { step }) {
+    // What was typed is in these ops now (or was refused): no draft to recover.
+    this.journal.setDraft(null);
     const refused = this.refuseIfViewer();
     if (refused) return refused;
     if (ops.length === 0) return { ok: true, ops };
@@ -395,6 +426,7 @@ export class DocSyncEngine {
     this.closed = true;
     this.clearTimers();
     this.ladder?.stop();
+    this.adoptWaits.abort();
     this.releaseOwnLock();
     if (!this.stopped) await this.post('leave', { clientId: this.clientId }, false).catch(() => {});
   }
@@ -468,7 +500,13 @@ export class DocSyncEngine {
         this.sessions = m.sessions;
         this.loaded = true;
       }
-      const recs = await this.store.loadQueue(this.docId, this.clientId);
+      // What the journal kept of the last run (a crash before IndexedDB committed) joins
+      // the queue on disk first, so it is sent like everything else and exactly once.
+      const journal = readJournal(this.storage, this.docId, this.clientId);
+      const recs = journal.records.length || journal.draft
+        ? await this.store.takeQueue(this.docId, this.clientId, this.clientId, journal)
+        : await this.store.loadQueue(this.docId, this.clientId);
+      if (journal.records.length || journal.draft) clearJournal(this.storage, this.docId, this.clientId);
       this.outbox.restore(recs);
     } catch (e) {
       this.setStorageError(e);
@@ -476,24 +514,69 @@ export class DocSyncEngine {
   }
 
   /**
-   * Queues of this document left by tabs that are gone (their client lock is free) move to
-   * this client's queue. Taking the lock with ifAvailable makes the move exactly-once.
+   * Queues (and journals) of this document left by tabs that are gone — their client lock is
+   * free — move to this client's queue. Taking the lock with ifAvailable makes the move
+   * exactly-once. A queue whose tab still holds its lock is watched: when that tab goes
+   * (closed, crashed, discarded), its queue is adopted then, not at some later start.
    */
   async adoptOrphans() {
     const api = this.locksApi;
     if (!api) return;
     try {
-      const owners = await this.store.queueOwners(this.docId);
+      const owners = new Set([...(await this.store.queueOwners(this.docId)), ...journalOwners(this.storage, this.docId)]);
       for (const owner of owners) {
         if (owner === this.clientId) continue;
-        const moved = await api.request(`docsync:client:${owner}`, { ifAvailable: true }, async (lock) =>
-          lock ? this.store.adoptQueue(this.docId, owner, this.clientId) : [],
-        );
-        this.outbox.restore(/** @type {QueueRecord[]} */ (moved));
+        if (!(await this.adoptFrom(api, owner))) this.watchOrphan(api, owner);
       }
     } catch (e) {
       this.setStorageError(e);
     }
+  }
+
+  /**
+   * Takes `owner`'s queue and journal if its lock is free. false: a live tab holds it.
+   * @param {LockManagerLike} api @param {string} owner
+   */
+  async adoptFrom(api, owner) {
+    const moved = await api.request(`docsync:client:${owner}`, { ifAvailable: true }, async (lock) => {
+      if (!lock) return null;
+      const taken = await this.store.takeQueue(this.docId, owner, this.clientId, readJournal(this.storage, this.docId, owner));
+      clearJournal(this.storage, this.docId, owner);
+      return taken;
+    });
+    if (moved === null) return false;
+    this.outbox.restore(/** @type {QueueRecord[]} */ (moved));
+    return true;
+  }
+
+  /**
+   * Waits for a live tab's lock to be let go, then (after ADOPT_GRACE_MS, in which a
+   * reloading tab takes its own queue back) adopts its queue, shows it and sends it.
+   * @param {LockManagerLike} api @param {string} owner
+   */
+  watchOrphan(api, owner) {
+    if (this.watching.has(owner) || this.closed) return;
+    this.watching.add(owner);
+    const signal = this.adoptWaits.signal;
+    api
+      .request(`docsync:client:${owner}`, { signal }, async () => {})
+      .then(() => new Promise((r) => setTimeout(r, ADOPT_GRACE_MS)))
+      .then(async () => {
+        if (this.closed) return;
+        this.watching.delete(owner);
+        if (!(await this.adoptFrom(api, owner))) {
+          this.watchOrphan(api, owner);
+          return;
+        }
+        if (this.closed) return;
+        this.rebuildView();
+        this.emit();
+        this.syncSoon(0);
+      })
+      .catch((e) => {
+        this.watching.delete(owner);
+        if (/** @type {any} */ (e)?.name !== 'AbortError') this.setStorageError(e);
+      });
   }
 
   startLadder() {
@@ -676,8 +759,7 @@ export class DocSyncEngine {
     const recs = items.map((i) => i.rec);
     this.store.putQueued(recs).then(
       () => {
-        for (const i of items) i.saved = true;
-        this.outbox.changed();
+        this.outbox.stored(items, recs);
         this.emit();
         this.syncSoon(this.throttleDelay());
       },
@@ -1031,4 +1113,13 @@ function isContiguous(entries) {
     if (i > 0 && e.seq !== entries[i - 1].seq + 1) return false;
   }
   return true;
+}
+
+/** The page's `localStorage`, or null where there is none or it throws (privacy settings). */
+function defaultStorage() {
+  try {
+    return globalThis.localStorage ?? null;
+  } catch {
+    return null;
+  }
 }

@@ -10,6 +10,7 @@ import { TITLE_LEASE, conflictCopyId } from './model.js';
 /** @typedef {import('./store.js').DocStore} DocStore */
 /** @typedef {import('./store.js').QueueRecord} QueueRecord */
 /** @typedef {import('./store.js').QueueKey} QueueKey */
+/** @typedef {import('./journal.js').Journal} Journal */
 
 /**
  * An own op on its way to the server. `saved`: on disk (counts in `pending`); `sent`: was on
@@ -22,13 +23,15 @@ import { TITLE_LEASE, conflictCopyId } from './model.js';
 
 export class Outbox {
   /**
-   * @param {{docId: string, clientId: () => string, store: DocStore,
+   * @param {{docId: string, clientId: () => string, store: DocStore, journal: Journal,
    *   onViewStale: () => void, onStorageError: (e: unknown) => void}} o
    */
   constructor(o) {
     this.docId = o.docId;
     this.clientId = o.clientId;
     this.store = o.store;
+    /** Holds each record synchronously until its IndexedDB write has committed. */
+    this.journal = o.journal;
     /** Something the view is built from changed (an op rebased or dropped). */
     this.onViewStale = o.onViewStale;
     this.onStorageError = o.onStorageError;
@@ -65,10 +68,34 @@ export class Outbox {
   /** Records read back from disk (own after a reload, or adopted): frozen, as they may have been sent. @param {QueueRecord[]} recs */
   restore(recs) {
     for (const rec of recs) {
-      this.items.push({ rec, saved: true, saveFailed: false, sent: true, inFlight: false });
+      const item = { rec, saved: true, saveFailed: false, sent: true, inFlight: false };
+      this.items.push(item);
       this.nextN = Math.max(this.nextN, rec.n + 1);
+      const op = this.basedOnQueue(rec.op, this.items.length - 1);
+      if (op !== rec.op) item.rec = { ...rec, op };
     }
     this.changed();
+  }
+
+  /**
+   * A text op behind an earlier one of the same target is based on what that one will
+   * leave: its version + 1. The editor's diff bases it on the view's version, which counts
+   * every keystroke merged into the earlier op; re-applying the queue after a reload would
+   * then show our own held-back text as a conflict copy. Such an op was never on the wire
+   * (it waits for the earlier one's outcome, and rebaseNext sets the real base then).
+   * @param {Op} op @param {number} at its index in `items`
+   * @returns {Op}
+   */
+  basedOnQueue(op, at) {
+    const t = textTarget(op);
+    if (t === null) return op;
+    for (let k = at - 1; k >= 0; k--) {
+      const prev = this.items[k].rec.op;
+      if (textTarget(prev) !== t) continue;
+      const base = /** @type {number} */ (prev.baseVersion) + 1;
+      return op.baseVersion === base ? op : { ...op, baseVersion: base };
+    }
+    return op;
   }
 
   /**
@@ -89,14 +116,26 @@ export class Outbox {
       }
       /** @type {QueueItem} */
       const item = {
-        rec: { docId: this.docId, clientId: this.clientId(), n: this.nextN++, op, ackedSeq: null },
+        rec: { docId: this.docId, clientId: this.clientId(), n: this.nextN++, op: this.basedOnQueue(op, this.items.length), ackedSeq: null },
         saved: false, saveFailed: false, sent: false, inFlight: false,
       };
       this.items.push(item);
       this.changed();
       changed.push(item);
     }
+    this.journal.put(changed.map((i) => i.rec));
     return changed;
+  }
+
+  /**
+   * IndexedDB committed these records (as they were when their write began): they count as
+   * saved, and the journal lets go of them unless they changed since (a merge wrote again).
+   * @param {QueueItem[]} items @param {QueueRecord[]} recs
+   */
+  stored(items, recs) {
+    for (const i of items) i.saved = true;
+    this.journal.committed(recs);
+    this.changed();
   }
 
   /** @returns {Map<string, QueueItem>} */
@@ -168,6 +207,7 @@ export class Outbox {
         return;
       }
       next.rec = { ...next.rec, op: moved };
+      this.journal.replace(next.rec);
       this.diskPut.add(next);
       this.onViewStale();
       if (!('copyId' in outcome)) return;
@@ -213,6 +253,7 @@ export class Outbox {
     this.changed();
     this.onViewStale();
     const keys = items.map((i) => ({ clientId: i.rec.clientId, n: i.rec.n }));
+    this.journal.forget(keys);
     if (persist) {
       this.store.deleteQueued(this.docId, keys).catch((e) => this.onStorageError(e));
     } else {

@@ -10,6 +10,8 @@
 /** @typedef {import('./types.js').Role} Role */
 /** @typedef {import('./types.js').Mode} Mode */
 
+import { mergeJournal } from './journal.js';
+
 /**
  * The confirmed document without its blocks. `buckets`: how many block records it has;
  * `purged`: IDs removed for good by compaction (so late edits to them are recognised).
@@ -265,27 +267,39 @@ export class DocStore {
   }
 
   /**
-   * Moves another client's queue of this document to the end of `toClientId`'s queue, in
-   * one transaction, keeping every op (and its opId) as it is. Returns the moved records.
-   * The caller must hold that client's Web Lock, so no one else moves or sends it.
+   * Takes a client's queue of this document with its journal (journal.js) merged in, in one
+   * transaction, keeping every op (and its opId) as it is. For `fromClientId === toClientId`
+   * (a start after a crash) the merged queue stays where it is; otherwise (adopting a gone
+   * tab's queue) it moves to the end of `toClientId`'s queue. Returns the taken records in
+   * order. The caller must hold `fromClientId`'s Web Lock, so no one else takes or sends it,
+   * and clears that journal only after this resolved (a crash in between merges it again,
+   * which `mergeJournal` makes harmless: known opIds are not added twice).
    * @param {string} docId
    * @param {string} fromClientId
    * @param {string} toClientId
+   * @param {import('./journal.js').JournalContent} [journal]
    * @returns {Promise<QueueRecord[]>}
    */
-  async adoptQueue(docId, fromClientId, toClientId) {
+  async takeQueue(docId, fromClientId, toClientId, journal = { records: [], draft: null }) {
     const tx = this.db.transaction('queue', 'readwrite');
     const result = committed(tx);
     const q = tx.objectStore('queue');
-    const mine = /** @type {IDBValidKey[]} */ (
-      await done(q.getAllKeys(this.queueRange(docId, toClientId)))
-    );
-    let next = mine.length ? /** @type {number} */ (/** @type {any[]} */ (mine[mine.length - 1])[2]) + 1 : 1;
-    const theirs = /** @type {QueueRecord[]} */ (
-      await done(q.getAll(this.queueRange(docId, fromClientId)))
-    );
+    const theirs = /** @type {QueueRecord[]} */ (await done(q.getAll(this.queueRange(docId, fromClientId))));
+    /** @type {QueueRecord[]} */
+    const mine = fromClientId === toClientId
+      ? []
+      : /** @type {QueueRecord[]} */ (await done(q.getAll(this.queueRange(docId, toClientId))));
+    const known = new Set([...theirs, ...mine].map((r) => r.op.opId));
+    const { records, writes } = mergeJournal(theirs, journal, known, docId, fromClientId);
+    if (fromClientId === toClientId) {
+      for (const r of writes) q.put(r);
+      commitNow(tx);
+      await result;
+      return records;
+    }
+    let next = mine.length ? mine[mine.length - 1].n + 1 : 1;
     q.delete(this.queueRange(docId, fromClientId));
-    const moved = theirs.map((r) => ({ ...r, clientId: toClientId, n: next++ }));
+    const moved = records.map((r) => ({ ...r, clientId: toClientId, n: next++ }));
     for (const r of moved) q.put(r);
     commitNow(tx);
     await result;
@@ -392,7 +406,16 @@ export function createMemoryLocks() {
       );
       if (held.has(name)) {
         if (opts.ifAvailable) return cb(null);
-        await new Promise((resolve) => /** @type {(() => void)[]} */ (held.get(name)).push(() => resolve(undefined)));
+        const queue = /** @type {(() => void)[]} */ (held.get(name));
+        await new Promise((resolve, reject) => {
+          const wake = () => resolve(undefined);
+          queue.push(wake);
+          opts.signal?.addEventListener('abort', () => {
+            const at = queue.indexOf(wake);
+            if (at >= 0) queue.splice(at, 1);
+            reject(new DOMException('The lock request was aborted.', 'AbortError'));
+          });
+        });
       }
       if (!held.has(name)) held.set(name, []);
       try {
@@ -409,6 +432,6 @@ export function createMemoryLocks() {
 
 /**
  * The part of the Web Locks API the engine uses.
- * @typedef {{request: (name: string, optsOrCb: {ifAvailable?: boolean} | ((lock: {name: string}|null) => any),
+ * @typedef {{request: (name: string, optsOrCb: {ifAvailable?: boolean, signal?: AbortSignal} | ((lock: {name: string}|null) => any),
  *   cb?: (lock: {name: string}|null) => any) => Promise<any>}} LockManagerLike
  */

@@ -5,7 +5,8 @@ import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { DocModel } from '../../static/engine/model.js';
 import { openStore, createMemoryLocks } from '../../static/engine/store.js';
-import { DocSyncEngine, RELOAD_LOCK_WAIT_MS } from '../../static/engine/engine.js';
+import { DocSyncEngine, RELOAD_LOCK_WAIT_MS, ADOPT_GRACE_MS } from '../../static/engine/engine.js';
+import { memoryStorage } from './memory-storage.js';
 import { diffRows } from '../../static/engine/diff.js';
 import { mulberry32, helpers } from './prng.js';
 import { randomEdit, randomModel } from './outline-edits.js';
@@ -188,12 +189,12 @@ async function run(ms = 0) {
 
 /**
  * `transport: 'ladder'`: the real WakeLadder; default: none (syncs every 3 s).
- * @param {{clientId?: string, transport?: any, fetch?: any, WebSocket?: any}} [o]
+ * @param {{clientId?: string, transport?: any, fetch?: any, WebSocket?: any, storage?: any}} [o]
  */
 async function makeEngine(o = {}) {
   const store = await openStore({ indexedDB: idb, IDBKeyRange });
   const e = new DocSyncEngine({
-    docId: DOC, clientId: o.clientId ?? 'cl_me', user: USER, store, baseUrl: 'http://test',
+    docId: DOC, clientId: o.clientId ?? 'cl_me', user: USER, store, baseUrl: 'http://test', storage: o.storage ?? null,
     fetch: o.fetch ?? server.fetch, locks, transport: o.transport === 'ladder' ? undefined : (o.transport ?? null),
     WebSocket: o.WebSocket ?? null, EventSource: null,
   });
@@ -382,6 +383,107 @@ describe('persistence', () => {
     expect(server.sentOps().get(orphanOp)).toBe(1);
     expect(server.model.get(b0)?.content).toBe('typed in a tab that was then closed');
     expect(await e1.store.queueOwners(DOC)).toEqual([]);
+  });
+
+  /**
+   * A tab that dies (renderer crash, discard) right after a keystroke: IndexedDB never
+   * committed what it was writing (its writes hang), and its lock is let go.
+   * @param {DocSyncEngine} e
+   */
+  function crash(e) {
+    e.closed = true;
+    e.clearTimers();
+    e.releaseOwnLock();
+  }
+
+  it('a tab that crashes before IndexedDB committed loses nothing: the journal is merged at the next start, sent once', async () => {
+    const [b0] = seed(['x']);
+    const storage = memoryStorage();
+    const tab = await openEngine(await makeEngine({ clientId: 'cl_tab', storage }));
+    server.down = true;
+    typeInto(tab, b0, 'x on disk');
+    await run();
+    tab.store.putQueued = () => new Promise(() => {}); // the renderer dies before these commit
+    typeInto(tab, b0, 'x on disk, then only in the journal');
+    tab.submitOps([{ opId: 'op_new_bullet', kind: 'insert', blockId: 'blk_new', parentId: null, orderKey: 'a5', content: 'new' }], { step: 'insert' });
+    tab.noteTyping('blk_new', 'new and typed but not handed over');
+    expect(tab.state.unsaved).toBeGreaterThan(0);
+    crash(tab);
+    server.down = false;
+
+    const reloaded = await openEngine(await makeEngine({ clientId: 'cl_tab', storage }));
+    expect(reloaded.state.rows.map((r) => r.content)).toEqual(['x on disk, then only in the journal', 'new and typed but not handed over']);
+    await run(1000);
+    expect(server.model.get(b0)?.content).toBe('x on disk, then only in the journal');
+    expect(server.model.get('blk_new')?.content).toBe('new and typed but not handed over');
+    expect([...server.sentOps().values()].every((n) => n === 1)).toBe(true);
+    expect(storage.map.size).toBe(0);
+    expect(server.model.rows().filter((r) => r.conflictOf)).toEqual([]);
+  });
+
+  it('a crashed tab beside a live one: the live tab adopts its queue and journal when its lock frees', async () => {
+    const [b0, b1] = seed(['a', 'b']);
+    const storage = memoryStorage();
+    const live = await openEngine(await makeEngine({ clientId: 'cl_live', storage }));
+    const dying = await openEngine(await makeEngine({ clientId: 'cl_dying', storage }));
+    server.down = true;
+    typeInto(dying, b0, 'a from the tab that crashed');
+    await run();
+    dying.store.putQueued = () => new Promise(() => {});
+    typeInto(dying, b1, 'b only in the journal');
+    // The live tab starts again meanwhile (navigation): the dying tab's lock is busy then.
+    const other = await openEngine(await makeEngine({ clientId: 'cl_other', storage }));
+    expect(other.queue).toHaveLength(0);
+    crash(dying);
+    server.down = false;
+    await run(ADOPT_GRACE_MS + 1000);
+    expect(server.model.get(b0)?.content).toBe('a from the tab that crashed');
+    expect(server.model.get(b1)?.content).toBe('b only in the journal');
+    expect(other.state.rows.map((r) => r.content)).toEqual(['a from the tab that crashed', 'b only in the journal']);
+    expect([...server.sentOps().values()].every((n) => n === 1)).toBe(true);
+    expect(storage.map.size).toBe(0);
+    live.closed = true;
+  });
+
+  it('a reloading tab takes its own queue back before a watching tab adopts it', async () => {
+    const [b0] = seed(['a']);
+    const storage = memoryStorage();
+    const old = await openEngine(await makeEngine({ clientId: 'cl_reload', storage }));
+    server.down = true;
+    typeInto(old, b0, 'a typed before the reload');
+    await run();
+    const watcher = await openEngine(await makeEngine({ clientId: 'cl_watch', storage }));
+    const reloaded = await makeEngine({ clientId: 'cl_reload', storage });
+    crash(old); // the old page lets go of the lock …
+    await run(300);
+    const opening = reloaded.open(); // … and the reloaded one starts a moment later
+    await run(ADOPT_GRACE_MS + 1000);
+    await opening;
+    expect(reloaded.clientId).toBe('cl_reload');
+    expect(reloaded.queue).toHaveLength(1);
+    expect(watcher.queue).toHaveLength(0);
+    server.down = false;
+    reloaded.setOnline(true);
+    await run(500);
+    expect(server.model.get(b0)?.content).toBe('a typed before the reload');
+  });
+
+  it('typing offline after a failed send, then a reload: the held-back text is not shown as a conflict copy', async () => {
+    const [b0] = seed(['x']);
+    const e = await openEngine(await makeEngine({ clientId: 'cl_tab' }));
+    server.down = true;
+    for (const t of ['x1', 'x12', 'x123']) typeInto(e, b0, t); // one merged op; the view counted three versions
+    await run(300); // sent and failed: frozen
+    typeInto(e, b0, 'x1234'); // a second op, held back behind the first
+    await run();
+    await e.close();
+    const reloaded = await openEngine(await makeEngine({ clientId: 'cl_tab' }));
+    expect(reloaded.state.rows.map((r) => [r.content, r.conflictOf ?? null])).toEqual([['x1234', null]]);
+    server.down = false;
+    reloaded.setOnline(true);
+    await run(1000);
+    expect(server.model.get(b0)?.content).toBe('x1234');
+    expect(server.model.rows().filter((r) => r.conflictOf)).toEqual([]);
   });
 
   it('a live tab keeps its queue: its lock is not available to others', async () => {

@@ -2,6 +2,7 @@
 import { describe, it, expect } from 'vitest';
 import { Outbox, textTarget } from '../../static/engine/outbox.js';
 import { conflictCopyId } from '../../static/engine/model.js';
+import { Journal } from '../../static/engine/journal.js';
 
 /** @returns {{box: Outbox, stale: {n: number}, deleted: any[]}} */
 function make() {
@@ -9,7 +10,7 @@ function make() {
   /** @type {any[]} */
   const deleted = [];
   const store = /** @type {any} */ ({ deleteQueued: async (/** @type {string} */ _d, /** @type {any[]} */ keys) => deleted.push(...keys) });
-  const box = new Outbox({ docId: 'doc_t', clientId: () => 'cl_me', store, onViewStale: () => stale.n++, onStorageError: () => {} });
+  const box = new Outbox({ docId: 'doc_t', clientId: () => 'cl_me', store, journal: new Journal(null, 'doc_t', () => 'cl_me'), onViewStale: () => stale.n++, onStorageError: () => {} });
   return { box, stale, deleted };
 }
 /** @param {string} opId @param {string} blockId @param {string} content @param {number} baseVersion @returns {any} */
@@ -53,9 +54,12 @@ describe('Outbox', () => {
     items[0].sent = true;
     box.add([text('op_2', 'blk_a', 'ab', 1)]);
     box.items[1].sent = true;
-    box.add([text('op_3', 'blk_a', 'abc', 1)]);
-    box.rebaseNext(box.items[0], { version: 2 });
-    expect(box.items.map((i) => i.rec.op.baseVersion)).toEqual([1, 2, 1]);
+    box.add([text('op_3', 'blk_a', 'abc', 7)]);
+    // Queued behind an earlier op of the bullet: based on what that one leaves (not on the
+    // view's version, which counted every merged keystroke).
+    expect(box.items.map((i) => i.rec.op.baseVersion)).toEqual([1, 2, 3]);
+    box.rebaseNext(box.items[0], { version: 5 }); // someone else's edit came between
+    expect(box.items.map((i) => i.rec.op.baseVersion)).toEqual([1, 5, 3]);
     const copyId = conflictCopyId('doc_t', 'op_2');
     const entry = { seq: 9, opId: 'op_2', kind: 'set_content', clientId: 'cl_me', userId: 'u', at: 0, effects: [{ e: /** @type {const} */ ('block'), block: /** @type {any} */ ({ id: copyId }) }] };
     expect(box.outcomeOf(box.items[1].rec.op, entry)).toEqual({ copyId });

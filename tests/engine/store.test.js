@@ -126,12 +126,12 @@ describe('queue', () => {
   it('adopts an orphaned queue to the end of its own, keeping opIds', async () => {
     const s = await open();
     await s.putQueued([rec('cl_mine', 1), rec('cl_old', 1), rec('cl_old', 2)]);
-    const moved = await s.adoptQueue('doc_a', 'cl_old', 'cl_mine');
+    const moved = await s.takeQueue('doc_a', 'cl_old', 'cl_mine');
     expect(moved.map((r) => r.op.opId)).toEqual(['op_cl_old_1', 'op_cl_old_2']);
     const q = await s.loadQueue('doc_a', 'cl_mine');
     expect(q.map((r) => [r.n, r.op.opId])).toEqual([[1, 'op_cl_mine_1'], [2, 'op_cl_old_1'], [3, 'op_cl_old_2']]);
     expect(await s.loadQueue('doc_a', 'cl_old')).toEqual([]);
-    expect(await s.adoptQueue('doc_a', 'cl_old', 'cl_mine')).toEqual([]);
+    expect(await s.takeQueue('doc_a', 'cl_old', 'cl_mine')).toEqual([]);
   });
 
   it('every write asks for its commit itself; the plain ones in the very call that issued them', async () => {
@@ -163,7 +163,7 @@ describe('queue', () => {
     await Promise.all(plain);
     // Those that read first ask once their writes are issued, before completing.
     await s.saveConfirmed(meta('doc_a', 2), [block('blk_1', { content: 'v2' })], [], { put: [rec('cl_a', 2)] });
-    await s.adoptQueue('doc_a', 'cl_old', 'cl_a');
+    await s.takeQueue('doc_a', 'cl_old', 'cl_a');
     const forget = s.forgetDoc('doc_b');
     expect(txs.at(-1)?.commitAsked).toBe(true);
     await forget;

@@ -1095,6 +1095,9 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
     // keys come). Everything that reads the engine's rows flushes first (flushTyping).
     if (typingView && typingView !== v) flushTyping();
     typingView = v;
+    // Painted now, handed over after the frame: until then the journal holds it, written
+    // synchronously here, so a tab that crashes in between still has it at the next start.
+    if (v.row && canEdit()) engine.noteTyping(v.row.id, v.text.textContent ?? '');
     if (!typingRaf) typingRaf = requestAnimationFrame(() => {
       typingTimer = window.setTimeout(flushTyping, 0);
     });
@@ -1420,7 +1423,11 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
     flushTyping();
     engine.pageHide();
   };
+  // Page Lifecycle: a frozen page may be discarded without another event; hand the typed
+  // text over now (its IndexedDB write begins; the journal holds it until that commits).
+  const onFreeze = () => flushTyping();
   document.addEventListener('visibilitychange', onVisibility);
+  document.addEventListener('freeze', onFreeze);
   window.addEventListener('online', onOnline);
   window.addEventListener('offline', onOffline);
   window.addEventListener('pagehide', onPageHide);
@@ -1447,6 +1454,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
       clearTimeout(rememberTimer);
       off();
       document.removeEventListener('visibilitychange', onVisibility);
+      document.removeEventListener('freeze', onFreeze);
       window.removeEventListener('online', onOnline);
       window.removeEventListener('offline', onOffline);
       window.removeEventListener('pagehide', onPageHide);

@@ -64,10 +64,11 @@ function recordingStore(store, engineName, queued, variant) {
           return v.apply(target, args);
         };
       }
-      if (prop === 'adoptQueue' && variant === 'forgetQueue') {
+      if (prop === 'takeQueue' && variant === 'forgetQueue') {
         // Broken on purpose: the old tab's queue is dropped instead of moved.
-        return async (docId, from, to) => {
-          const moved = await v.call(target, docId, from, to);
+        return async (docId, from, to, journal) => {
+          const moved = await v.call(target, docId, from, to, journal);
+          if (from === to) return moved;
           await target.deleteQueued(docId, moved.map((r) => ({ clientId: r.clientId, n: r.n })));
           return [];
         };
