@@ -54,6 +54,8 @@ scenario(`13 loss hunt: ${COMBOS * ROUNDS} rounds of typing then reload / close 
             const t = (table[row] ??= { rounds: 0, lost: 0, doubled: 0 });
             t.rounds++;
             await waitFor(async () => shows(await pageOutline(page), typed).ok, { timeout: 15_000, message: `round ${round}: the page shows everything before typing` });
+            // The tab typed in is the one in front (a background tab paints no frames).
+            await page.bringToFront();
             const outline = await pageOutline(page);
             await focusEnd(page, outline[outline.length - 1].id);
             await page.keyboard.press('Control+End'); // the end of the text, not of its first visual line

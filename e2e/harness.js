@@ -633,6 +633,7 @@ export const SEL = {
 };
 
 export const STAGE = {
+  connecting: 'Connecting…',
   live: 'Live',
   longpoll: 'Live (long-polling)',
   interval: 'Syncing every 3 s',

@@ -130,6 +130,8 @@ export class DocSyncEngine {
     this.browserOffline = false;
     /** The last request failed with a network error. */
     this.netDown = false;
+    /** An exchange with the server has succeeded since opening. */
+    this.synced = false;
     this.hidden = false;
     /** @type {EngineState['error']} */
     this.error = null;
@@ -183,6 +185,12 @@ export class DocSyncEngine {
     this.adoptWaits = new AbortController();
     /** Client IDs whose lock this engine waits for, to adopt their queue. @type {Set<string>} */
     this.watching = new Set();
+    /**
+     * Client IDs whose queue was adopted: the server hears `leave` for each before their ops
+     * go out, so the gone tab's leases (its new bullets, its focused one) do not turn our
+     * own text into conflict copies against ourselves. @type {Set<string>}
+     */
+    this.adoptedFrom = new Set();
     /** @type {EngineState} */
     this.state = this.buildState();
   }
@@ -546,6 +554,7 @@ export class DocSyncEngine {
     });
     if (moved === null) return false;
     this.outbox.restore(/** @type {QueueRecord[]} */ (moved));
+    if (moved.length) this.adoptedFrom.add(owner);
     return true;
   }
 
@@ -1067,9 +1076,9 @@ export class DocSyncEngine {
   stage() {
     if (this.browserOffline || this.netDown) return 'offline';
     // Private mode runs no wake-up channel; its health is that of its syncs.
-    if (this.mode === 'private') return 'live';
+    if (this.mode === 'private') return this.synced ? 'live' : 'connecting';
     if (!this.hasTransport) return 'interval';
-    return this.ladder ? this.ladder.stage : 'live';
+    return this.ladder ? this.ladder.stage : 'connecting';
   }
 
   /** @returns {EngineState} */

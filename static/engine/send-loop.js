@@ -49,6 +49,7 @@ export async function syncNow(eng) {
   let retryIn = -1;
   try {
     if (!eng.loaded) await eng.reloadSnapshot();
+    await leaveAdopted(eng);
     batch = eng.outbox.sendable().slice(0, eng.batchLimit);
     for (const i of batch) {
       i.inFlight = true;
@@ -58,6 +59,7 @@ export async function syncNow(eng) {
     const reply = /** @type {SyncReply} */ (await eng.post('sync', eng.syncBody(batch), false));
     if (eng.closed) return;
     eng.netDown = false;
+    eng.synced = true;
     eng.backoffMs = 0;
     eng.retryAt = 0;
     eng.batchLimit = MAX_OPS_PER_SYNC;
@@ -85,6 +87,24 @@ export async function syncNow(eng) {
   }
   eng.restartPeriodic();
   eng.emit();
+}
+
+/**
+ * Ends the sessions of the tabs whose queues were adopted (their leases go with them) before
+ * their ops are sent under this client. A refusal (the ID is not ours to end) is not retried:
+ * at worst an op becomes a conflict copy, and no text is lost. Network failures throw, and
+ * the exchange is retried as a whole.
+ * @param {Engine} eng
+ */
+async function leaveAdopted(eng) {
+  for (const owner of [...eng.adoptedFrom]) {
+    try {
+      await eng.post('leave', { clientId: owner }, false);
+    } catch (e) {
+      if (!(e instanceof HttpError) || e.status >= 500) throw e;
+    }
+    eng.adoptedFrom.delete(owner);
+  }
 }
 
 /**
@@ -172,7 +192,9 @@ export function syncBody(eng, batch) {
  */
 export function sendKeepalive(eng) {
   if (eng.stopped || eng.closed || !eng.opened) return;
-  const items = eng.outbox.sendable();
+  // Adopted ops wait for their old sessions' `leave` (leaveAdopted), which a keepalive
+  // request cannot order before them: they stay on disk for the next start.
+  const items = eng.adoptedFrom.size ? [] : eng.outbox.sendable();
   /** @type {Op[]} */
   const ops = [];
   let size = 200;

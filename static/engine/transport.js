@@ -9,6 +9,7 @@
 
 /** The status line's words for each stage (exact; the e2e tests compare them). */
 export const STAGE_LABELS = /** @type {const} */ ({
+  connecting: 'Connecting…',
   live: 'Live',
   sse: 'Live',
   longpoll: 'Live (long-polling)',
@@ -62,8 +63,11 @@ export class WakeLadder {
     this.EventSourceCtor = o.EventSource === undefined ? globalThis.EventSource : o.EventSource;
     this.onWake = o.onWake;
     this.onStage = o.onStage ?? (() => {});
-    /** @type {Stage} the last stage confirmed to work (reported); never 'offline' */
-    this.stage = 'live';
+    /**
+     * @type {Stage} the last stage confirmed to work (reported); never 'offline'. Until a
+     * channel has delivered something, 'connecting': "Live" is said only once it is true.
+     */
+    this.stage = 'connecting';
     /** @type {Stage} the stage running or being tried */
     this.trying = 'live';
     /** Bumped whenever the running channel is replaced; stale callbacks compare it. */

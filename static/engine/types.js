@@ -74,7 +74,7 @@
 /**
  * Where the wake-up ladder stands (PROTOCOL §4). `offline`: the last request failed or the
  * browser says offline.
- * @typedef {'live'|'sse'|'longpoll'|'interval'|'offline'} Stage
+ * @typedef {'connecting'|'live'|'sse'|'longpoll'|'interval'|'offline'} Stage
  */
 
 /**

@@ -440,6 +440,11 @@ describe('persistence', () => {
     expect(server.model.get(b0)?.content).toBe('a from the tab that crashed');
     expect(server.model.get(b1)?.content).toBe('b only in the journal');
     expect(other.state.rows.map((r) => r.content)).toEqual(['a from the tab that crashed', 'b only in the journal']);
+    // The crashed tab's session (and its leases) ended before its ops went out as ours.
+    const leaveAt = server.requests.findIndex((r) => r.path === 'leave' && r.body.clientId === 'cl_dying');
+    const opsAt = server.requests.findIndex((r) => r.path === 'sync' && r.body.clientId === 'cl_other' && r.body.ops?.length);
+    expect(leaveAt).toBeGreaterThanOrEqual(0);
+    expect(leaveAt).toBeLessThan(opsAt);
     expect([...server.sentOps().values()].every((n) => n === 1)).toBe(true);
     expect(storage.map.size).toBe(0);
     live.closed = true;

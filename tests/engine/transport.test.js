@@ -124,9 +124,10 @@ describe('stage 1: WebSocket', () => {
     l.start();
     const ws = FakeWebSocket.all[0];
     expect(ws.url).toBe('ws://test/api/v1/ws');
+    expect(l.stage).toBe('connecting'); // "Live" only once a channel delivered
     ws.joinOk();
     expect(ws.sent[0]).toEqual({ type: 'JOIN', room: 'doc:doc_1', clientId: 'cl_1' });
-    expect(stages).toEqual([]); // 'live' was the starting stage: no change to report
+    expect(stages).toEqual(['live']);
     expect(l.stage).toBe('live');
     expect(wakes).toEqual([{}]);
     const entries = [{ seq: 5, opId: 'op_x', kind: 'insert', clientId: 'cl_2', userId: 'u', at: 1, effects: [] }];
