@@ -9,13 +9,12 @@ import { inverseOps, UndoHistory } from './undo.js';
 import { newOpId, newBlockId, newClientId } from './ids.js';
 import { WakeLadder, STAGE_LABELS } from './transport.js';
 import { ViewRows, changedInPlace } from './view-rows.js';
-import { HttpError, requestJson } from './http.js';
+import { HttpError, NetworkError, requestJson } from './http.js';
 import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from './leases.js';
 import { Outbox } from './outbox.js';
 import { Journal, readJournal, clearJournal, journalOwners } from './journal.js';
 import * as replies from './replies.js';
-import * as sendLoop from './send-loop.js';
-import { THROTTLE_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT } from './send-loop.js';
+import { SendLoop, THROTTLE_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT } from './send-loop.js';
 
 /** @typedef {import('./types.js').Op} Op */
 /** @typedef {import('./types.js').Block} Block */
@@ -142,26 +141,15 @@ export class DocSyncEngine {
     /** @type {string|null} */
     this.storageError = null;
 
-    // Send loop.
-    this.inFlight = false;
-    /** Another sync is wanted as soon as the one in flight returns. */
-    this.syncAgain = false;
-    /**
-     * Wake-ups that came while an exchange was under way, merged (headSeq Infinity: one
-     * said "anything may have happened"). @type {{headSeq: number, leaseSeq: number|undefined}|null}
-     */
-    this.wakeInFlight = null;
-    this.backoffMs = 0;
-    /** No sync before this time (backoff after a failure); 0 = none. */
-    this.retryAt = 0;
-    /** Ops per request; drops to 1 to find an op the server calls invalid. */
-    this.batchLimit = MAX_OPS_PER_SYNC;
-    /** @type {ReturnType<typeof setTimeout>|null} */ this.sendTimer = null;
-    /** When the last /sync left (the throttle counts from there). */
-    this.lastSendAt = -Infinity;
-    this.sendDue = Infinity;
-    /** @type {ReturnType<typeof setTimeout>|null} */ this.periodicTimer = null;
-    this.periodicDue = Infinity;
+    /** When to talk to the server (send-loop.js); what is said is this class's. */
+    this.sending = new SendLoop({
+      now: () => this.now(),
+      active: () => !this.closed && !this.stopped && this.opened,
+      exchange: (limit) => this.exchange(limit),
+      hasWork: () => this.outbox.sendable().length > 0,
+      period: () => this.period(),
+      settled: () => this.emit(),
+    });
 
     /** Our lease claims; when some run out, the server hears at once so others may edit. */
     this.leases = new LeaseHolds(
@@ -404,7 +392,7 @@ export class DocSyncEngine {
     this.hidden = !visible;
     if (this.hidden) this.sendKeepalive();
     else {
-      this.retryAt = 0;
+      this.sending.resetBackoff();
       this.syncSoon(0);
     }
   }
@@ -415,8 +403,7 @@ export class DocSyncEngine {
     this.ladder?.setOnline(online);
     if (online) {
       // Back online: sync at once, without waiting out the backoff of the failures.
-      this.backoffMs = 0;
-      this.retryAt = 0;
+      this.sending.resetBackoff();
       this.syncSoon(0);
     }
     this.emit();
@@ -746,7 +733,7 @@ export class DocSyncEngine {
 
   /** Typing and new bullets claim their blocks (leases.js); a new claim brings the next sync forward. @param {Op[]} ops */
   noteInput(ops) {
-    if (this.leases.noteInput(ops, () => this.focusedIsEditable())) this.tightenPeriodic();
+    if (this.leases.noteInput(ops, () => this.focusedIsEditable())) this.sending.tighten();
     this.armLeaseTimer();
   }
 
@@ -770,45 +757,25 @@ export class DocSyncEngine {
       () => {
         this.outbox.stored(items, recs);
         this.emit();
-        this.syncSoon(this.throttleDelay());
+        this.sending.changed();
       },
       (e) => {
         // Not on this device: still send it (the server is the other safe place).
         for (const i of items) i.saveFailed = true;
         this.setStorageError(e);
-        this.syncSoon(this.throttleDelay());
+        this.sending.changed();
       },
     );
   }
 
-  // ---------------------------------------------------------------- the send loop
+  // ---------------------------------------------------------------- talking to the server
 
   /**
-   * Schedules a sync in `delay` ms unless one is already due sooner; never before the
-   * current backoff has run out (a server that is down is not hammered by typing).
+   * An exchange in `delay` ms unless one is due sooner (never before the backoff ran out).
    * @param {number} delay
    */
   syncSoon(delay) {
-    if (this.closed || this.stopped || !this.opened) return;
-    this.armSend(Math.max(delay, this.retryAt - this.now()));
-  }
-
-  /** @param {number} delay */
-  armSend(delay) {
-    const due = this.now() + delay;
-    if (this.sendTimer && this.sendDue <= due) return;
-    if (this.sendTimer) globalThis.clearTimeout(this.sendTimer);
-    this.sendDue = due;
-    this.sendTimer = globalThis.setTimeout(() => {
-      this.sendTimer = null;
-      this.sendDue = Infinity;
-      this.syncNow();
-    }, delay);
-  }
-
-  /** How long a change waits now: 0 on the leading edge, else until THROTTLE_MS after the last send. */
-  throttleDelay() {
-    return Math.max(0, this.lastSendAt + THROTTLE_MS - this.now());
+    this.sending.soon(delay);
   }
 
   /** A lease request: at once, not throttled. */
@@ -816,39 +783,121 @@ export class DocSyncEngine {
     this.syncSoon(0);
   }
 
-  /**
-   * One exchange now: the snapshot first if there is no confirmed state yet, then /sync
-   * with queued ops and the hold list. Only one runs at a time; a call meanwhile asks for
-   * another run right after.
-   */
+  /** One exchange now (or right after the one in flight). */
   async syncNow() {
-    return sendLoop.syncNow(this);
+    return this.sending.run();
+  }
+
+  /** An exchange is under way. */
+  get inFlight() {
+    return this.sending.inFlight;
   }
 
   /**
-   * Classifies a failed exchange; returns the delay before the retry, or null when sending
-   * stops for good (no access).
+   * One exchange (SendLoop calls it, one at a time): the snapshot first if there is no
+   * confirmed state yet, the `leave` of adopted tabs, then /sync with up to `limit` queued ops
+   * and the hold list, its reply applied. A failure is read here (failed) and handed back.
+   * @param {number} limit
+   * @returns {Promise<import('./send-loop.js').Failure|null>}
+   */
+  async exchange(limit) {
+    /** @type {QueueItem[]} */
+    let batch = [];
+    try {
+      if (!this.loaded) await this.reloadSnapshot();
+      await this.leaveAdopted();
+      batch = this.outbox.sendable().slice(0, limit);
+      for (const i of batch) {
+        i.inFlight = true;
+        i.sent = true;
+      }
+      const reply = /** @type {SyncReply} */ (await this.post('sync', this.syncBody(batch), false));
+      if (this.closed) return null;
+      this.netDown = false;
+      this.synced = true;
+      await this.applyReply(reply);
+      this.wakeAfterExchange();
+      return null;
+    } catch (e) {
+      return this.failed(e, batch);
+    } finally {
+      for (const i of batch) i.inFlight = false;
+    }
+  }
+
+  /**
+   * Ends the sessions of the tabs whose queues were adopted (their leases go with them)
+   * before their ops are sent under this client. A refusal (the ID is not ours to end) is not
+   * retried: at worst an op becomes a conflict copy, no text is lost. Network failures throw,
+   * and the exchange is retried as a whole.
+   */
+  async leaveAdopted() {
+    for (const owner of [...this.adoptedFrom]) {
+      try {
+        await this.post('leave', { clientId: owner }, false);
+      } catch (e) {
+        if (!(e instanceof HttpError) || e.status >= 500) throw e;
+      }
+      this.adoptedFrom.delete(owner);
+    }
+  }
+
+  /**
+   * What a failed exchange means, with its effects here (stop, drop an op, a notice); the
+   * send loop bends its schedule by the answer.
    * @param {unknown} e
    * @param {QueueItem[]} batch
-   * @returns {number|null}
+   * @returns {import('./send-loop.js').Failure}
    */
-  onRequestError(e, batch) {
-    return sendLoop.onRequestError(this, e, batch);
+  failed(e, batch) {
+    if (e instanceof NetworkError) {
+      this.netDown = true;
+      return 'backoff';
+    }
+    if (!(e instanceof HttpError)) {
+      // A bug of ours, not the network: say so loudly, but keep retrying (the queue is safe).
+      console.error('docsync engine: sync failed', e);
+      return 'backoff';
+    }
+    this.netDown = false;
+    if (e.status === 401 || e.status === 403 || e.status === 404) {
+      this.stopSending(e);
+      return 'stop';
+    }
+    if (e.code === 'document_full' || e.code === 'write_budget') {
+      // A budget, not a bad op: the text stays queued (on this device) and is sent again
+      // later, when the budget refilled or the document has room.
+      this.noteNotice(`Not saved to the server yet: ${e.message}. Your text is kept on this device.`);
+      return 'backoff';
+    }
+    if ((e.status === 400 || e.status === 413) && batch.length > 0) {
+      // One op makes the whole request invalid: find it by sending one at a time.
+      if (batch.length > 1) return 'split';
+      // This op can never be accepted; keeping it would block every op after it.
+      this.outbox.rebaseNext(batch[0], { version: /** @type {number} */ (batch[0].rec.op.baseVersion) });
+      this.outbox.drop(batch);
+      this.rebuildView();
+      this.noteNotice(`A change could not be saved: ${e.message}`);
+      return 'now';
+    }
+    return 'backoff';
   }
 
-  /** 1 s, 2 s, 4 s … at most 30 s (PROTOCOL §7). */
-  nextBackoff() {
-    return sendLoop.nextBackoff(this);
-  }
-
-  /** @param {HttpError} e */
+  /** No access any more (401/403/404): the queue is kept, nothing is sent. @param {HttpError} e */
   stopSending(e) {
-    return sendLoop.stopSending(this, e);
+    this.stopped = true;
+    this.error = { status: e.status, code: e.code, message: e.message };
+    this.clearTimers();
+    this.stopLadder();
   }
 
   /** @param {QueueItem[]} batch */
   syncBody(batch) {
-    return sendLoop.syncBody(this, batch);
+    /** @type {Record<string, any>} */
+    const body = { clientId: this.clientId, lastSeq: this.confirmed.lastSeq };
+    if (batch.length) body.ops = batch.map((i) => i.rec.op);
+    if (this.mode === 'full') body.leases = { hold: this.holdList() };
+    return body;
   }
 
   /**
@@ -879,7 +928,25 @@ export class DocSyncEngine {
    * The reply is not used; the next normal sync gets the same results.
    */
   sendKeepalive() {
-    return sendLoop.sendKeepalive(this);
+    if (this.stopped || this.closed || !this.opened) return;
+    // Adopted ops wait for their old sessions' `leave` (leaveAdopted), which a keepalive
+    // request cannot order before them: they stay on disk for the next start.
+    const items = this.adoptedFrom.size ? [] : this.outbox.sendable();
+    /** @type {Op[]} */
+    const ops = [];
+    let size = 200;
+    for (const i of items) {
+      const n = JSON.stringify(i.rec.op).length + 1;
+      if (size + n > KEEPALIVE_BODY_LIMIT || ops.length >= MAX_OPS_PER_SYNC) break;
+      size += n;
+      ops.push(i.rec.op);
+      i.sent = true;
+    }
+    if (ops.length === 0 && (this.mode !== 'full' || this.leases.size === 0)) return;
+    /** @type {Record<string, any>} */
+    const body = { clientId: this.clientId, lastSeq: this.confirmed.lastSeq, ops };
+    if (this.mode === 'full') body.leases = { hold: [] };
+    this.post('sync', body, true).catch(() => {});
   }
 
   // ---------------------------------------------------------------- replies (replies.js)
@@ -945,14 +1012,10 @@ export class DocSyncEngine {
    */
   onWake(w) {
     if (this.closed || this.stopped) return;
-    if (this.inFlight) {
+    if (this.sending.inFlight) {
       // The exchange under way may bring this change already (a writer's own wake-up comes
       // while its /sync is still out): decide once its reply is applied (wakeAfterExchange).
-      const prev = this.wakeInFlight;
-      this.wakeInFlight = {
-        headSeq: Math.max(prev?.headSeq ?? -Infinity, w.headSeq ?? Infinity),
-        leaseSeq: w.leaseSeq ?? prev?.leaseSeq,
-      };
+      this.sending.noteWake(w);
       return;
     }
     const last = this.confirmed.lastSeq;
@@ -978,16 +1041,15 @@ export class DocSyncEngine {
    * head: "anything may have happened").
    */
   wakeAfterExchange() {
-    const w = this.wakeInFlight;
-    this.wakeInFlight = null;
+    const w = this.sending.takeWake();
     if (!w) return;
     if (w.headSeq > this.confirmed.lastSeq || (w.leaseSeq !== undefined && w.leaseSeq !== this.leaseSeq)) {
-      this.syncAgain = true;
+      this.sending.again();
     }
   }
 
   onStageChange() {
-    this.tightenPeriodic();
+    this.sending.tighten();
     this.emit();
   }
 
@@ -1003,32 +1065,6 @@ export class DocSyncEngine {
     return this.holdList().length > 0 ? RENEW_EVERY_MS : QUIET_EVERY_MS;
   }
 
-  /** After each exchange: the next background sync one period from now. */
-  restartPeriodic() {
-    this.armPeriodic(true);
-  }
-
-  /** The period got shorter (leases taken, interval stage): bring the next sync forward. */
-  tightenPeriodic() {
-    this.armPeriodic(false);
-  }
-
-  /** @param {boolean} restart */
-  armPeriodic(restart) {
-    if (this.closed || this.stopped || !this.opened) return;
-    const delay = this.period();
-    const due = this.now() + delay;
-    if (!restart && this.periodicTimer && this.periodicDue <= due) return;
-    if (this.periodicTimer) globalThis.clearTimeout(this.periodicTimer);
-    this.periodicDue = due;
-    this.periodicTimer = globalThis.setTimeout(() => {
-      this.periodicTimer = null;
-      this.periodicDue = Infinity;
-      // Through syncSoon, so a running backoff is respected.
-      this.syncSoon(0);
-    }, delay);
-  }
-
   /** The hold list for the next request: claims not yet run out; nothing while hidden. */
   holdList() {
     // A viewer never edits, so it must not lock bullets away from editors.
@@ -1042,12 +1078,8 @@ export class DocSyncEngine {
   }
 
   clearTimers() {
-    for (const t of [this.sendTimer, this.periodicTimer]) {
-      if (t) globalThis.clearTimeout(t);
-    }
-    this.sendTimer = this.periodicTimer = null;
+    this.sending.clear();
     this.leases.clear();
-    this.sendDue = this.periodicDue = Infinity;
   }
 
   // ---------------------------------------------------------------- state

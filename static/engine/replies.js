@@ -69,7 +69,7 @@ export async function applyReply(eng, reply) {
   }
   eng.applyEntries(fresh);
   eng.ladder?.noteCursor(eng.confirmed.lastSeq, eng.leaseSeq);
-  if (reply.hasMore) eng.syncAgain = true;
+  if (reply.hasMore) eng.sending.again();
 }
 
 /** @param {Engine} eng @param {Partial<SyncReply>|Snapshot} r */
@@ -86,7 +86,7 @@ export function applyMeta(eng, r) {
     if (r.mode === 'full') {
       // Someone else opened it or it was shared: leases and wake-ups from now on.
       eng.startLadder();
-      if (eng.leases.size > 0) eng.syncAgain = true;
+      if (eng.leases.size > 0) eng.sending.again();
     } else {
       eng.stopLadder();
       eng.locks = new Map();

@@ -1,14 +1,13 @@
-// The send loop: one /sync (or snapshot) at a time with a batch from the outbox, its
-// failures classified into backoff, offline, stop or one-op-at-a-time, and the keepalive send
-// of a page going away. Invariants: at most one request in flight (a wish meanwhile sets
-// `syncAgain`); ops go in queue order; an op put on the wire once is frozen (`sent`).
+// When the engine talks to the server (PROTOCOL §7 "Sending"): one exchange at a time,
+// leading edge then throttled, backoff after failures, one op at a time to find a bad one,
+// and the background sync that renews leases and catches what no wake-up announced.
+// Invariants: at most one exchange runs (a wish meanwhile runs one more right after it); no
+// exchange starts before the backoff has run out, except when the owner says the world
+// changed (online again, tab shown); timers live only while the owner is active.
+// What an exchange sends and how a reply is applied is the owner's (engine.js); this class
+// only decides when, and how a failure bends the schedule.
 
-import { NetworkError, HttpError } from './http.js';
-
-/** @typedef {import('./engine.js').DocSyncEngine} Engine */
-/** @typedef {import('./types.js').Op} Op */
-/** @typedef {import('./types.js').SyncReply} SyncReply */
-/** @typedef {import('./outbox.js').QueueItem} QueueItem */
+/** @typedef {import('./transport.js').Wake} Wake */
 
 /**
  * Sending is leading edge, then throttled (PROTOCOL §7, amended): a stored change goes out at
@@ -25,189 +24,212 @@ export const MAX_OPS_PER_SYNC = 200;
 export const KEEPALIVE_BODY_LIMIT = 60_000;
 
 /**
- * One exchange now: the snapshot first if there is no confirmed state yet, then /sync
- * with queued ops and the hold list. Only one runs at a time; a call meanwhile asks for
- * another run right after.
- * @param {Engine} eng
+ * How a failed exchange bends the schedule: `backoff` (network, server trouble, a budget:
+ * 1 s, 2 s, 4 s … 30 s), `split` (the batch was refused as a whole: one op at a time, now),
+ * `now` (the bad op was dropped: go on at once), `stop` (no access: no more exchanges).
+ * @typedef {'backoff'|'split'|'now'|'stop'} Failure
  */
-export async function syncNow(eng) {
-  if (eng.closed || eng.stopped || !eng.opened) return;
-  if (eng.inFlight) {
-    eng.syncAgain = true;
-    return;
-  }
-  if (eng.sendTimer) {
-    globalThis.clearTimeout(eng.sendTimer);
-    eng.sendTimer = null;
-    eng.sendDue = Infinity;
-  }
-  eng.syncAgain = false;
-  eng.inFlight = true;
-  /** @type {QueueItem[]} */
-  let batch = [];
-  /** @type {number|null} ms until the retry, null: no retry (stopped) */
-  let retryIn = -1;
-  try {
-    if (!eng.loaded) await eng.reloadSnapshot();
-    await leaveAdopted(eng);
-    batch = eng.outbox.sendable().slice(0, eng.batchLimit);
-    for (const i of batch) {
-      i.inFlight = true;
-      i.sent = true;
-    }
-    eng.lastSendAt = eng.now();
-    const reply = /** @type {SyncReply} */ (await eng.post('sync', eng.syncBody(batch), false));
-    if (eng.closed) return;
-    eng.netDown = false;
-    eng.synced = true;
-    eng.backoffMs = 0;
-    eng.retryAt = 0;
-    eng.batchLimit = MAX_OPS_PER_SYNC;
-    await eng.applyReply(reply);
-    eng.wakeAfterExchange();
-  } catch (e) {
-    // The retry pulls anyway.
-    eng.wakeInFlight = null;
-    retryIn = eng.onRequestError(e, batch);
-  } finally {
-    for (const i of batch) i.inFlight = false;
-    eng.inFlight = false;
-  }
-  if (eng.closed) return;
-  if (retryIn === null || eng.stopped) {
-    eng.emit();
-    return;
-  }
-  if (retryIn >= 0) {
-    eng.retryAt = eng.now() + retryIn;
-    eng.armSend(retryIn);
-  } else if (eng.syncAgain || eng.outbox.sendable().length > 0) {
-    // Ops typed during the request, hasMore, or a lease asked for meanwhile: go again.
-    eng.syncSoon(eng.syncAgain && eng.outbox.sendable().length === 0 ? 0 : eng.throttleDelay());
-  }
-  eng.restartPeriodic();
-  eng.emit();
-}
 
 /**
- * Ends the sessions of the tabs whose queues were adopted (their leases go with them) before
- * their ops are sent under this client. A refusal (the ID is not ours to end) is not retried:
- * at worst an op becomes a conflict copy, and no text is lost. Network failures throw, and
- * the exchange is retried as a whole.
- * @param {Engine} eng
+ * @typedef {{
+ *   now: () => number,
+ *   active: () => boolean,
+ *   exchange: (batchLimit: number) => Promise<Failure|null>,
+ *   hasWork: () => boolean,
+ *   period: () => number,
+ *   settled: () => void,
+ * }} SendLoopOwner
+ * `active`: the owner is open and may talk to the server; `exchange`: one snapshot-or-/sync
+ * with at most that many ops, answering null or, for a failure, the owner's reading of it (its
+ * own effects — stop, drop an op, a notice — done there); `hasWork`: ops wait to be sent;
+ * `period`: ms until the next background sync; `settled`: after each exchange (emit state).
  */
-async function leaveAdopted(eng) {
-  for (const owner of [...eng.adoptedFrom]) {
+
+export class SendLoop {
+  /** @type {SendLoopOwner} */
+  #o;
+  #inFlight = false;
+  /** Another exchange is wanted as soon as the one in flight returns. */
+  #again = false;
+  #backoffMs = 0;
+  /** No exchange before this time (backoff after a failure); 0 = none. */
+  #retryAt = 0;
+  /** Ops per request; drops to 1 to find an op the server calls invalid. */
+  #batchLimit = MAX_OPS_PER_SYNC;
+  /** When the last exchange left (the throttle counts from there). */
+  #lastSendAt = -Infinity;
+  /** @type {ReturnType<typeof setTimeout>|null} */
+  #timer = null;
+  #due = Infinity;
+  /** @type {ReturnType<typeof setTimeout>|null} */
+  #periodic = null;
+  #periodicDue = Infinity;
+  /** Wake-ups during the exchange, merged (headSeq Infinity: "anything may have happened"). @type {{headSeq: number, leaseSeq: number|undefined}|null} */
+  #wake = null;
+
+  /** @param {SendLoopOwner} owner */
+  constructor(owner) {
+    this.#o = owner;
+  }
+
+  /** An exchange is under way. */
+  get inFlight() {
+    return this.#inFlight;
+  }
+
+  /**
+   * An exchange in `delay` ms unless one is already due sooner; never before the backoff has
+   * run out (a server that is down is not hammered by typing).
+   * @param {number} delay
+   */
+  soon(delay) {
+    if (!this.#o.active()) return;
+    this.#arm(Math.max(delay, this.#retryAt - this.#o.now()));
+  }
+
+  /** A stored change: at once on the leading edge, else THROTTLE_MS after the last send. */
+  changed() {
+    this.soon(this.throttleDelay());
+  }
+
+  /** How long a change waits now: 0 on the leading edge, else until THROTTLE_MS after the last send. */
+  throttleDelay() {
+    return Math.max(0, this.#lastSendAt + THROTTLE_MS - this.#o.now());
+  }
+
+  /** One more exchange right after the one in flight (a reply said hasMore, a lease was asked for). */
+  again() {
+    this.#again = true;
+  }
+
+  /** The world changed (online again, the tab shown): the backoff of old failures is over. */
+  resetBackoff() {
+    this.#backoffMs = 0;
+    this.#retryAt = 0;
+  }
+
+  /**
+   * A wake-up during the exchange: kept, and handed back when it is over (takeWake) so the
+   * owner decides whether the reply already brought what it announced.
+   * @param {Wake} w
+   */
+  noteWake(w) {
+    const prev = this.#wake;
+    this.#wake = {
+      headSeq: Math.max(prev?.headSeq ?? -Infinity, w.headSeq ?? Infinity),
+      leaseSeq: w.leaseSeq ?? prev?.leaseSeq,
+    };
+  }
+
+  takeWake() {
+    const w = this.#wake;
+    this.#wake = null;
+    return w;
+  }
+
+  /**
+   * One exchange now. Only one runs at a time; a call meanwhile asks for another run right
+   * after. Resolves when this exchange (not a later one) is over.
+   */
+  async run() {
+    if (!this.#o.active()) return;
+    if (this.#inFlight) {
+      this.#again = true;
+      return;
+    }
+    this.#clearSend();
+    this.#again = false;
+    this.#inFlight = true;
+    /** @type {number|null} ms until the retry; -1: none needed; null: stopped */
+    let retryIn = -1;
     try {
-      await eng.post('leave', { clientId: owner }, false);
-    } catch (e) {
-      if (!(e instanceof HttpError) || e.status >= 500) throw e;
+      this.#lastSendAt = this.#o.now();
+      const failure = await this.#o.exchange(this.#batchLimit);
+      if (failure === null) {
+        this.#backoffMs = 0;
+        this.#retryAt = 0;
+        this.#batchLimit = MAX_OPS_PER_SYNC;
+      } else {
+        // The retry pulls anyway.
+        this.#wake = null;
+        retryIn = this.#after(failure);
+      }
+    } finally {
+      this.#inFlight = false;
     }
-    eng.adoptedFrom.delete(owner);
+    if (!this.#o.active()) {
+      if (retryIn === null) this.#o.settled();
+      return;
+    }
+    if (retryIn !== null && retryIn >= 0) {
+      this.#retryAt = this.#o.now() + retryIn;
+      this.#arm(retryIn);
+    } else if (this.#again || this.#o.hasWork()) {
+      // Ops typed during the request, hasMore, or a lease asked for meanwhile: go again.
+      this.soon(this.#again && !this.#o.hasWork() ? 0 : this.throttleDelay());
+    }
+    this.#armPeriodic(true);
+    this.#o.settled();
   }
-}
 
-/**
- * Classifies a failed exchange; returns the delay before the retry, or null when sending
- * stops for good (no access).
- * @param {unknown} e
- * @param {QueueItem[]} batch
- * @returns {number|null}
- * @param {Engine} eng
- */
-export function onRequestError(eng, e, batch) {
-  if (e instanceof NetworkError) {
-    eng.netDown = true;
-    return eng.nextBackoff();
+  /** The background period got shorter (leases taken, interval stage): bring the next sync forward. */
+  tighten() {
+    this.#armPeriodic(false);
   }
-  if (!(e instanceof HttpError)) {
-    // A bug of ours, not the network: say so loudly, but keep retrying (the queue is safe).
-    console.error('docsync engine: sync failed', e);
-    return eng.nextBackoff();
+
+  /** Stops every timer (the owner closed or stopped). */
+  clear() {
+    this.#clearSend();
+    if (this.#periodic) globalThis.clearTimeout(this.#periodic);
+    this.#periodic = null;
+    this.#periodicDue = Infinity;
   }
-  eng.netDown = false;
-  if (e.status === 401 || e.status === 403 || e.status === 404) {
-    eng.stopSending(e);
-    return null;
-  }
-  if (e.code === 'document_full' || e.code === 'write_budget') {
-    // A budget, not a bad op: the text stays queued (on this device) and is sent again
-    // later, when the budget refilled or the document has room.
-    eng.noteNotice(`Not saved to the server yet: ${e.message}. Your text is kept on this device.`);
-    return eng.nextBackoff();
-  }
-  if ((e.status === 400 || e.status === 413) && batch.length > 0) {
-    if (batch.length > 1) {
-      // One op makes the whole request invalid: find it by sending one at a time.
-      eng.batchLimit = 1;
+
+  /** @param {Failure} f @returns {number|null} */
+  #after(f) {
+    if (f === 'stop') return null;
+    if (f === 'now') return 0;
+    if (f === 'split') {
+      this.#batchLimit = 1;
       return 0;
     }
-    // This op can never be accepted; keeping it would block every op after it.
-    eng.outbox.rebaseNext(batch[0], { version: /** @type {number} */ (batch[0].rec.op.baseVersion) });
-    eng.outbox.drop(batch);
-    eng.rebuildView();
-    eng.noteNotice(`A change could not be saved: ${e.message}`);
-    return 0;
+    // 1 s, 2 s, 4 s … at most 30 s (PROTOCOL §7).
+    this.#backoffMs = this.#backoffMs === 0 ? BACKOFF_FIRST_MS : Math.min(BACKOFF_MAX_MS, this.#backoffMs * 2);
+    return this.#backoffMs;
   }
-  return eng.nextBackoff();
-}
 
-/**
- * 1 s, 2 s, 4 s … at most 30 s (PROTOCOL §7).
- * @param {Engine} eng
- */
-export function nextBackoff(eng) {
-  eng.backoffMs = eng.backoffMs === 0 ? BACKOFF_FIRST_MS : Math.min(BACKOFF_MAX_MS, eng.backoffMs * 2);
-  return eng.backoffMs;
-}
-
-/**
- * @param {HttpError} e
- * @param {Engine} eng
- */
-export function stopSending(eng, e) {
-  eng.stopped = true;
-  eng.error = { status: e.status, code: e.code, message: e.message };
-  eng.clearTimers();
-  eng.stopLadder();
-}
-
-/**
- * @param {QueueItem[]} batch
- * @param {Engine} eng
- */
-export function syncBody(eng, batch) {
-  /** @type {Record<string, any>} */
-  const body = { clientId: eng.clientId, lastSeq: eng.confirmed.lastSeq };
-  if (batch.length) body.ops = batch.map((i) => i.rec.op);
-  if (eng.mode === 'full') body.leases = { hold: eng.holdList() };
-  return body;
-}
-
-/**
- * Sends everything unanswered plus `hold: []` with keepalive (the page may be frozen or
- * killed next). Exempt from the one-in-flight rule: a duplicate is harmless (same opIds).
- * The reply is not used; the next normal sync gets the same results.
- * @param {Engine} eng
- */
-export function sendKeepalive(eng) {
-  if (eng.stopped || eng.closed || !eng.opened) return;
-  // Adopted ops wait for their old sessions' `leave` (leaveAdopted), which a keepalive
-  // request cannot order before them: they stay on disk for the next start.
-  const items = eng.adoptedFrom.size ? [] : eng.outbox.sendable();
-  /** @type {Op[]} */
-  const ops = [];
-  let size = 200;
-  for (const i of items) {
-    const s = JSON.stringify(i.rec.op).length + 1;
-    if (size + s > KEEPALIVE_BODY_LIMIT || ops.length >= MAX_OPS_PER_SYNC) break;
-    size += s;
-    ops.push(i.rec.op);
-    i.sent = true;
+  /** @param {number} delay */
+  #arm(delay) {
+    const due = this.#o.now() + delay;
+    if (this.#timer && this.#due <= due) return;
+    if (this.#timer) globalThis.clearTimeout(this.#timer);
+    this.#due = due;
+    this.#timer = globalThis.setTimeout(() => {
+      this.#timer = null;
+      this.#due = Infinity;
+      this.run();
+    }, delay);
   }
-  if (ops.length === 0 && (eng.mode !== 'full' || eng.leases.size === 0)) return;
-  /** @type {Record<string, any>} */
-  const body = { clientId: eng.clientId, lastSeq: eng.confirmed.lastSeq, ops };
-  if (eng.mode === 'full') body.leases = { hold: [] };
-  eng.post('sync', body, true).catch(() => {});
+
+  #clearSend() {
+    if (this.#timer) globalThis.clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#due = Infinity;
+  }
+
+  /** @param {boolean} restart after an exchange: one period from now; else only if sooner */
+  #armPeriodic(restart) {
+    if (!this.#o.active()) return;
+    const delay = this.#o.period();
+    const due = this.#o.now() + delay;
+    if (!restart && this.#periodic && this.#periodicDue <= due) return;
+    if (this.#periodic) globalThis.clearTimeout(this.#periodic);
+    this.#periodicDue = due;
+    this.#periodic = globalThis.setTimeout(() => {
+      this.#periodic = null;
+      this.#periodicDue = Infinity;
+      // Through soon(), so a running backoff is respected.
+      this.soon(0);
+    }, delay);
+  }
 }
