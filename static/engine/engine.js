@@ -13,7 +13,7 @@ import { HttpError, NetworkError, requestJson } from './http.js';
 import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from './leases.js';
 import { Outbox } from './outbox.js';
 import { Journal, readJournal, clearJournal, journalOwners } from './journal.js';
-import * as replies from './replies.js';
+import { Confirmed } from './confirmed.js';
 import { SendLoop, THROTTLE_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT } from './send-loop.js';
 
 /** @typedef {import('./types.js').Op} Op */
@@ -93,8 +93,12 @@ export class DocSyncEngine {
           })
         : null;
 
-    this.confirmed = DocModel.empty(this.docId);
-    this.view = this.confirmed.clone();
+    /** What the server confirmed, with the document's standing (confirmed.js). */
+    this.confirmed = new Confirmed({
+      docId: this.docId, store: this.store, now: () => this.now(),
+      onStorageError: (e) => this.setStorageError(e),
+    });
+    this.view = this.confirmed.model.clone();
     /** The view's rows as handed out in EngineState (Row identity = unchanged row). */
     this.viewRows = new ViewRows();
     /** `localStorage` for the synchronous journal (journal.js); null: none. */
@@ -108,20 +112,10 @@ export class DocSyncEngine {
     });
     this.history = new UndoHistory();
 
-    /** @type {Role|null} */
-    this.role = null;
-    /** @type {Mode} */
-    this.mode = 'full';
-    this.shared = false;
-    this.sessions = 0;
     /** -1: not known yet, so the first wake-up always pulls. */
     this.leaseSeq = -1;
     /** @type {Map<string, Lock>} */
     this.locks = new Map();
-    /** @type {string[]} purged IDs the confirmed state remembers (persisted with it) */
-    this.purged = [];
-
-    this.loaded = false;
     this.opened = false;
     this.closed = false;
     /** Sending stopped (403/404/401): the queue is kept. */
@@ -160,8 +154,6 @@ export class DocSyncEngine {
       () => !this.closed && !this.stopped,
     );
 
-    /** The meta record last written (to skip writes when a sync changed nothing). */
-    this.savedMetaSig = '';
     /** Something the view depends on changed (queue, leases, icon): rebuild it. */
     this.viewStale = false;
 
@@ -186,6 +178,28 @@ export class DocSyncEngine {
   /** The queue's items, in order (read-only view for tools and tests). @returns {QueueItem[]} */
   get queue() {
     return this.outbox.items;
+  }
+
+  /** The document's standing as last heard from the server (or this device's copy). */
+  get role() {
+    return this.confirmed.role;
+  }
+
+  get mode() {
+    return this.confirmed.mode;
+  }
+
+  get shared() {
+    return this.confirmed.shared;
+  }
+
+  get sessions() {
+    return this.confirmed.sessions;
+  }
+
+  /** A confirmed state exists (from this device or the server). */
+  get loaded() {
+    return this.confirmed.loaded;
   }
 
   // ---------------------------------------------------------------- public API
@@ -482,19 +496,7 @@ export class DocSyncEngine {
   async loadStored() {
     try {
       const stored = await this.store.loadDoc(this.docId);
-      if (stored) {
-        const m = stored.meta;
-        this.purged = m.purged ?? [];
-        this.confirmed = DocModel.fromSnapshot(
-          { docId: this.docId, title: m.title, titleVersion: m.titleVersion, icon: m.icon, headSeq: m.lastSeq, blocks: stored.blocks },
-          this.purged,
-        );
-        this.role = m.role;
-        this.mode = m.mode;
-        this.shared = m.shared;
-        this.sessions = m.sessions;
-        this.loaded = true;
-      }
+      if (stored) this.confirmed.restore(stored);
       // What the journal kept of the last run (a crash before IndexedDB committed) joins
       // the queue on disk first, so it is sent like everything else and exactly once.
       const journal = readJournal(this.storage, this.docId, this.clientId);
@@ -949,41 +951,90 @@ export class DocSyncEngine {
     this.post('sync', body, true).catch(() => {});
   }
 
-  // ---------------------------------------------------------------- replies (replies.js)
+  // ---------------------------------------------------------------- replies
 
-  /** A /sync reply (replies.js `applyReply`). @param {SyncReply} reply */
+  /**
+   * A /sync reply: op results, standing, leases, log entries (or a snapshot reload on
+   * `resync` or a gap); confirmed state and queue are persisted together (confirmed.js).
+   * @param {SyncReply} reply
+   */
   async applyReply(reply) {
-    return replies.applyReply(this, reply);
+    for (const why of this.outbox.applyResults(reply.results ?? [])) this.noteNotice(`A change was not applied: ${why}.`);
+    this.applyMeta(reply);
+    this.leaseSeq = reply.leaseSeq;
+    if (this.mode === 'full') this.setLocks(reply.leases?.others ?? []);
+    const fresh = (reply.ops ?? []).filter((e) => e.seq > this.confirmed.lastSeq);
+    if (reply.resync || (fresh.length && fresh[0].seq !== this.confirmed.lastSeq + 1)) {
+      // Ahead of the server, behind compaction, or a gap: start again from a snapshot.
+      await this.reloadSnapshot();
+      return;
+    }
+    this.applyEntries(fresh);
+    this.ladder?.noteCursor(this.confirmed.lastSeq, this.leaseSeq);
+    if (reply.hasMore) this.sending.again();
   }
 
-  /** Role, mode, sharing, sessions, icon of a reply or snapshot. @param {Partial<SyncReply>|Snapshot} r */
+  /** Role, mode, sharing, sessions, icon of a reply or snapshot, and what follows from them. @param {Partial<SyncReply>|Snapshot} r */
   applyMeta(r) {
-    replies.applyMeta(this, r);
+    this.afterMeta(this.confirmed.meta(r));
+  }
+
+  /** @param {import('./confirmed.js').MetaChange} change */
+  afterMeta(change) {
+    if (change.iconChanged) this.viewStale = true;
+    if (!change.modeChanged) return;
+    if (this.mode === 'full') {
+      // Someone else opened it or it was shared: leases and wake-ups from now on.
+      this.startLadder();
+      if (this.leases.size > 0) this.sending.again();
+    } else {
+      this.stopLadder();
+      this.locks = new Map();
+    }
   }
 
   /** Others' leases as `locks`. @param {import('./types.js').LeaseOfOther[]} others */
   setLocks(others) {
-    replies.setLocks(this, others);
+    /** @type {Map<string, Lock>} */
+    const next = new Map();
+    for (const o of others) {
+      if (o.clientId === this.clientId) continue;
+      next.set(o.blockId, { blockId: o.blockId, userId: o.userId, name: o.name });
+    }
+    if (!sameLocks(this.locks, next)) {
+      this.locks = next;
+      // Queued ops re-apply against leases (a lock can turn an edit into a conflict copy).
+      this.viewStale = true;
+    }
   }
 
-  /** Log entries contiguous with lastSeq onto the confirmed state, persisted. @param {LogEntry[]} entries */
+  /** Log entries contiguous with lastSeq onto the confirmed state; the view follows. @param {LogEntry[]} entries */
   applyEntries(entries) {
-    replies.applyEntries(this, entries);
+    this.confirmed.applyEntries(entries, this.outbox);
+    if (entries.length || this.viewStale) this.rebuildView();
   }
 
-  /** The confirmed state's meta record for IndexedDB. */
-  metaRecord() {
-    return replies.metaRecord(this);
-  }
-
-  /** GET the snapshot: confirmed state replaced, the queue kept on top. */
+  /**
+   * GET the snapshot: the confirmed state is replaced, the queue kept on top. Throws like
+   * `request`; the exchange that called it is retried.
+   */
   async reloadSnapshot() {
-    return replies.reloadSnapshot(this);
+    const q = `?clientId=${encodeURIComponent(this.clientId)}`;
+    /** @type {Snapshot} */
+    const snap = await this.request('GET', `/api/v1/docs/${encodeURIComponent(this.docId)}/snapshot${q}`, undefined, false);
+    if (this.closed) return;
+    this.netDown = false;
+    this.afterMeta(this.confirmed.replace(snap, this.outbox));
+    if (this.mode === 'full') this.setLocks(snap.leases?.others ?? []);
+    this.rebuildView();
+    this.ladder?.noteCursor(this.confirmed.lastSeq, Math.max(0, this.leaseSeq));
+    if (this.mode === 'full') this.startLadder();
+    this.emit();
   }
 
   /** view = confirmed + queue, by the server's rules. */
   rebuildView() {
-    const v = this.confirmed.clone();
+    const v = this.confirmed.model.clone();
     const ctx = this.opContext();
     for (const i of this.queue) v.applyOp(i.rec.op, ctx);
     // A block the old view did not show is certainly a new row.
@@ -1163,4 +1214,14 @@ function defaultStorage() {
   } catch {
     return null;
   }
+}
+
+/** @param {Map<string, Lock>} a @param {Map<string, Lock>} b */
+function sameLocks(a, b) {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) {
+    const w = b.get(k);
+    if (!w || w.userId !== v.userId || w.name !== v.name) return false;
+  }
+  return true;
 }

@@ -7,6 +7,7 @@ import { TITLE_LEASE, conflictCopyId } from './model.js';
 
 /** @typedef {import('./types.js').Op} Op */
 /** @typedef {import('./types.js').LogEntry} LogEntry */
+/** @typedef {import('./types.js').OpResult} OpResult */
 /** @typedef {import('./store.js').DocStore} DocStore */
 /** @typedef {import('./store.js').QueueRecord} QueueRecord */
 /** @typedef {import('./store.js').QueueKey} QueueKey */
@@ -138,6 +139,38 @@ export class Outbox {
     this.changed();
   }
 
+  /**
+   * The results of a /sync: a refused op leaves the queue (the text ops behind it keep its
+   * base), as does one that changed nothing; an applied or conflicting one is acknowledged
+   * and stays shown on top until the log reaches its seq. Returns why each refused op was
+   * refused, in words for the notice bar.
+   * @param {OpResult[]} results
+   * @returns {string[]}
+   */
+  applyResults(results) {
+    /** @type {QueueItem[]} */
+    const dropped = [];
+    /** @type {string[]} */
+    const refused = [];
+    const byOpId = this.byOpId();
+    for (const r of results) {
+      const item = byOpId.get(r.opId);
+      if (!item) continue;
+      if (r.status === 'rejected' || r.seq === null || r.seq === undefined) {
+        // Refused for good (e.g. a move into a deleted bullet), or nothing changed (same
+        // text as the server's): the version stays what it was.
+        this.rebaseNext(item, { version: /** @type {number} */ (item.rec.op.baseVersion) });
+        dropped.push(item);
+        if (r.status === 'rejected') refused.push(REJECTION_TEXT[r.reason ?? ''] ?? r.reason ?? 'refused');
+      } else if (item.rec.ackedSeq === null) {
+        this.setAcked(item, r.seq);
+        this.onViewStale();
+      }
+    }
+    this.drop(dropped, false);
+    return refused;
+  }
+
   /** @returns {Map<string, QueueItem>} */
   byOpId() {
     return new Map(this.items.map((i) => [i.rec.op.opId, i]));
@@ -261,6 +294,20 @@ export class Outbox {
     }
   }
 }
+
+/** Why the server refused an op, in words for the notice bar. */
+const REJECTION_TEXT = /** @type {Record<string, string>} */ ({
+  locked: 'someone else is editing that bullet',
+  deleted: 'that bullet was deleted',
+  purged: 'that bullet was removed for good',
+  cycle: 'a bullet cannot move inside itself',
+  parent_deleted: 'the target bullet was deleted',
+  unknown_block: 'that bullet no longer exists',
+  duplicate_block: 'that bullet already exists',
+  foreign_block: 'that bullet belongs to another document',
+  invalid: 'the change was invalid',
+  too_deep: 'the outline would get deeper than the server allows',
+});
 
 /** The target of a text op (block ID, or 'title'); null for every other op. @param {Op} op */
 export function textTarget(op) {
