@@ -3,11 +3,13 @@
 
 import { createApi, ApiError, describeError } from './api.js';
 import { startRouter, navigate, loginUrlFor } from './router.js';
-import { loadMe, currentUser, cachedUser, clearUser, getClientId } from './session.js';
+import { loadMe, currentUser, cachedUser, clearUser, setUser, getClientId } from './session.js';
 import { h, replaceChildren } from './ui/dom.js';
 import { icon, logo } from './ui/icons.js';
 import { toast } from './ui/toast.js';
-import { rememberDoc } from './recent.js';
+import { rememberDoc, recentDocs } from './recent.js';
+import { requestJson } from '../engine/http.js';
+import { openStore } from '../engine/store.js';
 import { renderLogin } from './pages/login.js';
 import { renderHome, pendingTitles } from './pages/home.js';
 import { openShareDialog, configureSharing } from './pages/share-dialog.js';
@@ -19,6 +21,51 @@ import { logoutChoice, countDeviceCopies, removeDeviceCopies } from './device-co
 
 /** The editor engineer's module; a variable so a missing file is a runtime fallback, not a type error. */
 const EDITOR_MODULE = '/app/editor/page.js';
+/**
+ * A document this device has not opened before has no copy in IndexedDB: its snapshot (the
+ * longest part of opening it) is fetched as the app starts, while the session is checked
+ * and the editor loads, and handed to the engine. Not for known documents: they open from
+ * the device and only /sync.
+ * @type {{docId: string, clientId: string, promise: Promise<any>}|null}
+ */
+let earlySnapshot = (() => {
+  const docId = docIdOfPath();
+  if (docId === null || recentDocs().some((d) => d.docId === docId)) return null;
+  const clientId = getClientId();
+  const q = `?clientId=${encodeURIComponent(clientId)}`;
+  const promise = requestJson(globalThis.fetch.bind(globalThis), `/api/v1/docs/${encodeURIComponent(docId)}/snapshot${q}`, 'GET', undefined, {}, false);
+  promise.catch(() => {}); // the engine asks again
+  return { docId, clientId, promise };
+})();
+
+/**
+ * A document this device knows: its copy is read from IndexedDB as the app starts, while the
+ * session is checked and the editor loads, and handed to the engine (which reads it itself
+ * if this failed).
+ * @type {{docId: string, promise: Promise<any>}|null}
+ */
+let earlyStored = (() => {
+  const docId = docIdOfPath();
+  if (docId === null || earlySnapshot) return null;
+  const promise = openStore({ indexedDB: globalThis.indexedDB }).then(async (store) => {
+    try {
+      return await store.loadDoc(docId);
+    } finally {
+      store.close();
+    }
+  });
+  promise.catch(() => {});
+  return { docId, promise };
+})();
+
+/** The document of this page's path (/d/{docId}…), or null. */
+function docIdOfPath() {
+  const m = /^\/d\/([^/?#]+)/.exec(location.pathname);
+  return m ? decodeURIComponent(m[1]) : null;
+}
+
+// Named points of the start, read by the editor benchmark (navigation → first bullets).
+performance.mark('docsync:main');
 
 const root = /** @type {HTMLElement} */ (document.getElementById('app'));
 const header = /** @type {HTMLElement} */ (document.getElementById('app-header'));
@@ -199,7 +246,27 @@ async function onRoute(route) {
     return;
   }
 
-  if (!currentUser() || offline) {
+  // A document's editor is fetched while the session is checked, not after.
+  const editorModule = route.name === 'doc' ? importEditor() : null;
+  const cached = route.name === 'doc' && !currentUser() && !offline ? cachedUser() : null;
+  if (cached) {
+    // A document opens at once as the user this device last saw signed in (its copy is
+    // here; the server checks every request anyway). The session is checked meanwhile: not
+    // signed in → the login page; someone else → open again as them; unreachable → offline.
+    setUser(cached);
+    loadMe(api).then(({ me, offline: off }) => {
+      if (!me) {
+        clearUser();
+        navigate(loginUrlFor(location.pathname + location.search + location.hash), { replace: true });
+        return;
+      }
+      offline = off;
+      updateOffline();
+      renderHeader();
+      // Someone else signed in on this device meanwhile: start again as them.
+      if (me.id !== cached.id) location.reload();
+    }).catch(() => {});
+  } else if (!currentUser() || offline) {
     try {
       const { me, offline: off } = await loadMe(api);
       offline = off;
@@ -216,6 +283,7 @@ async function onRoute(route) {
     }
   }
   const me = /** @type {import('./session.js').Me} */ (currentUser());
+  performance.mark('docsync:me');
   onDocPage = route.name === 'doc';
   renderHeader();
 
@@ -223,7 +291,8 @@ async function onRoute(route) {
     show(token, renderHome(root, { api, me, offline, openShareDialog }), 'Documents');
   } else if (route.name === 'doc') {
     replaceChildren(root, h('div', { class: 'page-loading', 'aria-busy': 'true' }, 'Opening document…'));
-    const mod = await importEditor();
+    const mod = await editorModule;
+    performance.mark('docsync:editor-module');
     if (token !== renderToken) return;
     if (mod && typeof mod.mountEditor === 'function') {
       root.replaceChildren();
@@ -233,7 +302,11 @@ async function onRoute(route) {
       try {
         let handle = mod.mountEditor(root, {
           docId: route.docId, blockId: route.blockId, me, clientId: getClientId(), api, openShareDialog, offline,
+          snapshot: earlySnapshot?.docId === route.docId ? earlySnapshot : null,
+          stored: earlyStored?.docId === route.docId ? earlyStored.promise : null,
         });
+        earlySnapshot = null;
+        earlyStored = null;
         if (handle && typeof handle.then === 'function') handle = await handle;
         // Listed on the offline home page (the editor updates the title via rememberDoc too).
         const known = pendingTitles.get(route.docId);

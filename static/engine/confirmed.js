@@ -167,12 +167,18 @@ export class Confirmed {
   /**
    * A snapshot replaces the confirmed state; the queue is kept (to be re-applied on top):
    * ops the snapshot already holds leave it, ops acknowledged at a seq the server no longer
-   * has go out again. Persisted in one transaction.
+   * has go out again. Persisted in one transaction, when `later` runs it: the write copies
+   * every block (tens of milliseconds for 10,000), which the first paint need not wait for;
+   * what it holds is the server's and fetched again if lost, and the queue's acks and drops
+   * in it only make resends harmlessly answered from the op results.
    * @param {Snapshot} snap
    * @param {Outbox} outbox
+   * @param {(save: () => void) => void} [later] default: now
    * @returns {MetaChange}
    */
-  replace(snap, outbox) {
+  replace(snap, outbox, later = (save) => save()) {
+    // The server went back (restored from a backup): its older state must replace ours on disk too.
+    const back = snap.headSeq < this.#model.lastSeq;
     this.#model = DocModel.fromSnapshot(snap, this.#purged);
     this.#loaded = true;
     const change = this.meta(snap);
@@ -194,7 +200,9 @@ export class Confirmed {
     outbox.drop(done, false);
     const meta = this.#record();
     this.#savedSig = signature(meta);
-    this.#store.saveSnapshot(meta, snap.blocks, outbox.takeWrites()).catch(this.#onStorageError);
+    // The queue's changes as they are when the write runs (an op dropped meanwhile is not
+    // put back).
+    later(() => this.#store.saveSnapshot(meta, snap.blocks, outbox.takeWrites(), { back }).catch(this.#onStorageError));
     return change;
   }
 

@@ -57,7 +57,16 @@ const QUICK_DIFF_MAX_ROWS = 32;
  *   locks?: LockManagerLike|null, headers?: Record<string, string>, now?: () => number,
  *   transport?: ((o: import('./transport.js').LadderOptions) => LadderLike) | null,
  *   storage?: import('./journal.js').StorageLike | null,
+ *   snapshot?: EarlySnapshot | null,
+ *   stored?: Promise<{meta: import('./store.js').DocMeta, blocks: Block[]}|null> | null,
  * }} EngineOptions
+ */
+
+/**
+ * A snapshot the app fetched as it started (a document this device has no copy of), for the
+ * engine's first snapshot load instead of a request of its own — used only for the same
+ * clientId, and only once; if it failed, the engine asks again.
+ * @typedef {{clientId: string, promise: Promise<Snapshot>}} EarlySnapshot
  */
 
 /**
@@ -101,6 +110,10 @@ export class DocSyncEngine {
     this.view = this.confirmed.model.clone();
     /** The view's rows as handed out in EngineState (Row identity = unchanged row). */
     this.viewRows = new ViewRows();
+    /** @type {EarlySnapshot|null} */
+    this.earlySnapshot = o.snapshot ?? null;
+    /** This device's copy, read by the app as it started (null: read it here). */
+    this.earlyStored = o.stored ?? null;
     /** `localStorage` for the synchronous journal (journal.js); null: none. */
     this.storage = o.storage === undefined ? defaultStorage() : o.storage;
     this.journal = new Journal(this.storage, this.docId, () => this.clientId);
@@ -229,10 +242,13 @@ export class DocSyncEngine {
     if (this.opened) return;
     this.opened = true;
     await this.takeClientLock();
+    mark('docsync:client-lock');
     await this.loadStored();
+    mark('docsync:stored');
     await this.adoptOrphans();
     this.rebuildView();
     this.emit();
+    mark('docsync:first-state');
     if (this.loaded && this.mode === 'full') this.startLadder();
     // Without a stored copy this loads the snapshot first, then syncs.
     await this.syncNow();
@@ -495,7 +511,11 @@ export class DocSyncEngine {
 
   async loadStored() {
     try {
-      const stored = await this.store.loadDoc(this.docId);
+      // The confirmed copy needs no lock (only the queue does): the app may have read it
+      // already, while the modules loaded.
+      const early = this.earlyStored;
+      this.earlyStored = null;
+      const stored = (early ? await early.catch(() => null) : null) ?? (await this.store.loadDoc(this.docId));
       if (stored) this.confirmed.restore(stored);
       // What the journal kept of the last run (a crash before IndexedDB committed) joins
       // the queue on disk first, so it is sent like everything else and exactly once.
@@ -1019,12 +1039,15 @@ export class DocSyncEngine {
    * `request`; the exchange that called it is retried.
    */
   async reloadSnapshot() {
+    const early = this.earlySnapshot;
+    this.earlySnapshot = null;
     const q = `?clientId=${encodeURIComponent(this.clientId)}`;
     /** @type {Snapshot} */
-    const snap = await this.request('GET', `/api/v1/docs/${encodeURIComponent(this.docId)}/snapshot${q}`, undefined, false);
+    const snap = (early && early.clientId === this.clientId ? await early.promise.catch(() => null) : null) ??
+      (await this.request('GET', `/api/v1/docs/${encodeURIComponent(this.docId)}/snapshot${q}`, undefined, false));
     if (this.closed) return;
     this.netDown = false;
-    this.afterMeta(this.confirmed.replace(snap, this.outbox));
+    this.afterMeta(this.confirmed.replace(snap, this.outbox, afterPaint));
     if (this.mode === 'full') this.setLocks(snap.leases?.others ?? []);
     this.rebuildView();
     this.ladder?.noteCursor(this.confirmed.lastSeq, Math.max(0, this.leaseSeq));
@@ -1224,4 +1247,20 @@ function sameLocks(a, b) {
     if (!w || w.userId !== v.userId || w.name !== v.name) return false;
   }
   return true;
+}
+
+/**
+ * Runs `fn` once the browser is idle after this task (after the next paint), at most 1 s
+ * later; in Node (tests), in the next task.
+ * @param {() => void} fn
+ */
+function afterPaint(fn) {
+  const idle = /** @type {any} */ (globalThis).requestIdleCallback;
+  if (typeof idle === 'function') idle(fn, { timeout: 1000 });
+  else setTimeout(fn, 0);
+}
+
+/** A named point of the start (the editor benchmark reads them); nothing where unsupported. @param {string} name */
+function mark(name) {
+  globalThis.performance?.mark?.(name);
 }

@@ -130,14 +130,24 @@ export class DocStore {
 
   /**
    * Replaces the whole confirmed state (after a snapshot), re-bucketing for its size, and
-   * applies queue changes in the same transaction.
+   * applies queue changes in the same transaction. Never backwards, as saveConfirmed: if the
+   * stored state is already newer (another tab, or an update saved before this deferred
+   * write ran), only the queue changes are written — unless `back` says the server itself
+   * went back (restored from a backup: its snapshot is the truth, however old).
    * @param {Omit<DocMeta, 'buckets'>} meta
    * @param {Block[]} blocks
    * @param {{put?: QueueRecord[], del?: QueueKey[]}} [queue]
+   * @param {{back?: boolean}} [opts]
    */
-  async saveSnapshot(meta, blocks, queue = {}) {
+  async saveSnapshot(meta, blocks, queue = {}, opts = {}) {
     const tx = this.db.transaction(['docs', 'blocks', 'queue'], 'readwrite');
     const result = committed(tx);
+    const old = /** @type {DocMeta|undefined} */ (await done(tx.objectStore('docs').get(meta.docId)));
+    if (old && old.lastSeq > meta.lastSeq && !opts.back) {
+      this.queueWrites(tx, meta.docId, queue);
+      commitNow(tx);
+      return result;
+    }
     const buckets = bucketCountFor(blocks.length);
     const store = tx.objectStore('blocks');
     store.delete(this.blockRange(meta.docId));

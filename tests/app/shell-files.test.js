@@ -53,6 +53,35 @@ describe('index.html', () => {
     expect(html).not.toMatch(/<style/i);
     expect(html).not.toMatch(/\son[a-z]+=/i);
   });
+  it('preloads every module main.js imports, so the app starts without an import chain', () => {
+    const hrefs = new Set([...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]));
+    /** @type {Set<string>} */
+    const graph = new Set();
+    /** @param {string} href */
+    const walk = (href) => {
+      if (graph.has(href)) return;
+      graph.add(href);
+      const src = readFileSync(join(STATIC, href), 'utf8');
+      for (const m of src.matchAll(/^import[^'"]*['"](\.[^'"]+)['"]/gm)) walk(new URL(m[1], `http://x${href}`).pathname);
+    };
+    walk('/app/main.js');
+    graph.delete('/app/main.js'); // the script itself
+    expect([...graph].filter((m) => !hrefs.has(m))).toEqual([]);
+  });
+  it('preloads every module the editor imports, so opening a document fetches no import chain', () => {
+    const hrefs = new Set([...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]));
+    /** @type {Set<string>} */
+    const graph = new Set();
+    /** @param {string} href */
+    const walk = (href) => {
+      if (graph.has(href)) return;
+      graph.add(href);
+      const src = readFileSync(join(STATIC, href), 'utf8');
+      for (const m of src.matchAll(/^import[^'"]*['"](\.[^'"]+)['"]/gm)) walk(new URL(m[1], `http://x${href}`).pathname);
+    };
+    walk('/app/editor/page.js');
+    expect([...graph].filter((m) => !hrefs.has(m))).toEqual([]);
+  });
   it('preloads only modules that exist and are in the shell list', () => {
     const hrefs = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]);
     expect(hrefs.length).toBeGreaterThan(0);

@@ -189,12 +189,13 @@ async function run(ms = 0) {
 
 /**
  * `transport: 'ladder'`: the real WakeLadder; default: none (syncs every 3 s).
- * @param {{clientId?: string, transport?: any, fetch?: any, WebSocket?: any, storage?: any}} [o]
+ * @param {{clientId?: string, transport?: any, fetch?: any, WebSocket?: any, storage?: any, snapshot?: any, stored?: any}} [o]
  */
 async function makeEngine(o = {}) {
   const store = await openStore({ indexedDB: idb, IDBKeyRange });
   const e = new DocSyncEngine({
     docId: DOC, clientId: o.clientId ?? 'cl_me', user: USER, store, baseUrl: 'http://test', storage: o.storage ?? null,
+    snapshot: o.snapshot ?? null, stored: o.stored ?? null,
     fetch: o.fetch ?? server.fetch, locks, transport: o.transport === 'ladder' ? undefined : (o.transport ?? null),
     WebSocket: o.WebSocket ?? null, EventSource: null,
   });
@@ -530,6 +531,49 @@ describe('persistence', () => {
     await opening;
     expect(reloaded.clientId).toBe('cl_tab');
     expect(reloaded.state.rows.map((r) => r.content)).toContain('x typed offline');
+  });
+});
+
+describe('opening with what the app fetched or read early', () => {
+  it("this device's copy read by the app is shown without reading it again", async () => {
+    seed(['on this device']);
+    const first = await openEngine(await makeEngine());
+    await first.close();
+    const copy = await first.store.loadDoc(DOC);
+    const e = await makeEngine();
+    let reads = 0;
+    const loadDoc = e.store.loadDoc.bind(e.store);
+    e.store.loadDoc = async (id) => (reads++, loadDoc(id));
+    e.earlyStored = Promise.resolve(copy);
+    server.down = true; // shown from the copy alone
+    await openEngine(e);
+    expect(e.state.rows.map((r) => r.content)).toEqual(['on this device']);
+    expect(reads).toBe(0);
+  });
+
+  const snapshotRequests = () => server.requests.filter((r) => r.path.startsWith('snapshot')).length;
+
+  it('is used instead of a request of its own, once', async () => {
+    seed(['from the early snapshot']);
+    const early = { clientId: 'cl_me', promise: Promise.resolve(server.snapshot()) };
+    const e = await openEngine(await makeEngine({ snapshot: early }));
+    expect(e.state.rows.map((r) => r.content)).toEqual(['from the early snapshot']);
+    expect(snapshotRequests()).toBe(0);
+    expect(e.earlySnapshot).toBeNull();
+  });
+
+  it('a failed one, or one for another clientId, is not used: the engine asks itself', async () => {
+    seed(['asked again']);
+    const failed = { clientId: 'cl_me', promise: Promise.reject(new Error('offline')) };
+    failed.promise.catch(() => {});
+    const a = await openEngine(await makeEngine({ snapshot: failed }));
+    expect(a.state.rows.map((r) => r.content)).toEqual(['asked again']);
+    expect(snapshotRequests()).toBe(1);
+    idb = new IDBFactory(); // another device: nothing stored
+    const other = { clientId: 'cl_someone_else', promise: Promise.resolve({ ...server.snapshot(), blocks: [] }) };
+    const b = await openEngine(await makeEngine({ clientId: 'cl_b', snapshot: other }));
+    expect(b.state.rows.map((r) => r.content)).toEqual(['asked again']);
+    expect(snapshotRequests()).toBe(2);
   });
 });
 

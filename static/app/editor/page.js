@@ -57,7 +57,9 @@ import { caretLine, getSelectionOffsets, offsetAtPoint, placeCaretAtX, setSelect
 /**
  * @typedef {{userId?: string, id?: string, name?: string, displayName?: string}} Me
  * @typedef {{docId: string, me: Me, clientId: string, api?: unknown,
- *   openShareDialog?: (docId: string) => void}} MountOptions
+ *   openShareDialog?: (docId: string) => void,
+ *   snapshot?: import('../../engine/engine.js').EarlySnapshot|null,
+ *   stored?: Promise<any>|null}} MountOptions
  */
 
 const CSS_HREF = '/app/editor/editor.css';
@@ -116,7 +118,7 @@ const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
  * @param {MountOptions} opts
  * @returns {Promise<{destroy(): void, engine: DocSyncEngine}>}
  */
-export async function mountEditor(root, { docId, me, clientId, openShareDialog }) {
+export async function mountEditor(root, { docId, me, clientId, openShareDialog, snapshot, stored }) {
   const cssReady = ensureCss();
   storeOpening ??= openStore({ indexedDB }).catch((e) => {
     storeOpening = null; // try again on the next document
@@ -129,7 +131,14 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
     user: { userId: me?.userId ?? me?.id ?? '', name: me?.displayName || me?.name || '' },
     store,
     locks: /** @type {any} */ (navigator.locks),
+    snapshot,
+    stored,
   });
+  // The engine opens (lock, this device's copy, the server) while the stylesheet loads and
+  // the page is built; its state arrives with the subscription below.
+  if (!navigator.onLine) engine.setOnline(false);
+  if (document.visibilityState !== 'visible') engine.setVisible(false);
+  const opening = engine.open();
   await cssReady;
 
   // ---- static chrome ------------------------------------------------------------------------
@@ -1439,9 +1448,6 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog }
     state = s;
     scheduleRender();
   });
-  if (!navigator.onLine) engine.setOnline(false);
-  if (document.visibilityState !== 'visible') engine.setVisible(false);
-  const opening = engine.open();
   opening.catch((/** @type {unknown} */ err) => showNotice(err instanceof Error ? err.message : String(err), { sticky: true }));
 
   return {
