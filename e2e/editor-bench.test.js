@@ -147,7 +147,7 @@ scenario(
     console.log(
       [
         '',
-        `Editor benchmark (${BULLETS.toLocaleString('en-US')} bullets, Debian Chromium headless, debug server)`,
+        `Editor benchmark (${BULLETS.toLocaleString("en-US")} bullets, Debian Chromium headless, ${process.env.DOCSYNC_BIN ? process.env.DOCSYNC_BIN : "debug server"})`,
         `| measure | p50 | p95 | max | target |`,
         `|---|---|---|---|---|`,
         `| snapshot arrived → first paint (${OPENS} fresh opens) | ${f(percentile(firstPaint, 50))} | – | ${f(Math.max(...firstPaint))} | < 500 ms |`,

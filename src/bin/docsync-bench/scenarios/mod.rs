@@ -8,6 +8,7 @@ mod idle_actors;
 mod idle_subscribers;
 mod many_docs;
 mod snapshot;
+pub mod typists;
 mod wakeup;
 
 use std::time::Duration;
@@ -42,6 +43,7 @@ pub enum ScenarioArg {
     Fanout,
     Compaction,
     Hostile,
+    Typists,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -58,6 +60,8 @@ pub enum Scenario {
     Compaction,
     /// What one user can do to everyone else (placement, tags, logins, write budget).
     Hostile,
+    /// Many people typing at once in one document: sending rule, keys per second each.
+    Typists(typists::Rule, u32),
 }
 
 impl Scenario {
@@ -72,6 +76,7 @@ impl Scenario {
             Scenario::Fanout(..) => "fanout",
             Scenario::Compaction => "compaction",
             Scenario::Hostile => "hostile",
+            Scenario::Typists(..) => "typists",
         }
     }
 
@@ -88,6 +93,9 @@ impl Scenario {
                 .with("channel", channel.name())
                 .with("readers", readers)
                 .with("offered_edits_per_s", rate),
+            Scenario::Typists(rule, rate) => {
+                line.with("rule", rule.name()).with("keys_per_s_each", rate)
+            }
             _ => line,
         }
     }
@@ -97,6 +105,13 @@ impl Scenario {
             Scenario::IdleSubscribers(Channel::WebSocket),
             Scenario::IdleSubscribers(Channel::LongPoll),
         ];
+        let typists: Vec<Scenario> = typists::KEY_RATES
+            .into_iter()
+            .flat_map(|r| {
+                [typists::Rule::Throttle100, typists::Rule::Batch300]
+                    .map(|rule| Scenario::Typists(rule, r))
+            })
+            .collect();
         let wakeups: Vec<Scenario> = Channel::ALL
             .into_iter()
             .flat_map(|c| WAKE_SUBSCRIBERS.map(|n| Scenario::Wakeup(c, n)))
@@ -111,6 +126,7 @@ impl Scenario {
                 wakeups,
                 fanout.scenarios(),
                 vec![Scenario::Compaction, Scenario::Hostile],
+                typists.clone(),
             ]
             .concat(),
             ScenarioArg::Hot => vec![Scenario::HotDoc],
@@ -122,6 +138,7 @@ impl Scenario {
             ScenarioArg::Fanout => fanout.scenarios(),
             ScenarioArg::Compaction => vec![Scenario::Compaction],
             ScenarioArg::Hostile => vec![Scenario::Hostile],
+            ScenarioArg::Typists => typists,
         }
     }
 }
@@ -151,5 +168,6 @@ pub async fn run(scenario: Scenario, env: &Env) -> Result<Line> {
         Scenario::Fanout(channel, readers, rate) => fanout::run(env, channel, readers, rate).await,
         Scenario::Compaction => compaction::run(env).await,
         Scenario::Hostile => hostile::run(env).await,
+        Scenario::Typists(rule, rate) => typists::run(api, rule, rate, env.duration, pid).await,
     }
 }
