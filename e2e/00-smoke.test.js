@@ -1,3 +1,4 @@
+// @ts-check
 // Smoke: the harness itself (server, users, API, clock, compaction, kill -9 and restart,
 // nginx) and the login page in a real browser.
 

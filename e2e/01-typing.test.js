@@ -1,3 +1,4 @@
+// @ts-check
 // Scenario 1: alice and bob type at the same time in different bullets — several hundred
 // keystrokes each, with Enter and Tab/Shift+Tab — and both browsers and the server end with
 // the same outline, every character present, no conflict copy.

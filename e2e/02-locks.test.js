@@ -1,3 +1,4 @@
+// @ts-check
 // Scenario 2: leases as people see them. alice focuses a bullet; bob sees the lock with her
 // name and cannot type into it; Enter in it gives bob a new bullet below; once alice has
 // left the bullet and its lease has ended, bob can edit; closing alice's tab releases her

@@ -1,3 +1,4 @@
+// @ts-check
 // Scenario 3: bob edits a bullet offline while alice edits the same bullet online. Back
 // online, the original keeps alice's text and bob's text sits directly below as a marked
 // conflict copy, in both browsers and on the server. Accept and Discard each work, and each

@@ -1,3 +1,4 @@
+// @ts-check
 // Scenario 4: bob works offline "for days". He edits 5 bullets and adds 45 new ones with
 // no network at all (his own nginx is stopped, and the browser is offline), reloads the
 // page twice while offline — the service worker serves the app and IndexedDB keeps every

@@ -1,3 +1,4 @@
+// @ts-check
 // Scenario 5: undo touches only one's own changes. alice types in A, then in B; bob types in
 // C. alice's Ctrl+Z undoes her B change (never bob's C), Ctrl+Shift+Z redoes it. After bob
 // changed A, alice's undo step for A is skipped with a notice and A keeps bob's text.

@@ -1,3 +1,4 @@
+// @ts-check
 // Scenario 6: access changes while carol has the document open. Read-only share: carol sees
 // a read-only outline that updates live and sends no ops. Editor: carol types without a
 // reload. Revoked: carol's editor says so and keeps what she typed but could not send.

@@ -1,3 +1,4 @@
+// @ts-check
 // Scenario 7: a private note. One tab on an unshared document asks for no leases and sends
 // no heartbeat (only its own changes and the 30 s sync): checked on the bodies of its /sync
 // requests. A second tab flips both to the full flow (leases, locks between the tabs);

@@ -1,3 +1,4 @@
+// @ts-check
 // Scenario 8: every stage of the wake-up ladder (PROTOCOL §4) through a real nginx. For each
 // proxy config both browsers go through it; the status line names the stage, edits still
 // arrive both ways, and after going offline and back online the client climbs the ladder

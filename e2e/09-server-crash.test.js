@@ -1,3 +1,4 @@
+// @ts-check
 // Scenario 9: the server is SIGKILLed while alice and bob type, and restarted on the same
 // port and database. Both editors show "Offline – changes saved on this device" while it is
 // down (they keep typing), then catch up: nothing acknowledged and nothing typed is lost.

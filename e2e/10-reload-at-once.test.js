@@ -1,3 +1,4 @@
+// @ts-check
 // Scenario 10: type fast, reload at once. Every round types a few new bullets (or appends
 // to an existing one) as fast as the keyboard goes and calls page.reload() — or closes the
 // tab and opens a new one — right after the last keypress: no waiting for "saved", for

@@ -1,3 +1,4 @@
+// @ts-check
 // Scenario 11: entries in wake-ups (PROTOCOL §4). alice types one key at a time, slowly
 // enough that each key is its own /sync and its own change; bob only watches. The server
 // puts the new log entries into the WebSocket DOC_SEQ / SSE doc_seq wake-up, and bob's
@@ -39,6 +40,7 @@ function instrument() {
   // @ts-ignore
   window.WebSocket = class extends WS {
     set onmessage(fn) {
+      // @ts-ignore -- the base class's accessor, set from the subclass's own
       super.onmessage = (ev) => (seen(ev.data) ? fn(ev) : undefined);
     }
     get onmessage() {

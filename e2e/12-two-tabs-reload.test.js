@@ -1,3 +1,4 @@
+// @ts-check
 // Scenario 12: one document open in two tabs of one browser (one IndexedDB, two queues);
 // tab A types and is reloaded at once, round after round, while tab B keeps the document
 // open and hears every change. Nothing may be lost — on A's screen, on B's and on the

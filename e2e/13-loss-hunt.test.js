@@ -1,3 +1,4 @@
+// @ts-check
 // Scenario 13: the loss hunt. Type fast (Enter, Tab and Shift+Tab among the keys), then —
 // 0, 5 or 20 ms after the last key — reload the page, close the tab, or crash its renderer
 // (DevTools `Page.crash`, as when the OS kills a tab for memory), with the server reachable

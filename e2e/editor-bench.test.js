@@ -1,3 +1,4 @@
+// @ts-check
 // Browser benchmark of the editor on a 10,000-bullet document (issue: "fast on big documents").
 // Prints figures; asserts only that the work was done (every bullet loaded, every typed
 // character on the server) — speed targets are reported, never asserted:

@@ -1,3 +1,4 @@
+// @ts-check
 // Shared set-ups of the scenarios: a server with users, a document shared between them,
 // logged-in browser contexts with the editor open, typing helpers, and convergence checks
 // that compare every browser with the server's snapshot.
@@ -95,7 +96,10 @@ export async function pendingOf(page) {
 /**
  * Waits until every page shows exactly the server's outline (ids, depth, text, conflict
  * marks) and has nothing pending; returns that outline.
+ * @param {any} api
+ * @param {string} doc
  * @param {Page[]} pages
+ * @param {{timeout?: number, check?: (outline: any[]) => boolean}} [opts]
  */
 export async function converged(api, doc, pages, { timeout = 30_000, check } = {}) {
   let last = {};

@@ -1,3 +1,4 @@
+// @ts-check
 // End-to-end harness: the real docsync binary (temp SQLite file, free loopback port, manual
 // clock), Debian's nginx with the files of config/nginx/, Debian's Chromium driven by
 // playwright-core, API helpers per user, and artifacts (screenshots, Playwright traces,

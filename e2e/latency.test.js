@@ -1,3 +1,4 @@
+// @ts-check
 // Wake-up latency per ladder stage, measured in real browsers through nginx, and PRINTED
 // as a table (targets are reported, not asserted). alice types into one bullet at a steady
 // 10 keys/s (Playwright's key delay, 100 ms); her page records when each key went down, and

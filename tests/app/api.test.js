@@ -1,3 +1,4 @@
+// @ts-check
 import { describe, it, expect, vi } from 'vitest';
 import { createApi, ApiError, parseRetryAfter, errorFromResponse, describeError } from '../../static/app/api.js';
 

@@ -1,3 +1,4 @@
+// @ts-check
 import { describe, expect, it } from 'vitest';
 import { hasMarkup, parseInline, renderedToRaw, safeHref } from '../../static/app/editor/markdown.js';
 import { commandFor } from '../../static/app/editor/keys.js';

@@ -1,3 +1,4 @@
+// @ts-check
 import { describe, expect, it } from 'vitest';
 import {
   detectShortcut,
@@ -31,7 +32,7 @@ function outline(sketch) {
       let content = l.trim();
       const collapsed = content.endsWith('+');
       if (collapsed) content = content.slice(0, -1);
-      return { id: content || `empty${depth}`, depth, content: content.startsWith('empty') ? '' : content, type: /** @type {const} */ ('bullet'), checked: false, collapsed, language: null, conflictResolved: false };
+      return { id: content || `empty${depth}`, depth, content: content.startsWith('empty') ? '' : content, type: /** @type {import('../../static/engine/types.js').BlockType} */ ('bullet'), checked: false, collapsed, language: null, conflictResolved: false };
     });
 }
 

@@ -1,3 +1,4 @@
+// @ts-check
 import { describe, it, expect } from 'vitest';
 import { buildTree, flattenFolders, viaLabel, roleLabel, relativeTime, displayTitle, snippet, docHref } from '../../static/app/pages/home-model.js';
 import { formatWait, loginErrorMessage } from '../../static/app/pages/login.js';

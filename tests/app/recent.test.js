@@ -1,3 +1,4 @@
+// @ts-check
 import { describe, it, expect } from 'vitest';
 import { rememberDoc, recentDocs, forgetDoc } from '../../static/app/recent.js';
 

@@ -1,3 +1,4 @@
+// @ts-check
 import { describe, it, expect } from 'vitest';
 import { matchRoute, safeNext, loginUrlFor } from '../../static/app/router.js';
 

@@ -1,3 +1,4 @@
+// @ts-check
 import { describe, it, expect } from 'vitest';
 import { upsertShare, sortShares } from '../../static/app/pages/share-dialog.js';
 

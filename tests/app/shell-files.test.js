@@ -1,3 +1,4 @@
+// @ts-check
 // The service worker caches exactly the files in static/app/shell-files.json: a new module
 // that is not listed would silently break offline starts, so every .js/.css file under
 // static/app and static/engine must be listed, and every listed file must exist.

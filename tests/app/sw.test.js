@@ -1,3 +1,4 @@
+// @ts-check
 // The service worker's routing rules, run in a small fake worker scope: /api is never
 // touched, app pages are network-first with the cached index.html offline, shell files are
 // cache-first and refreshed, install caches the list, activate drops old caches.

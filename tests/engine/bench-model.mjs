@@ -1,3 +1,4 @@
+// @ts-check
 // Benchmark of the engine's pure modules on a 10,000-bullet document (node, prints figures):
 //   node tests/engine/bench-model.mjs
 // Targets: diffRows after one keystroke < 5 ms; applying 500 log entries < 5 ms.
@@ -64,7 +65,7 @@ function cpuPerRun(f, runs) {
   return `cpu ${((d.user + d.system) / 1000 / runs).toFixed(3)} ms/run`;
 }
 
-const blocks = snapshotBlocks();
+const blocks = /** @type {import('../../static/engine/types.js').Block[]} */ (snapshotBlocks());
 const snapshot = { docId: 'doc_bench', title: 'Bench', titleVersion: 1, icon: null, headSeq: 0, blocks };
 
 // Warm up the JIT a little so figures show steady state, as in a long editing session.

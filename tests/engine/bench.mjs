@@ -1,3 +1,4 @@
+// @ts-check
 // Engine benchmark (Node; IndexedDB is fake-indexeddb, an in-memory implementation, so the
 // load figure measures the engine's own work plus fake-indexeddb's, not a browser's disk):
 //
@@ -31,12 +32,17 @@ function pct(xs, p) {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 }
 
-/** A 10,000-bullet document: 2,000 top-level bullets with 4 children each; some text. */
+/**
+ * A 10,000-bullet document: 2,000 top-level bullets with 4 children each; some text.
+ * @returns {import('../../static/engine/types.js').Block[]}
+ */
 function makeBlocks() {
+  /** @type {import('../../static/engine/types.js').Block[]} */
   const blocks = [];
   const top = nKeysBetween(null, null, N / 5);
   const kidKeys = nKeysBetween(null, null, 4);
   let n = 0;
+  /** @param {string} id @param {string|null} parentId @param {string} orderKey @returns {import('../../static/engine/types.js').Block} */
   const block = (id, parentId, orderKey) => ({
     id, parentId, orderKey, content: `bullet ${n++} with some #tag text and **bold** words`, type: 'bullet',
     checked: false, collapsed: false, language: null, conflictOf: null, conflictAuthor: null,
@@ -50,14 +56,19 @@ function makeBlocks() {
   return blocks;
 }
 
-/** 500 log entries after seq 1000: set_content effects on blocks spread over the document. */
+/**
+ * 500 log entries after seq 1000: set_content effects on blocks spread over the document.
+ * @param {import('../../static/engine/types.js').Block[]} blocks @param {number} from
+ * @returns {import('../../static/engine/types.js').LogEntry[]}
+ */
 function makeEntries(blocks, from) {
+  /** @type {import('../../static/engine/types.js').LogEntry[]} */
   const out = [];
   for (let i = 0; i < 500; i++) {
     const b = blocks[(i * 7919) % blocks.length];
     out.push({
       seq: from + i + 1, opId: `op_bench_${i}`, kind: 'set_content', clientId: 'cl_other', userId: 'usr_other', at: NOW + i,
-      effects: [{ e: 'block', block: { ...b, content: `${b.content} edit ${i}`, version: b.version + 1 + i, updatedAt: NOW + i, updatedBy: 'usr_other' } }],
+      effects: [{ e: /** @type {const} */ ('block'), block: { ...b, content: `${b.content} edit ${i}`, version: b.version + 1 + i, updatedAt: NOW + i, updatedBy: 'usr_other' } }],
     });
   }
   return out;

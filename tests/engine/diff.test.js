@@ -1,3 +1,4 @@
+// @ts-check
 // diff.js: seeded property tests (random edit sequences on random trees: the ops applied to
 // the old model must give exactly the new flat list) and minimality (one keystroke → one
 // set_content, one indent → one move, …).

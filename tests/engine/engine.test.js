@@ -1,3 +1,4 @@
+// @ts-check
 // DocSyncEngine against a fake server (model.js applies the ops, as the real server's rules
 // do): persistence before "saved", reload and resend, orphaned queues, merging, backoff, one
 // request in flight, 403, resync, hasMore, private mode, visibility, leases, wake-ups.

@@ -1,3 +1,4 @@
+// @ts-check
 // http.js: what counts as "no answer" (NetworkError) and as a server failure (HttpError).
 import { describe, it, expect } from 'vitest';
 import { requestJson, NetworkError, HttpError } from '../../static/engine/http.js';

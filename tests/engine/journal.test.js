@@ -1,3 +1,4 @@
+// @ts-check
 // journal.js: what is typed but not yet on disk is held synchronously, let go of exactly when
 // IndexedDB committed it, and merged into the queue exactly once.
 import { describe, it, expect } from 'vitest';

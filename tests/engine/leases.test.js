@@ -1,3 +1,4 @@
+// @ts-check
 // leases.js: claims and their one timer (fake timers; the engine's use is in engine.test.js).
 import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
 import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from '../../static/engine/leases.js';

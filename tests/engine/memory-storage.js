@@ -1,3 +1,4 @@
+// @ts-check
 // A Map-backed stand-in for `localStorage` (one origin's, shared by the "tabs" of a test).
 
 /** @returns {import('../../static/engine/journal.js').StorageLike & {map: Map<string, string>}} */

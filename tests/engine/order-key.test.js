@@ -1,3 +1,4 @@
+// @ts-check
 // order-key.js against the shared vectors (the same file the Rust tests read) and against the
 // npm `fractional-indexing` package as an oracle over thousands of seeded random chains.
 import { describe, expect, it } from 'vitest';

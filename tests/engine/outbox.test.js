@@ -1,3 +1,4 @@
+// @ts-check
 // outbox.js: merging of typing, what may go on the wire, rebasing held-back text ops, pending.
 import { describe, it, expect } from 'vitest';
 import { Outbox, textTarget } from '../../static/engine/outbox.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // Random outliner edits on a flat list (what an editor can hand the engine), shared by the
 // diff and undo property tests. Each edit returns the new flat list; the input is not changed.
 import { helpers } from './prng.js';

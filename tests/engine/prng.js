@@ -1,3 +1,4 @@
+// @ts-check
 // Seeded PRNG (mulberry32) shared by the engine's property tests: deterministic across Node
 // versions, so a failing seed reproduces exactly.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // send-loop.js on its own: when exchanges happen (leading edge, throttle, one at a time,
 // backoff, one op at a time after a refused batch), with a stand-in owner and fake timers.
 import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';

@@ -1,3 +1,4 @@
+// @ts-check
 // sha256.js against the FIPS 180-4 examples and against node:crypto over seeded random inputs
 // (every padding boundary, multi-byte UTF-8), since a wrong hash mints wrong conflict-copy IDs.
 import { describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// @ts-check
 // The browser engine against the real server: several DocSyncEngines (own fake IndexedDB,
 // own clientId, bearer tokens) edit one shared document through a lossy network (dropped
 // requests and replies, duplicates, delays, offline periods), tabs are reloaded from their

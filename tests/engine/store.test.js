@@ -1,3 +1,4 @@
+// @ts-check
 // The IndexedDB device copy: confirmed state in buckets, per-(doc, client) queues, adoption
 // of orphaned queues, errors surfaced, and the in-memory Web Locks stand-in.
 import { describe, it, expect, beforeEach } from 'vitest';

@@ -1,3 +1,4 @@
+// @ts-check
 // The wake-up ladder under fake timers with fake sockets: each failure detection of
 // PROTOCOL §4 (blocked and silent WebSocket, buffered SSE, failing long-poll) and recovery.
 import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';

@@ -1,3 +1,4 @@
+// @ts-check
 // undo.js: inverses of every op kind, typing merge within 1 s, the 200-step limit, redo
 // cleared by a new step, and steps skipped (never applied blindly) when another client
 // changed, holds or removed the bullet.

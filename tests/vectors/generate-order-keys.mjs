@@ -1,3 +1,4 @@
+// @ts-check
 // Generates tests/vectors/order-keys.json: input/output vectors recorded from
 // the npm `fractional-indexing` package, so that our Rust implementation
 // (actors/src/collab/order_key.rs) and the browser can be checked against it.

@@ -1,3 +1,4 @@
+// @ts-check
 // The end-of-run checks of the engine simulation. Each returns a list of failure strings
 // (empty = passed); the test asserts that the list is empty (and, for the counter-check,
 // that the broken variants produce failures).

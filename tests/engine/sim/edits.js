@@ -1,3 +1,4 @@
+// @ts-check
 // Random edits an editor could hand the engine: each takes the engine's current rows and
 // returns the next flat list (FlatRow[]) plus the `step` kind, or null if not applicable.
 // Typing only ever appends a token (`a3x17`), splits cut at token boundaries, merges join:
@@ -36,8 +37,8 @@ export function randomEdit(rng, rowsIn, ctx) {
   const rows = rowsIn.map(flat);
   const n = rows.length;
   const locked = ctx.locked ?? new Set();
-  /** A random index among rows[i] with pred(i), or undefined. */
-  const choose = (pred = () => true) => {
+  /** A random index among rows[i] with pred(i), or undefined. @param {(i: number) => boolean} [pred] */
+  const choose = (pred = (/** @type {number} */ _i) => true) => {
     let c = [];
     for (let i = 0; i < n; i++) if (pred(i)) c.push(i);
     const free = c.filter((i) => !locked.has(rows[i].id));
@@ -55,7 +56,7 @@ export function randomEdit(rng, rowsIn, ctx) {
       const lo = next ? next.depth : 0;
       depth = rng.range(Math.min(lo, prev.depth + 1), prev.depth + 1);
     }
-    const row = { id: ctx.newId(), depth, content: ctx.token(), type: 'bullet', checked: false, collapsed: false, language: null, conflictResolved: false };
+    const row = { id: ctx.newId(), depth, content: ctx.token(), type: /** @type {const} */ ('bullet'), checked: false, collapsed: false, language: null, conflictResolved: false };
     rows.splice(i, 0, row);
     return { kind: 'insert', step: 'insert', rows };
   }
@@ -130,6 +131,7 @@ export function randomEdit(rng, rowsIn, ctx) {
     rows[i] = { ...rows[i], type: 'todo', checked: !rows[i].checked };
     return { kind: 'check', step: 'check', rows };
   }
+  /** @type {import('../../../static/engine/types.js').BlockType[]} */
   const types = ['bullet', 'todo', 'h1', 'h2', 'quote'];
   rows[i] = { ...rows[i], type: rng.pick(types) };
   return { kind: 'props', step: 'props', rows };

@@ -1,3 +1,4 @@
+// @ts-check
 // Drives several DocSyncEngines against the real server through the lossy network, one
 // seeded run at a time. See docs/browser.md, "Proof: engine against the real server".
 
@@ -18,6 +19,7 @@ const COMPACT_DAYS = 8;
 const RESULTS_DAYS = 90;
 
 /** Fake only the timer functions and Date: fake-indexeddb (setImmediate) and node:http stay real. */
+/** @type {('setTimeout'|'clearTimeout'|'setInterval'|'clearInterval'|'Date')[]} */
 const FAKE = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'];
 
 /**
@@ -88,6 +90,10 @@ export class SimRun {
     this.seed = o.seed;
     this.steps = o.steps;
     this.variant = o.variant ?? 'none';
+    /** @type {string[]|undefined} every request, with SIM_TRACE */
+    this.trace = undefined;
+    /** @type {{step: number, from: string, to: string, opIds: string[], tab: string}[]|undefined} queues taken over by reloads */
+    this.reloadQueues = undefined;
     this.rng = new Rng(o.seed);
     this.actRng = this.rng.fork('actions');
     this.tabCount = o.tabs ?? 3;

@@ -1,3 +1,4 @@
+// @ts-check
 // The lossy network between the engines and the real server: a `fetch` per engine ("link")
 // that, by the seed's RNG, drops requests, drops replies after the server processed them,
 // duplicates requests (both copies really reach the server, concurrently), delays replies
@@ -33,6 +34,10 @@ export class Network {
     this.realFetch = opts.realFetch ?? nodeFetch;
     this.lossy = opts.lossy ?? true;
     this.rewrite = opts.rewrite ?? null;
+    /** @type {((line: string) => void)|null} where a trace of every request goes (SIM_TRACE) */
+    this.onTrace = null;
+    /** @type {string|undefined} the first error of the harness or machine itself */
+    this.realErrorText = undefined;
     /** @type {Set<Promise<unknown>>} real requests on the wire */
     this.inflight = new Set();
     /** @type {Promise<unknown>} the end of the request chain */
@@ -112,7 +117,7 @@ export class Network {
 
   /** Answers parked long-polls whose condition holds (called by the harness every step). */
   wake() {
-    for (const l of this.links.values()) l._wakePolls(false);
+    for (const l of this.links.values()) l._wakePolls();
   }
 
   _observe(path, reqBody, res, how) {

@@ -1,3 +1,4 @@
+// @ts-check
 // A small seeded PRNG for the simulation: every random choice of a run comes from one of
 // these, so a seed replays the same choices. (32-bit state mixing, written for this test.)
 
@@ -13,8 +14,9 @@ export class Rng {
       z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
       return (z ^ (z >>> 16)) >>> 0;
     };
+    /** @type {number[]} the four state words */
     this.s = [next(), next(), next(), next()];
-    if (this.s.every((w) => w === 0)) this.s[0] = 1;
+    if (!this.s.some((w) => w !== 0)) this.s[0] = 1;
   }
 
   /** xoshiro128** step: a uniformly distributed 32-bit unsigned integer. */

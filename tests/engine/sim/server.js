@@ -1,3 +1,4 @@
+// @ts-check
 // Starts the real `docsync` binary for the engine simulation: temp folder and SQLite file,
 // a free port on loopback, the manual clock, users and tokens through the CLI; and talks
 // to it over node:http (not the global fetch, whose internal timers would be caught by
@@ -57,6 +58,7 @@ export function httpRequest(url, opts = {}) {
 /** A `fetch` with the real network underneath (node:http), returning a standard Response. */
 export async function nodeFetch(input, init = {}) {
   const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+  /** @type {Record<string, string>} */
   const headers = {};
   const hin = init.headers;
   if (hin) {
