@@ -1,6 +1,8 @@
 // The operator page (/admin): every open document actor, refreshed every 2 s. In its own
 // file: the strict Content-Security-Policy allows no inline script. Loaded as a module
 // (deferred), so the DOM is complete when this runs.
+import { ApiError, requestJson } from "./engine/http.js";
+
 const ACTORS_URL = "/api/v1/admin/actors";
 const LOGIN_URL = "/api/v1/auth/login";
 const REFRESH_MS = 2000;
@@ -386,31 +388,13 @@ function banner(text) {
 }
 
 /**
- * The message of an API error body (`{"error": {"message": ...}}`), else the HTTP status.
- * @param {Response} res
- * @returns {Promise<string>}
- */
-async function errorMessage(res) {
-  try {
-    /** @type {unknown} */
-    const body = await res.json();
-    const error = typeof body === "object" && body !== null && "error" in body ? body.error : undefined;
-    const message = typeof error === "object" && error !== null && "message" in error ? error.message : undefined;
-    if (typeof message === "string") return message;
-  } catch {
-    // not JSON: fall through to the status line
-  }
-  return `HTTP ${res.status} ${res.statusText}`.trim();
-}
-
-/**
- * Why a fetch (or what followed it) failed, for the banner.
+ * Why a request (or what followed it) failed, for the banner.
  * @param {unknown} err
  * @returns {string}
  */
 function refreshFailure(err) {
-  if (err instanceof DOMException && err.name === "TimeoutError") return "the server did not answer in time";
-  if (err instanceof TypeError) return "could not reach the server"; // fetch's network failure
+  if (err instanceof ApiError && err.code === "timeout") return "the server did not answer in time";
+  if (err instanceof ApiError && err.offline) return "could not reach the server";
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -425,18 +409,8 @@ async function refresh() {
   clearTimeout(timer);
   inflight = true;
   try {
-    const res = await fetch(ACTORS_URL, {
-      credentials: "same-origin",
-      headers: { Accept: "application/json" },
-      cache: "no-store",
-      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-    });
-    // Signed out or not allowed: stop polling; the login form restarts it.
-    if (res.status === 401) { banner(""); statusEl.textContent = "Not signed in"; show("login"); return; }
-    if (res.status === 403) { banner(""); statusEl.textContent = ""; show("forbidden"); return; }
-    if (!res.ok) throw new Error(await errorMessage(res));
     /** @type {ActorsResponse} */
-    const body = await res.json();
+    const body = await requestJson(globalThis.fetch.bind(globalThis), ACTORS_URL, { cache: "no-store", timeoutMs: FETCH_TIMEOUT_MS });
     actors = body.actors;
     fetchedAt = Date.now();
     banner("");
@@ -445,6 +419,9 @@ async function refresh() {
     paintStatus();
     schedule();
   } catch (err) {
+    // Signed out or not allowed: stop polling; the login form restarts it.
+    if (err instanceof ApiError && err.status === 401) { banner(""); statusEl.textContent = "Not signed in"; show("login"); return; }
+    if (err instanceof ApiError && err.status === 403) { banner(""); statusEl.textContent = ""; show("forbidden"); return; }
     // Keep the last good table on screen; the next tick may well succeed.
     const why = refreshFailure(err);
     banner(`Refresh failed (${why}).` + (fetchedAt ? ` Showing data from ${new Date(fetchedAt).toLocaleTimeString()}.` : ""));
@@ -470,22 +447,18 @@ loginForm.addEventListener("submit", async (event) => {
   submitButton.disabled = true;
   loginError.textContent = "";
   try {
-    const res = await fetch(LOGIN_URL, {
+    await requestJson(globalThis.fetch.bind(globalThis), LOGIN_URL, {
       method: "POST",
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ username: usernameInput.value, password: passwordInput.value }),
+      body: { username: usernameInput.value, password: passwordInput.value },
     });
-    if (res.ok) {
-      loginForm.reset();
-      statusEl.textContent = "Loading…";
-      await refresh();
-    } else {
-      // 429 carries the wait time in its message; 401 says nothing worth showing verbatim.
-      loginError.textContent = res.status === 401 ? "Wrong username or password." : await errorMessage(res);
-    }
+    loginForm.reset();
+    statusEl.textContent = "Loading…";
+    await refresh();
   } catch (err) {
-    loginError.textContent = `Could not reach the server (${err instanceof Error ? err.message : String(err)}).`;
+    // 429 carries the wait time in its message; 401 says nothing worth showing verbatim.
+    if (err instanceof ApiError && err.status === 401) loginError.textContent = "Wrong username or password.";
+    else if (err instanceof ApiError && err.offline) loginError.textContent = `Could not reach the server (${err.message}).`;
+    else loginError.textContent = err instanceof Error ? err.message : String(err);
   } finally {
     submitButton.disabled = false;
   }

@@ -1,78 +1,13 @@
-// The one way the app talks to the server: JSON in, JSON out, same-origin cookies, and every
-// failure turned into an ApiError the pages can show. No DOM access (unit-tested in Node).
+// The app's API client: paths under /api/v1 on the browser's one HTTP client
+// (engine/http.js: JSON, same-origin cookies, every failure an ApiError the pages can show),
+// plus the app's one reaction of its own: a 401 sends the user to sign in. No DOM access
+// (unit-tested in Node).
+
+import { ApiError, requestJson } from '../engine/http.js';
+
+export { ApiError, parseRetryAfter, errorFromResponse } from '../engine/http.js';
 
 /** @typedef {'GET'|'POST'|'PUT'|'PATCH'|'DELETE'} Method */
-
-export class ApiError extends Error {
-  /**
-   * @param {number} status HTTP status; 0 when the request never got an answer (offline).
-   * @param {string} code the server's error code, or `network` / `http_<status>`.
-   * @param {string} message a sentence a person can read.
-   * @param {number|null} retryAfter seconds from a Retry-After header, when sent.
-   */
-  constructor(status, code, message, retryAfter = null) {
-    super(message);
-    this.name = 'ApiError';
-    this.status = status;
-    this.code = code;
-    this.retryAfter = retryAfter;
-  }
-
-  /** True when the server was not reached at all (offline, DNS, server down). */
-  get offline() {
-    return this.status === 0;
-  }
-}
-
-/**
- * Seconds from a Retry-After header: either delta-seconds or an HTTP date.
- * @param {string|null|undefined} value
- * @param {number} [now] ms since epoch (tests)
- * @returns {number|null}
- */
-export function parseRetryAfter(value, now = Date.now()) {
-  if (value == null) return null;
-  const v = value.trim();
-  if (v === '') return null;
-  if (/^\d+$/.test(v)) return Number(v);
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return null;
-  return Math.max(0, Math.ceil((at - now) / 1000));
-}
-
-/**
- * Builds an ApiError from a non-2xx answer's status, headers and body text.
- * @param {number} status
- * @param {string} bodyText
- * @param {string|null} retryAfterHeader
- * @returns {ApiError}
- */
-export function errorFromResponse(status, bodyText, retryAfterHeader) {
-  let code = `http_${status}`;
-  let message = defaultMessage(status);
-  try {
-    const body = JSON.parse(bodyText);
-    const err = body && typeof body === 'object' ? body.error : null;
-    if (err && typeof err === 'object') {
-      if (typeof err.code === 'string' && err.code) code = err.code;
-      if (typeof err.message === 'string' && err.message) message = err.message;
-    }
-  } catch {
-    // not JSON (a proxy's error page): keep the default message
-  }
-  return new ApiError(status, code, message, parseRetryAfter(retryAfterHeader));
-}
-
-/** @param {number} status */
-function defaultMessage(status) {
-  if (status === 401) return 'You are not signed in.';
-  if (status === 403) return 'You do not have permission to do that.';
-  if (status === 404) return 'Not found, or you no longer have access.';
-  if (status === 413) return 'That is too large to save.';
-  if (status === 429) return 'Too many requests — please wait a moment.';
-  if (status >= 500) return 'The server had a problem. Please try again.';
-  return `Request failed (${status}).`;
-}
 
 /**
  * @typedef {{fetch?: typeof fetch, baseUrl?: string, onUnauthorized?: (e: ApiError) => void}} ApiOptions
@@ -95,39 +30,11 @@ export function createApi(opts = {}) {
    */
   async function request(method, path, body, extra = {}) {
     const doFetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
-    /** @type {Record<string, string>} */
-    const headers = { Accept: 'application/json' };
-    let signal = extra.signal;
-    if (extra.timeoutMs && typeof AbortSignal.timeout === 'function') {
-      const t = AbortSignal.timeout(extra.timeoutMs);
-      signal = signal && typeof AbortSignal.any === 'function' ? AbortSignal.any([signal, t]) : t;
-    }
-    /** @type {RequestInit} */
-    const init = { method, headers, credentials: 'same-origin', signal };
-    if (extra.keepalive) init.keepalive = true;
-    if (body !== undefined) {
-      headers['Content-Type'] = 'application/json';
-      init.body = JSON.stringify(body);
-    }
-    /** @type {Response} */
-    let res;
     try {
-      res = await doFetch(`${baseUrl}/api/v1${path}`, init);
+      return await requestJson(doFetch, `${baseUrl}/api/v1${path}`, { method, body, ...extra });
     } catch (e) {
-      if (e instanceof DOMException && e.name === 'AbortError') throw e; // the caller's own abort; a timeout is 'TimeoutError'
-      throw new ApiError(0, 'network', 'Cannot reach the server. Check your connection.');
-    }
-    const text = await res.text().catch(() => '');
-    if (!res.ok) {
-      const err = errorFromResponse(res.status, text, res.headers.get('Retry-After'));
-      if (res.status === 401 && !extra.quiet401 && opts.onUnauthorized) opts.onUnauthorized(err);
-      throw err;
-    }
-    if (text === '') return /** @type {T} */ (/** @type {unknown} */ (null));
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw new ApiError(res.status, 'bad_response', 'The server sent an unreadable answer.');
+      if (e instanceof ApiError && e.status === 401 && !extra.quiet401 && opts.onUnauthorized) opts.onUnauthorized(e);
+      throw e;
     }
   }
 

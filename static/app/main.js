@@ -33,7 +33,7 @@ let earlySnapshot = (() => {
   if (docId === null || recentDocs().some((d) => d.docId === docId)) return null;
   const clientId = getClientId();
   const q = `?clientId=${encodeURIComponent(clientId)}`;
-  const promise = requestJson(globalThis.fetch.bind(globalThis), `/api/v1/docs/${encodeURIComponent(docId)}/snapshot${q}`, 'GET', undefined, {}, false);
+  const promise = requestJson(globalThis.fetch.bind(globalThis), `/api/v1/docs/${encodeURIComponent(docId)}/snapshot${q}`);
   promise.catch(() => {}); // the engine asks again
   return { docId, clientId, promise };
 })();

@@ -9,7 +9,7 @@ import { inverseOps, UndoHistory } from './undo.js';
 import { newOpId, newBlockId, newClientId } from './ids.js';
 import { WakeLadder, STAGE_LABELS } from './transport.js';
 import { ViewRows, changedInPlace } from './view-rows.js';
-import { HttpError, NetworkError, requestJson } from './http.js';
+import { ApiError, requestJson } from './http.js';
 import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from './leases.js';
 import { Outbox } from './outbox.js';
 import { Journal, readJournal, clearJournal, journalOwners } from './journal.js';
@@ -858,7 +858,7 @@ export class DocSyncEngine {
       try {
         await this.post('leave', { clientId: owner }, false);
       } catch (e) {
-        if (!(e instanceof HttpError) || e.status >= 500) throw e;
+        if (!(e instanceof ApiError) || e.offline || e.status >= 500) throw e;
       }
       this.adoptedFrom.delete(owner);
     }
@@ -872,11 +872,11 @@ export class DocSyncEngine {
    * @returns {import('./send-loop.js').Failure}
    */
   failed(e, batch) {
-    if (e instanceof NetworkError) {
+    if (e instanceof ApiError && e.offline) {
       this.netDown = true;
       return 'backoff';
     }
-    if (!(e instanceof HttpError)) {
+    if (!(e instanceof ApiError)) {
       // A bug of ours, not the network: say so loudly, but keep retrying (the queue is safe).
       console.error('docsync engine: sync failed', e);
       return 'backoff';
@@ -905,7 +905,7 @@ export class DocSyncEngine {
     return 'backoff';
   }
 
-  /** No access any more (401/403/404): the queue is kept, nothing is sent. @param {HttpError} e */
+  /** No access any more (401/403/404): the queue is kept, nothing is sent. @param {ApiError} e */
   stopSending(e) {
     this.stopped = true;
     this.error = { status: e.status, code: e.code, message: e.message };
@@ -923,8 +923,8 @@ export class DocSyncEngine {
   }
 
   /**
-   * POSTs JSON to /api/v1/docs/{id}/{what}. Network failures throw TypeError-like errors;
-   * HTTP errors throw HttpError with the server's code and message.
+   * POSTs JSON to /api/v1/docs/{id}/{what}. Failures throw ApiError (http.js): status 0 when
+   * there was no answer, else the server's status, code and message.
    * @param {string} what @param {unknown} body @param {boolean} keepalive
    */
   async post(what, body, keepalive) {
@@ -936,7 +936,7 @@ export class DocSyncEngine {
    * @returns {Promise<any>}
    */
   async request(method, path, body, keepalive) {
-    return requestJson(this.fetchFn, this.url(path), method, body, this.headers, keepalive);
+    return requestJson(this.fetchFn, this.url(path), { method, body, headers: this.headers, keepalive });
   }
 
   /** @param {string} path */

@@ -2,6 +2,8 @@
 // says "the document moved" (headSeq/leaseSeq, optional entries); data flows through the
 // engine's /sync. One channel runs at a time; callbacks of a replaced channel are ignored.
 
+import { requestJson } from './http.js';
+
 /** @typedef {import('./types.js').Stage} Stage */
 /** @typedef {import('./types.js').LogEntry} LogEntry */
 
@@ -341,11 +343,7 @@ export class WakeLadder {
       this.cleanup.delete(abort);
     };
     const url = this.url(`/api/v1/docs/${encodeURIComponent(this.docId)}/changes?${q}`);
-    fetchFn(url, { headers: this.headers, signal: ctl.signal, credentials: 'same-origin' })
-      .then(async (res) => {
-        if (!res.ok) throw new Error(`long-poll: HTTP ${res.status}`);
-        return res.json();
-      })
+    requestJson(fetchFn, url, { headers: this.headers, signal: ctl.signal })
       .then(
         (body) => {
           if (gen !== this.gen) return;

@@ -90,7 +90,7 @@ function controlledFetch() {
       init?.signal?.addEventListener('abort', () => reject(new Error('aborted')));
     }));
   /** @param {any} body */
-  const ok = (body) => ({ ok: true, status: 200, json: async () => body });
+  const ok = (body) => ({ ok: true, status: 200, json: async () => body, text: async () => JSON.stringify(body) });
   return { fn, calls, ok };
 }
 
@@ -287,7 +287,7 @@ describe('stage 3 and 4: long-polling and interval', () => {
     f.calls[0].reject(new TypeError('network'));
     await vi.advanceTimersByTimeAsync(1000);
     expect(f.calls).toHaveLength(2);
-    f.calls[1].resolve({ ok: false, status: 502, json: async () => ({}) });
+    f.calls[1].resolve({ ok: false, status: 502, json: async () => ({}), text: async () => '{}' });
     await vi.advanceTimersByTimeAsync(2000);
     expect(f.calls).toHaveLength(3);
     f.calls[2].reject(new TypeError('network'));
