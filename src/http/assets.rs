@@ -22,6 +22,8 @@ use sha2::{Digest, Sha256};
 #[exclude = "*.test.*"]
 #[exclude = "*.spec.*"]
 #[exclude = "*__tests__*"]
+// Type declarations are for tsc only, not served.
+#[exclude = "*.d.ts"]
 struct Embedded;
 
 /// A relative path inside the static folder that is safe to serve: no `.`/`..` or empty

@@ -7,7 +7,7 @@
 // change nothing is skipped.
 
 import { DocModel, conflictCopyId } from './model.js';
-import { textTarget } from './outbox.js';
+import { isTextOp } from './outbox.js';
 
 /** @typedef {import('./types.js').Block} Block */
 /** @typedef {import('./types.js').LogEntry} LogEntry */
@@ -193,9 +193,9 @@ export class Confirmed {
     for (const i of done) {
       // Its log entry was never seen: its conflict copy (deterministic id) tells the outcome.
       const op = i.rec.op;
-      if (textTarget(op) === null) continue;
+      if (!isTextOp(op)) continue;
       const copyId = conflictCopyId(this.#docId, op.opId);
-      outbox.rebaseNext(i, this.#model.get(copyId) ? { copyId } : { version: /** @type {number} */ (op.baseVersion) + 1 });
+      outbox.rebaseNext(i, this.#model.get(copyId) ? { copyId } : { version: op.baseVersion + 1 });
     }
     outbox.drop(done, false);
     const meta = this.#record();

@@ -381,10 +381,10 @@ function assignKeys(model, next, wanted) {
 /**
  * The block an insert makes under a live parent (rules.rs `insert` + `apply_op`), for the
  * props comparison without a scratch copy.
- * @param {Op} op @returns {Block}
+ * @param {import('./types.js').InsertOp} op @returns {Block}
  */
 function insertedBlock(op) {
-  const b = newBlock(/** @type {string} */ (op.blockId), op.parentId ?? null, /** @type {string} */ (op.orderKey), /** @type {string} */ (op.content), 0, '');
+  const b = newBlock(op.blockId, op.parentId ?? null, op.orderKey, op.content ?? '', 0, '');
   if (op.type != null) b.type = op.type;
   b.checked = op.checked ?? false;
   b.language = op.language ?? null;

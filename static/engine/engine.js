@@ -11,7 +11,7 @@ import { WakeLadder, STAGE_LABELS } from './transport.js';
 import { ViewRows, changedInPlace } from './view-rows.js';
 import { ApiError, requestJson } from './http.js';
 import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from './leases.js';
-import { Outbox } from './outbox.js';
+import { Outbox, baseVersionOf } from './outbox.js';
 import { Journal, readJournal, clearJournal, journalOwners } from './journal.js';
 import { Confirmed } from './confirmed.js';
 import { SendLoop, THROTTLE_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT } from './send-loop.js';
@@ -279,7 +279,7 @@ export class DocSyncEngine {
     const b = this.view.get(blockId);
     if (!b || b.deleted || b.content === content) return;
     const prev = this.journal.draft;
-    const opId = prev && prev.blockId === blockId ? prev.opId : newOpId();
+    const opId = prev && prev.kind === 'set_content' && prev.blockId === blockId ? prev.opId : newOpId();
     this.journal.setDraft({ opId, kind: 'set_content', blockId, content, baseVersion: b.version });
   }
 
@@ -715,7 +715,7 @@ export class DocSyncEngine {
     for (const op of ops) {
       // Each inverse against the view just before its op; undo runs them last-first.
       if (record) inverse.unshift(...inverseOps(this.view, op, newOpId));
-      const before = op.blockId === undefined ? undefined : this.view.get(op.blockId);
+      const before = 'blockId' in op ? this.view.get(op.blockId) : undefined;
       const { effects } = this.view.applyOp(op, ctx);
       if (inPlace) {
         const ids = changedInPlace(op, before, effects);
@@ -726,7 +726,7 @@ export class DocSyncEngine {
     if (inPlace) this.viewRows.patch(this.view, inPlace);
     else {
       // Inserted bullets were not shown before (Enter, paste): no lookup among the old rows.
-      const inserted = new Set(ops.filter((op) => op.kind === 'insert').map((op) => /** @type {string} */ (op.blockId)));
+      const inserted = new Set(ops.flatMap((op) => (op.kind === 'insert' ? [op.blockId] : [])));
       this.viewRows.invalidate((id) => inserted.has(id));
     }
     if (record) this.history.record({ kind: step, forward: ops, inverse, at: ctx.now });
@@ -896,7 +896,7 @@ export class DocSyncEngine {
       // One op makes the whole request invalid: find it by sending one at a time.
       if (batch.length > 1) return 'split';
       // This op can never be accepted; keeping it would block every op after it.
-      this.outbox.rebaseNext(batch[0], { version: /** @type {number} */ (batch[0].rec.op.baseVersion) });
+      this.outbox.rebaseNext(batch[0], { version: baseVersionOf(batch[0].rec.op) });
       this.outbox.drop(batch);
       this.rebuildView();
       this.noteNotice(`A change could not be saved: ${e.message}`);

@@ -565,7 +565,8 @@ export class DocModel {
       case 'set_title':
         return this._setTitle(ctx, op, s.title, s.baseVersion);
       default:
-        return nothing(rejected(op.opId, s.blockId ?? '', 'invalid'));
+        // A kind the protocol does not know (ops from disk or the wire are data, not types).
+        return nothing(rejected(s.opId, s.blockId ?? '', 'invalid'));
     }
   }
 

@@ -88,12 +88,12 @@ export class Outbox {
    * @returns {Op}
    */
   basedOnQueue(op, at) {
+    if (!isTextOp(op)) return op;
     const t = textTarget(op);
-    if (t === null) return op;
     for (let k = at - 1; k >= 0; k--) {
       const prev = this.items[k].rec.op;
-      if (textTarget(prev) !== t) continue;
-      const base = /** @type {number} */ (prev.baseVersion) + 1;
+      if (!isTextOp(prev) || textTarget(prev) !== t) continue;
+      const base = prev.baseVersion + 1;
       return op.baseVersion === base ? op : { ...op, baseVersion: base };
     }
     return op;
@@ -109,9 +109,9 @@ export class Outbox {
     const changed = [];
     for (const op of ops) {
       const last = this.items[this.items.length - 1];
-      if (last && !last.sent && last.rec.ackedSeq === null && mergeable(last.rec.op, op)) {
-        const base = last.rec.op.baseVersion;
-        last.rec = { ...last.rec, op: { ...op, opId: last.rec.op.opId, baseVersion: base } };
+      const prevOp = last?.rec.op;
+      if (last && prevOp && !last.sent && last.rec.ackedSeq === null && isTextOp(prevOp) && isTextOp(op) && mergeable(prevOp, op)) {
+        last.rec = { ...last.rec, op: { ...op, opId: prevOp.opId, baseVersion: prevOp.baseVersion } };
         if (!changed.includes(last)) changed.push(last);
         continue;
       }
@@ -159,7 +159,7 @@ export class Outbox {
       if (r.status === 'rejected' || r.seq === null || r.seq === undefined) {
         // Refused for good (e.g. a move into a deleted bullet), or nothing changed (same
         // text as the server's): the version stays what it was.
-        this.rebaseNext(item, { version: /** @type {number} */ (item.rec.op.baseVersion) });
+        this.rebaseNext(item, { version: baseVersionOf(item.rec.op) });
         dropped.push(item);
         if (r.status === 'rejected') refused.push(REJECTION_TEXT[r.reason ?? ''] ?? r.reason ?? 'refused');
       } else if (item.rec.ackedSeq === null) {
@@ -227,12 +227,12 @@ export class Outbox {
     const at = this.items.indexOf(item);
     for (let k = at + 1; k < this.items.length; k++) {
       const next = this.items[k];
-      if (textTarget(next.rec.op) !== t) continue;
       const op = next.rec.op;
+      if (!isTextOp(op) || textTarget(op) !== t) continue;
       /** @type {Op} */
       let moved;
       if ('copyId' in outcome) {
-        const content = /** @type {string} */ (op.kind === 'set_title' ? op.title : op.content);
+        const content = op.kind === 'set_title' ? op.title : op.content;
         moved = { opId: op.opId, kind: 'set_content', blockId: outcome.copyId, content, baseVersion: 1 };
       } else if (op.baseVersion !== outcome.version) {
         moved = { ...op, baseVersion: outcome.version };
@@ -262,7 +262,7 @@ export class Outbox {
       if (op.kind === 'set_title' && e.e === 'title') return { version: e.titleVersion };
       if (op.kind === 'set_content' && e.e === 'block' && e.block.id === op.blockId) return { version: e.block.version };
     }
-    return { version: /** @type {number} */ (op.baseVersion) };
+    return { version: baseVersionOf(op) };
   }
 
   /** Queue changes not yet on disk (drops, acks), for the next state transaction. */
@@ -309,9 +309,22 @@ const REJECTION_TEXT = /** @type {Record<string, string>} */ ({
   too_deep: 'the outline would get deeper than the server allows',
 });
 
+/**
+ * A text op: set_content or set_title (the ops with a baseVersion that merge and rebase).
+ * @param {Op} op @returns {op is import('./types.js').SetContentOp | import('./types.js').SetTitleOp}
+ */
+export function isTextOp(op) {
+  return op.kind === 'set_content' || op.kind === 'set_title';
+}
+
+/** The baseVersion of a text op; 0 for every other op (they have none). @param {Op} op */
+export function baseVersionOf(op) {
+  return isTextOp(op) ? op.baseVersion : 0;
+}
+
 /** The target of a text op (block ID, or 'title'); null for every other op. @param {Op} op */
 export function textTarget(op) {
-  if (op.kind === 'set_content') return /** @type {string} */ (op.blockId);
+  if (op.kind === 'set_content') return op.blockId;
   return op.kind === 'set_title' ? TITLE_LEASE : null;
 }
 

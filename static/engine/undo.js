@@ -35,7 +35,7 @@ const TYPING_PAUSE_MS = 1000;
  * @returns {Op[]}
  */
 export function inverseOps(model, op, newOpId) {
-  const id = /** @type {string} */ (op.blockId);
+  const id = op.kind === 'set_title' ? '' : op.blockId;
   const b = op.kind === 'set_title' ? undefined : model.get(id);
   switch (op.kind) {
     case 'insert':
@@ -114,7 +114,7 @@ function expectations(ops, state) {
   /** @type {Map<string, Expect>} */
   const out = new Map();
   for (const op of ops) {
-    const id = op.kind === 'set_title' ? 'title' : /** @type {string} */ (op.blockId);
+    const id = op.kind === 'set_title' ? 'title' : op.blockId;
     const e = out.get(id) ?? {};
     out.set(id, e);
     switch (op.kind) {
@@ -172,9 +172,9 @@ function collapseText(ops) {
   const out = [];
   for (const op of ops) {
     const last = out[out.length - 1];
-    if (last && last.kind === op.kind && op.kind === 'set_content' && last.blockId === op.blockId) {
+    if (last && last.kind === 'set_content' && op.kind === 'set_content' && last.blockId === op.blockId) {
       out[out.length - 1] = { ...op, baseVersion: last.baseVersion };
-    } else if (last && last.kind === op.kind && op.kind === 'set_title') {
+    } else if (last && last.kind === 'set_title' && op.kind === 'set_title') {
       out[out.length - 1] = { ...op, baseVersion: last.baseVersion };
     } else out.push(op);
   }
@@ -290,10 +290,10 @@ export class UndoHistory {
   /** @param {Op[]} ops */
   _noteOwn(ops) {
     for (const op of ops) {
-      if (op.kind === 'insert') this._ownVersion.set(/** @type {string} */ (op.blockId), 1);
+      if (op.kind === 'insert') this._ownVersion.set(op.blockId, 1);
       if (op.kind === 'set_content') {
-        const id = /** @type {string} */ (op.blockId);
-        const v = /** @type {number} */ (op.baseVersion) + 1;
+        const id = op.blockId;
+        const v = op.baseVersion + 1;
         this._ownVersion.set(id, Math.max(v, this._ownVersion.get(id) ?? 0));
       }
     }
@@ -323,7 +323,7 @@ export class UndoHistory {
     /** @type {Op[]} */
     const ops = [];
     for (const op of todo) {
-      const id = op.kind === 'set_title' ? 'title' : /** @type {string} */ (op.blockId);
+      const id = op.kind === 'set_title' ? 'title' : op.blockId;
       if (isHeldByOther(id)) skip(id, 'locked');
       if (op.kind === 'delete') {
         // The server refuses a delete when anyone holds a bullet of the subtree.
@@ -338,7 +338,7 @@ export class UndoHistory {
       if (op.kind !== 'set_title' && op.kind !== 'insert' && !scratch.get(id)) skip(id, 'gone');
       /** @type {Op} */
       let fresh = { ...op, opId: newOpId() };
-      const cur = op.blockId !== undefined ? scratch.get(op.blockId) : undefined;
+      const cur = 'blockId' in op ? scratch.get(op.blockId) : undefined;
       if (fresh.kind === 'set_content') fresh.baseVersion = cur ? cur.version : 0;
       if (fresh.kind === 'set_title') fresh.baseVersion = scratch.titleVersion;
       if (isRedo && fresh.kind === 'insert' && cur) {

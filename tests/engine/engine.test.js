@@ -286,7 +286,7 @@ describe('persistence', () => {
     expect(txs[1]).toEqual({ stores: ['queue'], mode: 'readwrite', commitAsked: true });
     await run();
     const stored = await e.store.loadQueue(DOC, e.clientId);
-    expect(stored.map((r) => r.op.content)).toEqual(['hello wo']);
+    expect(stored.map((r) => /** @type {any} */ (r.op).content)).toEqual(['hello wo']);
   });
 
   it('an op whose write has not completed is neither counted nor sent; it is once the write completes', async () => {
@@ -692,7 +692,7 @@ describe('the send loop', () => {
     typeRow('Edit me 4 (bob, offline d');
     typeRow('Edit me 4 (bob, offline day 4)');
     await run(100);
-    expect(a.queue.map((i) => [i.rec.op.content, i.rec.op.baseVersion])).toEqual([
+    expect(a.queue.map((i) => [/** @type {any} */ (i.rec.op).content, /** @type {any} */ (i.rec.op).baseVersion])).toEqual([
       ['Edit me 4 (bob', 1],
       ['Edit me 4 (bob, offline day 4)', 2],
     ]);
@@ -824,7 +824,7 @@ describe('the send loop', () => {
     await run(120_000);
     expect(server.requests.length).toBe(n);
     // 'kept' was on the wire (frozen), so 'kept too' is a second op; both stay on the device.
-    expect((await e.store.loadQueue(DOC, e.clientId)).map((r) => r.op.content)).toEqual(['kept', 'kept too']);
+    expect((await e.store.loadQueue(DOC, e.clientId)).map((r) => /** @type {any} */ (r.op).content)).toEqual(['kept', 'kept too']);
   });
 
   it('resync: reloads the snapshot and re-applies the queue on top', async () => {

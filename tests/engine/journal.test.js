@@ -71,7 +71,7 @@ describe('mergeJournal', () => {
     const disk = [rec(1, 'op_1', 'he'), { ...rec(2, 'op_2', 'x'), ackedSeq: 7 }];
     const journal = { records: [rec(1, 'op_1', 'hello'), rec(2, 'op_2', 'xy')], draft: null };
     const { records, writes } = mergeJournal(disk, journal, new Set(['op_1', 'op_2']), 'doc_j', 'cl_j');
-    expect(records.map((r) => r.op.content)).toEqual(['hello', 'x']);
+    expect(records.map((r) => /** @type {any} */ (r.op).content)).toEqual(['hello', 'x']);
     expect(writes.map((r) => r.n)).toEqual([1]);
   });
 

@@ -1,7 +1,7 @@
 // @ts-check
 // outbox.js: merging of typing, what may go on the wire, rebasing held-back text ops, pending.
 import { describe, it, expect } from 'vitest';
-import { Outbox, textTarget } from '../../static/engine/outbox.js';
+import { Outbox, textTarget, baseVersionOf } from '../../static/engine/outbox.js';
 import { conflictCopyId } from '../../static/engine/model.js';
 import { Journal } from '../../static/engine/journal.js';
 
@@ -58,9 +58,9 @@ describe('Outbox', () => {
     box.add([text('op_3', 'blk_a', 'abc', 7)]);
     // Queued behind an earlier op of the bullet: based on what that one leaves (not on the
     // view's version, which counted every merged keystroke).
-    expect(box.items.map((i) => i.rec.op.baseVersion)).toEqual([1, 2, 3]);
+    expect(box.items.map((i) => baseVersionOf(i.rec.op))).toEqual([1, 2, 3]);
     box.rebaseNext(box.items[0], { version: 5 }); // someone else's edit came between
-    expect(box.items.map((i) => i.rec.op.baseVersion)).toEqual([1, 5, 3]);
+    expect(box.items.map((i) => baseVersionOf(i.rec.op))).toEqual([1, 5, 3]);
     const copyId = conflictCopyId('doc_t', 'op_2');
     const entry = { seq: 9, opId: 'op_2', kind: 'set_content', clientId: 'cl_me', userId: 'u', at: 0, effects: [{ e: /** @type {const} */ ('block'), block: /** @type {any} */ ({ id: copyId }) }] };
     expect(box.outcomeOf(box.items[1].rec.op, entry)).toEqual({ copyId });
@@ -78,6 +78,6 @@ describe('Outbox', () => {
     await Promise.resolve();
     expect(deleted).toEqual([{ clientId: 'cl_me', n: 2 }]);
     expect(box.items).toEqual([]);
-    expect(textTarget({ opId: 'o', kind: 'set_title', title: 't' })).toBe('title');
+    expect(textTarget({ opId: 'o', kind: 'set_title', title: 't', baseVersion: 1 })).toBe('title');
   });
 });

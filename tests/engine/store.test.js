@@ -118,7 +118,7 @@ describe('queue', () => {
     await s.putQueued([rec('cl_a', 2), rec('cl_a', 1), rec('cl_b', 1), rec('cl_a', 1, 'doc_b')]);
     expect((await s.loadQueue('doc_a', 'cl_a')).map((r) => r.n)).toEqual([1, 2]);
     await s.putQueued([{ ...rec('cl_a', 1), op: { ...rec('cl_a', 1).op, content: 'merged' } }]);
-    expect((await s.loadQueue('doc_a', 'cl_a'))[0].op.content).toBe('merged');
+    expect(/** @type {any} */ ((await s.loadQueue('doc_a', 'cl_a'))[0].op).content).toBe('merged');
     await s.deleteQueued('doc_a', [{ clientId: 'cl_a', n: 1 }]);
     expect((await s.loadQueue('doc_a', 'cl_a')).map((r) => r.n)).toEqual([2]);
     expect((await s.queueOwners('doc_a')).sort()).toEqual(['cl_a', 'cl_b']);
