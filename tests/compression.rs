@@ -225,3 +225,43 @@ fn an_event_stream_is_never_compressed_and_delivers_at_once() {
         }
     }
 }
+
+/// The web app's files: gzipped once and kept (the same bytes on every request, decoding to
+/// exactly the file), plain for a client that does not take gzip, and `Compress` negotiates
+/// the others (a client that takes only zstd still gets a compressed answer).
+#[test]
+fn app_files_are_gzipped_once_and_kept() {
+    let s = TestServer::start();
+    let plain = client()
+        .get(s.url("/engine/model.js"))
+        .header("Accept-Encoding", "identity")
+        .send()
+        .unwrap();
+    assert_eq!(plain.status().as_u16(), 200);
+    assert_eq!(header(&plain, "content-encoding"), None);
+    let plain = plain.bytes().unwrap();
+    assert!(plain.len() > 10_000, "the model module");
+    let gz = |enc: &str| {
+        let r = client()
+            .get(s.url("/engine/model.js"))
+            .header("Accept-Encoding", enc)
+            .send()
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        assert_eq!(header(&r, "vary").as_deref(), Some("Accept-Encoding"));
+        (header(&r, "content-encoding"), r.bytes().unwrap())
+    };
+    let (enc1, first) = gz("gzip, deflate, br, zstd");
+    let (enc2, second) = gz("gzip");
+    assert_eq!(enc1.as_deref(), Some("gzip"));
+    assert_eq!(enc2.as_deref(), Some("gzip"));
+    assert_eq!(first, second, "made once, the same bytes every time");
+    assert!(first.len() < plain.len() / 2);
+    assert_eq!(gunzip(&first), plain.to_vec());
+    let (enc, _) = gz("zstd");
+    assert_eq!(
+        enc.as_deref(),
+        Some("zstd"),
+        "Compress handles the other encodings"
+    );
+}

@@ -10,6 +10,7 @@ use actix_web::http::Method;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::assets::{Asset, AssetPath};
+use super::compression::accepts_gzip;
 use super::error::ApiError;
 use super::AppState;
 
@@ -65,15 +66,24 @@ async fn respond(
             .insert_header((header::CACHE_CONTROL, "no-cache"))
             .finish());
     }
-    Ok(ok_response(&asset))
+    Ok(ok_response(&asset, accepts_gzip(req.headers())))
 }
 
-fn ok_response(asset: &Asset) -> HttpResponse {
-    HttpResponse::Ok()
+/// The file, gzipped once and kept when it can be (`Asset::gzipped`; `Compress` leaves an
+/// answer that names its encoding alone), else as it is (then `Compress` negotiates).
+fn ok_response(asset: &Asset, gzip_ok: bool) -> HttpResponse {
+    let mut reply = HttpResponse::Ok();
+    reply
         .insert_header((header::CONTENT_TYPE, asset.content_type.as_ref()))
         .insert_header((header::ETAG, asset.etag.as_str()))
         .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .body(asset.bytes.clone())
+        .insert_header((header::VARY, "Accept-Encoding"));
+    match asset.gzipped().filter(|_| gzip_ok) {
+        Some(gz) => reply
+            .insert_header((header::CONTENT_ENCODING, "gzip"))
+            .body(gz.clone()),
+        None => reply.body(asset.bytes.clone()),
+    }
 }
 
 /// `If-None-Match` holds our ETag (or `*`). The comparison is weak, as RFC 9110 §13.1.2
