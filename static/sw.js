@@ -1,7 +1,9 @@
 // Service worker: keeps the app shell on the device so docsync opens offline.
 // - install: caches every file named in /app/shell-files.json (one list, checked by a test)
 // - navigations (/, /login, /d/…): network first, the cached /index.html when offline
-// - app files (/app/**, /engine/**, manifest): cache first, refreshed in the background
+// - app files (/app/**, /engine/**, manifest): cache first, refreshed in the background when
+//   the cached copy is over a minute old, a moment after the page started (opening a
+//   document needs ~40 of them: refreshing each at once competed with the page's own start)
 // - /api/** is never touched: documents live in the engine's IndexedDB, not here
 // Bump VERSION to start from an empty cache; old caches are deleted on activate.
 
@@ -10,6 +12,10 @@ const CACHE = `docsync-shell-${VERSION}`;
 const PREFIX = 'docsync-shell-';
 
 const sw = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (globalThis));
+/** A cached app file younger than this is served without asking the server. */
+const REFRESH_AFTER_MS = 60_000;
+/** An older one is refreshed this long after it was served, when the page has started. */
+const REFRESH_DELAY_MS = 2_000;
 
 /** @returns {Promise<string[]>} */
 async function shellFiles() {
@@ -113,13 +119,19 @@ async function networkFirstPage(req) {
 async function staleWhileRevalidate(event, path) {
   const cache = await caches.open(CACHE);
   const cached = await cache.match(path);
-  const refresh = fetch(event.request, { cache: 'no-cache' }).then(async (res) => {
+  const refresh = () => fetch(event.request, { cache: 'no-cache' }).then(async (res) => {
     if (res.ok) await cache.put(path, res.clone());
     return res;
   });
-  if (cached) {
-    event.waitUntil(refresh.catch(() => undefined));
-    return cached;
+  if (!cached) return refresh();
+  if (Date.now() - fetchedAt(cached) >= REFRESH_AFTER_MS) {
+    event.waitUntil(new Promise((r) => setTimeout(r, REFRESH_DELAY_MS)).then(refresh).catch(() => undefined));
   }
-  return refresh;
+  return cached;
+}
+
+/** When a cached response came from the server (its Date header; 0 when unknown). @param {Response} res */
+function fetchedAt(res) {
+  const at = Date.parse(res.headers.get('Date') ?? '');
+  return Number.isNaN(at) ? 0 : at;
 }

@@ -55,6 +55,8 @@ function loadWorker(/** @type {(path: string) => Response} */ net) {
     skipWaiting: async () => {},
     clients: { claim: async () => {} },
     URL, Response, Request, Promise, Date, Array, Error, console,
+    // The refresh's delay (after the page started) runs at once here.
+    setTimeout: (/** @type {() => void} */ fn) => fn(),
   };
   scope.globalThis = scope;
   vm.runInNewContext(SOURCE, scope);
@@ -133,6 +135,16 @@ describe('service worker', () => {
     net = offline;
     const third = await w.fetchEvent('/app/main.js');
     expect(await third?.text()).toBe('// new /app/main.js');
+  });
+
+  it('a shell file fetched less than a minute ago is served without asking the server', async () => {
+    await w.dispatch('install');
+    net = (p) => new Response(`// fresh ${p}`, { headers: { Date: new Date().toUTCString() } });
+    await w.fetchEvent('/app/main.js'); // refreshed: the installed copy had no Date
+    const before = w.fetched.length;
+    const res = await w.fetchEvent('/app/main.js');
+    expect(await res?.text()).toBe('// fresh /app/main.js');
+    expect(w.fetched.length).toBe(before);
   });
 
   it('activate deletes old shell caches only', async () => {
