@@ -242,7 +242,10 @@ describe('markdown shortcuts', () => {
     expect(detectShortcut('[ ] ', 'bullet')?.strip).toBe(4);
     expect(detectShortcut('## a', 'bullet')?.patch.type).toBe('h2');
     expect(detectShortcut('> a', 'bullet')?.patch.type).toBe('quote');
-    expect(detectShortcut('```', 'bullet')?.patch.type).toBe('code');
+    // A code fence takes its space with it, and a language written after it.
+    expect(detectShortcut('```', 'bullet')).toBeNull();
+    expect(detectShortcut('``` ', 'bullet')).toEqual({ patch: { type: 'code', checked: false, language: null }, strip: 4 });
+    expect(detectShortcut('```python print(1)', 'bullet')).toEqual({ patch: { type: 'code', checked: false, language: 'python' }, strip: 10 });
     expect(detectShortcut('#tag', 'bullet')).toBeNull();
     expect(detectShortcut('# x', 'code')).toBeNull();
   });

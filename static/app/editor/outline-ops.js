@@ -472,8 +472,9 @@ const SHORTCUTS = [
   [/^## /, { type: 'h2' }],
   [/^# /, { type: 'h1' }],
   [/^> /, { type: 'quote' }],
-  [/^```/, { type: 'code' }],
 ];
+/** ```` ``` ```` and a space (```` ```python ```` and a space names the language). */
+const CODE_FENCE = /^```([A-Za-z0-9_+#.-]*) /;
 
 /**
  * A markdown shortcut typed at the start of a line: `[] `/`[ ] ` todo, `# `…`### ` headings,
@@ -484,6 +485,8 @@ const SHORTCUTS = [
  */
 export function detectShortcut(content, type) {
   if (type === 'code') return null;
+  const fence = CODE_FENCE.exec(content);
+  if (fence) return { patch: { type: /** @type {BlockType} */ ('code'), checked: false, language: fence[1] || null }, strip: fence[0].length };
   for (const [re, patch] of SHORTCUTS) {
     const m = re.exec(content);
     if (m && patch.type !== type) return { patch: { checked: false, ...patch }, strip: m[0].length };
