@@ -28,11 +28,19 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Run the server.
+    /// Run the server. Every setting can also come from the configuration file (--config)
+    /// or a `DOCSYNC_SECTION__KEY` environment variable, e.g. `DOCSYNC_SERVER__BIND`
+    /// (README "Configuration"); the flags below override both.
     Serve {
         /// On an empty database, create demo users and a sample document and print tokens.
         #[arg(long)]
         demo: bool,
+        /// Address and port to listen on, e.g. 0.0.0.0:8080; overrides `server.bind`.
+        #[arg(long, value_name = "ADDR:PORT")]
+        bind: Option<String>,
+        /// The SQLite database file (created if missing); overrides `storage.path`.
+        #[arg(long, value_name = "FILE")]
+        data: Option<PathBuf>,
         /// Serve the web app from this folder, re-read on every request (for developing
         /// static/ without rebuilding); overrides `server.static_dir`.
         #[arg(long, value_name = "DIR")]
@@ -115,12 +123,24 @@ fn valid_username(name: &str) -> bool {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = Settings::load(cli.config.as_deref())?;
     match cli.command {
-        Command::Serve { demo, static_dir } => {
+        Command::Serve {
+            demo,
+            bind,
+            data,
+            static_dir,
+        } => {
             let mut settings = settings;
+            if let Some(bind) = bind {
+                settings.server.bind = bind;
+            }
+            if let Some(file) = data {
+                settings.storage.path = file;
+            }
             if let Some(dir) = static_dir {
                 settings.server.static_dir = dir;
-                settings.validate()?;
             }
+            // The flags are settings too: checked the same way (a bad one names its key).
+            settings.validate()?;
             crate::telemetry::init(&settings.logging);
             server::serve(settings, demo)
         }

@@ -514,6 +514,43 @@ fn static_dir_flag_overrides_and_a_missing_folder_stops_the_start() {
     assert!(err.contains("server.static_dir"), "{err}");
 }
 
+#[test]
+fn bind_and_data_flags_override_the_settings_and_a_bad_one_names_its_key() {
+    // The environment says port 0 and docsync.db (serve_command); the flags win.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("from-the-flag.db");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let bind = format!("127.0.0.1:{port}");
+    let mut child = serve_command(
+        dir.path(),
+        &["--bind", &bind, "--data", data.to_str().unwrap()],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::inherit())
+    .spawn()
+    .expect("start docsync");
+    let up = (0..300).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        reqwest::blocking::get(format!("http://{bind}/healthz")).is_ok_and(|r| r.status() == 200)
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(up, "the server listened on the --bind address");
+    assert!(data.exists(), "the database is the --data file");
+    assert!(!dir.path().join("docsync.db").exists());
+
+    let out = serve_command(dir.path(), &["--bind", "nonsense"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("server.bind"), "{err}");
+}
+
 /// The local scripts and style sheets an HTML page loads.
 fn local_resources(html: &str) -> Vec<String> {
     let mut refs = Vec::new();
