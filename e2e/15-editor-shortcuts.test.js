@@ -1,10 +1,11 @@
 // @ts-check
-// Scenario 15: markdown shortcuts typed at the start of a bullet, as a new user types them:
+// Scenario 15: what a new user meets first. Markdown shortcuts typed at the start of a bullet:
 // "``` " makes a code block without a leading space, "```python " also names its language.
+// A deep link to a bullet that is gone, and a viewer's keystroke, are answered with a notice.
 
 import assert from 'node:assert/strict';
 
-import { scenario, waitFor } from './harness.js';
+import { scenario, waitFor, readNotice } from './harness.js';
 import { setup, focusEnd } from './fixtures.js';
 
 scenario('15 shortcuts: a code fence takes its space and its language', async (h) => {
@@ -22,4 +23,21 @@ scenario('15 shortcuts: a code fence takes its space and its language', async (h
     assert.equal(block.content, 'print(1)');
     await page.keyboard.press('Escape');
   }
+});
+
+scenario('15 notices: a deep link to a missing bullet, and a viewer who types, are told why', async (h) => {
+  const s = await setup(h, { seed: ['only bullet'], open: ['alice', 'bob'], access: 'read' });
+  const { api, doc, ids, pages, contexts } = s;
+  // A link to a bullet that was deleted (or never existed).
+  const link = await contexts.alice.newPage();
+  await link.goto(`/d/${doc}#blk_00000000-0000-4000-8000-000000000000`);
+  await link.locator(`#editor[data-doc-id="${doc}"]`).waitFor();
+  await waitFor(async () => /no longer exists/.test((await readNotice(link)) ?? ''), { message: 'a notice that the bullet is gone' });
+  // bob may only read: his first keystroke says so, and changes nothing.
+  const bob = pages.bob;
+  await bob.locator(`#outline [role=treeitem][data-block-id="${ids[0]}"] .row-text`).click();
+  await bob.keyboard.type('x');
+  await waitFor(async () => /only read this document/.test((await readNotice(bob)) ?? ''), { message: "a notice for the viewer's keystroke" });
+  const snap = await api.snapshot(doc);
+  assert.equal(snap.blocks.find((/** @type {any} */ b) => b.id === ids[0]).content, 'only bullet');
 });

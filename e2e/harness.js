@@ -892,6 +892,11 @@ export class Harness {
     await page.goto(`/d/${docId}`);
     await page.locator(`#editor[data-doc-id="${docId}"]`).waitFor({ timeout: 15_000 });
     await waitFor(async () => (await readStage(page)) !== '', { timeout: 15_000, message: 'a status stage' });
+    // The editor is styled: its stylesheet is applied, not only preloaded.
+    await waitFor(
+      () => page.evaluate(() => [...document.styleSheets].some((s) => (s.href ?? '').endsWith('/app/editor/editor.css'))),
+      { timeout: 15_000, message: "the editor's stylesheet applied" },
+    );
     return page;
   }
 

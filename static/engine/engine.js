@@ -1209,6 +1209,7 @@ export class DocSyncEngine {
       pending: this.outbox.pending(),
       unsaved: this.outbox.unsaved(),
       loaded: this.loaded,
+      synced: this.synced,
       error: this.error,
       notice: this.notice,
       noticeSeq: this.noticeSeq,

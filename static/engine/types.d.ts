@@ -221,6 +221,8 @@ export interface EngineState {
   pending: number;
   unsaved: number;
   loaded: boolean;
+  /** An exchange with the server has succeeded since opening (the rows are the server's, not only this device's). */
+  synced: boolean;
   error: { status: number; code: string; message: string } | null;
   notice: string | null;
   noticeSeq: number;

@@ -70,7 +70,8 @@ let storeOpening = null;
 
 /** Adds the editor's stylesheet once; resolves when it has loaded (or after 1 s). */
 function ensureCss() {
-  if (document.querySelector(`link[href="${CSS_HREF}"]`)) return Promise.resolve();
+  // (the `preload` link of index.html does not count: only a stylesheet link applies it)
+  if (document.querySelector(`link[rel="stylesheet"][href="${CSS_HREF}"]`)) return Promise.resolve();
   const link = document.createElement('link');
   link.rel = 'stylesheet';
   link.href = CSS_HREF;
@@ -841,6 +842,8 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog, 
     }, 500);
   }
 
+  /** The deep-linked bullet already said to be missing (said once). @type {string|null} */
+  let missingSaid = null;
   function revealHash() {
     let id = '';
     try {
@@ -851,7 +854,14 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog, 
     if (!id.startsWith('blk_') || id === highlighted || !state?.loaded) return;
     const all = /** @type {FlatRow[]} */ (engine.state.rows);
     const i = indexOfId(all, id);
-    if (i < 0) return;
+    if (i < 0) {
+      // Said once the server has answered: this device's copy alone may be behind.
+      if (state.synced && missingSaid !== id) {
+        missingSaid = id;
+        showNotice('That bullet no longer exists (it was deleted, or the link is wrong).');
+      }
+      return;
+    }
     highlighted = id;
     const hiddenBy = ancestorIndices(all, i).filter((k) => all[k].collapsed);
     if (hiddenBy.length && canEdit()) {
@@ -1387,6 +1397,20 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog, 
     commit(dropRow(rows(), d.id, d.target.id, d.target.where, opts()));
   }
 
+  /**
+   * A viewer's keys go nowhere (the text is not editable): say why at the first one instead
+   * of ignoring them. Only for keys aimed at the document (not at a dialog's field).
+   * @param {KeyboardEvent} e
+   */
+  const onViewerKey = (e) => {
+    if (state?.role !== 'viewer' || e.key.length !== 1 || e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = /** @type {Node|null} */ (e.target);
+    if (t && t !== document.body && !editor.contains(t)) return;
+    if (t instanceof HTMLElement && (t.isContentEditable || t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement)) return;
+    showNotice('You can only read this document — ask its owner for edit access to change it.');
+  };
+  document.addEventListener('keydown', onViewerKey);
+
   // ---- wiring ---------------------------------------------------------------------------------
   outline.addEventListener('keydown', onKeyDown);
   outline.addEventListener('input', onInput);
@@ -1461,6 +1485,7 @@ export async function mountEditor(root, { docId, me, clientId, openShareDialog, 
       off();
       document.removeEventListener('visibilitychange', onVisibility);
       document.removeEventListener('freeze', onFreeze);
+      document.removeEventListener('keydown', onViewerKey);
       window.removeEventListener('online', onOnline);
       window.removeEventListener('offline', onOffline);
       window.removeEventListener('pagehide', onPageHide);
