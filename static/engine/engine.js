@@ -14,6 +14,7 @@ import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from './leases.js';
 import { Outbox, baseVersionOf } from './outbox.js';
 import { Journal, readJournal, clearJournal, journalOwners } from './journal.js';
 import { Confirmed } from './confirmed.js';
+import { OthersLeases } from './others-leases.js';
 import { SendLoop, THROTTLE_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT } from './send-loop.js';
 
 /** @typedef {import('./types.js').Op} Op */
@@ -127,8 +128,12 @@ export class DocSyncEngine {
 
     /** -1: not known yet, so the first wake-up always pulls. */
     this.leaseSeq = -1;
-    /** @type {Map<string, Lock>} */
-    this.locks = new Map();
+    /** Others' leases (others-leases.js): from the server, ending here when they run out. */
+    this.others = new OthersLeases(() => this.now(), () => {
+      this.viewStale = true;
+      this.rebuildView();
+      this.emit();
+    });
     this.opened = false;
     this.closed = false;
     /** Sending stopped (403/404/401): the queue is kept. */
@@ -450,6 +455,7 @@ export class DocSyncEngine {
     if (this.closed) return;
     this.closed = true;
     this.clearTimers();
+    this.others.clear();
     this.ladder?.stop();
     this.adoptWaits.abort();
     this.releaseOwnLock();
@@ -1009,23 +1015,19 @@ export class DocSyncEngine {
       if (this.leases.size > 0) this.sending.again();
     } else {
       this.stopLadder();
-      this.locks = new Map();
+      this.others.clear();
     }
   }
 
   /** Others' leases as `locks`. @param {import('./types.js').LeaseOfOther[]} others */
   setLocks(others) {
-    /** @type {Map<string, Lock>} */
-    const next = new Map();
-    for (const o of others) {
-      if (o.clientId === this.clientId) continue;
-      next.set(o.blockId, { blockId: o.blockId, userId: o.userId, name: o.name });
-    }
-    if (!sameLocks(this.locks, next)) {
-      this.locks = next;
-      // Queued ops re-apply against leases (a lock can turn an edit into a conflict copy).
-      this.viewStale = true;
-    }
+    // Queued ops re-apply against leases (a lock can turn an edit into a conflict copy).
+    if (this.others.set(others, this.clientId)) this.viewStale = true;
+  }
+
+  /** Who holds which bullet, other than this tab. @returns {Map<string, Lock>} */
+  get locks() {
+    return this.others.map;
   }
 
   /** Log entries contiguous with lastSeq onto the confirmed state; the view follows. @param {LogEntry[]} entries */
@@ -1240,15 +1242,6 @@ function defaultStorage() {
   }
 }
 
-/** @param {Map<string, Lock>} a @param {Map<string, Lock>} b */
-function sameLocks(a, b) {
-  if (a.size !== b.size) return false;
-  for (const [k, v] of a) {
-    const w = b.get(k);
-    if (!w || w.userId !== v.userId || w.name !== v.name) return false;
-  }
-  return true;
-}
 
 /**
  * Runs `fn` once the browser is idle after this task (after the next paint), at most 1 s

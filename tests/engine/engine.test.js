@@ -909,6 +909,30 @@ describe('the send loop', () => {
   });
 });
 
+describe("others' leases", () => {
+  it('offline, a colleague\'s lease ends here when its time has passed; online, the server\'s list rules', async () => {
+    const [b0] = seed(['a']);
+    server.others = [{ blockId: b0, clientId: 'cl_x', userId: 'usr_x', name: 'Xena', expiresInMs: 20_000 }];
+    const e = await openEngine(await makeEngine());
+    expect(e.state.locks.get(b0)?.name).toBe('Xena');
+    expect(typeInto(e, b0, 'mine').ok).toBe(false);
+    server.down = true;
+    e.setOnline(false);
+    await run(19_000);
+    expect(e.state.locks.has(b0)).toBe(true);
+    const before = e.state.locks;
+    await run(1_500);
+    expect(e.state.locks.has(b0)).toBe(false); // not frozen at the moment we went offline
+    expect(before.has(b0)).toBe(true); // a new map: the state a UI holds is never changed under it
+    expect(typeInto(e, b0, 'mine now').ok).toBe(true);
+    // Back online: the server still lists a lease (renewed meanwhile): it holds again.
+    server.down = false;
+    e.setOnline(true);
+    await run(100);
+    expect(e.state.locks.get(b0)?.name).toBe('Xena');
+  });
+});
+
 describe('edits, locks and conflicts', () => {
   it('refuses an edit of a bullet another client holds, and any edit by a viewer', async () => {
     const [b0] = seed(['a']);
