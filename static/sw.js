@@ -67,7 +67,7 @@ sw.addEventListener('activate', (event) => {
 
 /** @param {string} path */
 function isAppPage(path) {
-  return path === '/' || path === '/login' || path === '/index.html' || /^\/d\/[^/]+\/?$/.test(path);
+  return path === '/' || path === '/login' || path === '/index.html' || /^\/d\/[^/]+(?:\/b\/[^/]+)?\/?$/.test(path);
 }
 
 /** @param {string} path */

@@ -46,6 +46,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/index.html", web::get().to(static_files::app_page))
         .route("/login", web::get().to(static_files::app_page))
         .route("/d/{docId}", web::get().to(static_files::app_page))
+        .route(
+            "/d/{docId}/b/{blockId}",
+            web::get().to(static_files::app_page),
+        )
         .route("/readyz", web::get().to(health::readyz))
         .service(
             web::scope("/api/v1")

@@ -19,7 +19,8 @@ const APP_PAGE: &str = "index.html";
 /// The operator page (`/admin`).
 const ADMIN_PAGE: &str = "admin.html";
 
-/// `/`, `/login`, `/d/{docId}`: the app's page; the client-side router reads the URL.
+/// `/`, `/login`, `/d/{docId}`, `/d/{docId}/b/{blockId}` (zoomed into a bullet): the app's
+/// page; the client-side router reads the URL.
 pub async fn app_page(
     state: web::Data<AppState>,
     req: HttpRequest,

@@ -17,7 +17,8 @@ import { openModal } from './ui/dialog.js';
 import { logoutChoice, countDeviceCopies, removeDeviceCopies } from './device-copies.js';
 
 /** @typedef {import('./router.js').Route} Route */
-/** @typedef {{destroy?: () => void}} PageHandle */
+/** @typedef {{destroy?: () => void, route?: (r: import('./editor/editor.js').EditorRoute) => void}} PageHandle */
+/** @typedef {import('./editor/editor.js').EditorModule} EditorModule */
 
 /** The editor engineer's module; a variable so a missing file is a runtime fallback, not a type error. */
 const EDITOR_MODULE = '/app/editor/page.js';
@@ -210,7 +211,10 @@ let mountedDoc = null;
 
 /** @param {Route} route */
 async function onRoute(route) {
-  if (route.name === 'doc' && mountedDoc === route.docId && page) return;
+  if (route.name === 'doc' && mountedDoc === route.docId && page) {
+    page.route?.({ zoomId: route.zoomId, blockId: route.blockId });
+    return;
+  }
   mountedDoc = null;
   const token = ++renderToken;
   if (page?.destroy) {
@@ -294,20 +298,21 @@ async function onRoute(route) {
     const mod = await editorModule;
     performance.mark('docsync:editor-module');
     if (token !== renderToken) return;
-    if (mod && typeof mod.mountEditor === 'function') {
+    if (mod) {
       root.replaceChildren();
       // A sensible tab title until the editor sets its own.
       const listed = pendingTitles.get(route.docId);
       document.title = `${listed?.title.trim() || 'Untitled'} · docsync`;
       try {
-        let handle = mod.mountEditor(root, {
-          docId: route.docId, blockId: route.blockId, me, clientId: getClientId(), api, openShareDialog, offline,
+        const opening = mod.mountEditor(root, {
+          docId: route.docId, zoomId: route.zoomId, blockId: route.blockId, me, clientId: getClientId(), api, openShareDialog,
+          navigate: (url) => navigate(url),
           snapshot: earlySnapshot?.docId === route.docId ? earlySnapshot : null,
           stored: earlyStored?.docId === route.docId ? earlyStored.promise : null,
         });
         earlySnapshot = null;
         earlyStored = null;
-        if (handle && typeof handle.then === 'function') handle = await handle;
+        const handle = await opening;
         // Listed on the offline home page (the editor updates the title via rememberDoc too).
         const known = pendingTitles.get(route.docId);
         rememberDoc(known ? { docId: route.docId, title: known.title, icon: known.icon } : { docId: route.docId });
@@ -361,7 +366,7 @@ const EDITOR_RELOAD_KEY = 'docsync.editorReload';
  * before, a flaky connection) stays failed for the life of this page — the browser does not
  * fetch a failed module again — so the cure is a fresh page: reload once. Seen once in 200
  * reloads-right-after-typing; the page then said the editor was not installed.
- * @returns {Promise<any>}
+ * @returns {Promise<EditorModule|null>}
  */
 async function importEditor() {
   try {

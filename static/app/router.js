@@ -4,7 +4,7 @@
 /**
  * @typedef {{name: 'login', next: string}
  *   | {name: 'home'}
- *   | {name: 'doc', docId: string, blockId: string|null}
+ *   | {name: 'doc', docId: string, zoomId: string|null, blockId: string|null}
  *   | {name: 'notfound', path: string}} Route
  */
 
@@ -21,16 +21,20 @@ export function matchRoute(pathname, search = '', hash = '') {
     const next = new URLSearchParams(search).get('next');
     return { name: 'login', next: safeNext(next) };
   }
-  const m = /^\/d\/([^/]+)$/.exec(path);
+  // /d/{doc} is the document, /d/{doc}/b/{block} the same document zoomed into a bullet
+  const m = /^\/d\/([^/]+)(?:\/b\/([^/]+))?$/.exec(path);
   if (m) {
     let docId;
+    let zoomId = null;
+    let blockId = null;
     try {
       docId = decodeURIComponent(m[1]);
+      if (m[2]) zoomId = decodeURIComponent(m[2]);
+      if (hash.length > 1) blockId = decodeURIComponent(hash.slice(1));
     } catch {
       return { name: 'notfound', path };
     }
-    const blockId = hash.length > 1 ? decodeURIComponent(hash.slice(1)) : null;
-    return { name: 'doc', docId, blockId };
+    return { name: 'doc', docId, zoomId, blockId };
   }
   return { name: 'notfound', path };
 }

@@ -69,7 +69,17 @@ describe('key map', () => {
     expect(k('ArrowUp', { ctrlKey: true })).toBe('collapse');
     expect(k('ArrowDown', { metaKey: true })).toBe('expand');
     expect(k('ArrowUp')).toBe('up');
-    expect(k('ArrowDown', { shiftKey: true })).toBeNull(); // selection stays native
+    // Shift+arrows: text selection stays native inside a bullet; the page turns it into a
+    // selection of whole bullets at the bullet's first/last line
+    expect(k('ArrowDown', { shiftKey: true })).toBe('selectDown');
+    expect(k('ArrowUp', { shiftKey: true })).toBe('selectUp');
+    expect(k('ArrowLeft', { shiftKey: true })).toBeNull();
+    expect(k('ArrowRight', { altKey: true })).toBe('zoomIn');
+    expect(k('ArrowLeft', { altKey: true })).toBe('zoomOut');
+    expect(k('f', { ctrlKey: true })).toBe('find');
+    expect(k('a', { metaKey: true })).toBe('selectAll');
+    expect(k('ArrowDown', { ctrlKey: true, shiftKey: true })).toBe('expandAll');
+    expect(k('ArrowUp', { ctrlKey: true, shiftKey: true })).toBe('collapseAll');
     expect(k('z', { ctrlKey: true })).toBe('undo');
     expect(k('Z', { ctrlKey: true, shiftKey: true })).toBe('redo');
     expect(k('y', { ctrlKey: true })).toBe('redo');

@@ -1,7 +1,15 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
 import {
+  blockRange,
+  deleteMany,
   detectShortcut,
+  foldAll,
+  indentMany,
+  insertItemsAfter,
+  moveMany,
+  outdentMany,
+  toggleTodoMany,
   dropRow,
   indent,
   mergeBackward,
@@ -279,5 +287,76 @@ describe('paste', () => {
   it('into an empty bullet takes the first line’s type', () => {
     const r = ok(pasteText(outline('empty'), 'empty', 0, 0, '[ ] a\n[ ] b', { newId }));
     expect(r.rows.map((x) => x.type)).toEqual(['todo', 'todo']);
+  });
+});
+
+describe('whole bullets at once', () => {
+  /** @param {ReturnType<typeof outline>} rows @param {string} a @param {string} b */
+  const roots = (rows, a, b) => {
+    const shown = visibleRows(rows);
+    const ix = (/** @type {string} */ id) => shown.findIndex((r) => r.id === id);
+    return blockRange(shown, ix(a), ix(b)).roots.map((r) => r.id);
+  };
+
+  it('a range covers the last bullet\'s children; roots are the bullets whose parent is outside', () => {
+    const rows = outline('a\n  a1\n  a2\nb\n  b1\nc');
+    expect(roots(rows, 'a2', 'b')).toEqual(['a2', 'b']);
+    const shown = visibleRows(rows);
+    expect(blockRange(shown, 3, 0)).toMatchObject({ from: 0, to: 5 }); // b's child b1 comes along
+    expect(roots(rows, 'a', 'a2')).toEqual(['a']);
+  });
+
+  it('Tab and Shift+Tab move several siblings together and keep their order', () => {
+    const rows = outline('a\nb\nc\nd');
+    const r = ok(indentMany(rows, ['b', 'c']));
+    expect(sketch(r.rows)).toBe('a\n  b\n  c\nd');
+    const back = ok(outdentMany(r.rows, ['b', 'c']));
+    expect(sketch(back.rows)).toBe('a\nb\nc\nd');
+    expect(outdentMany(r.rows, ['b', 'c'], { minDepth: 1 })).toBeNull(); // zoomed: not out of it
+  });
+
+  it('Alt+Shift+↑/↓ move the block as one, or not at all', () => {
+    const rows = outline('a\nb\nc\nd');
+    expect(sketch(ok(moveMany(rows, ['c', 'd'], true)).rows)).toBe('a\nc\nd\nb');
+    expect(sketch(ok(moveMany(rows, ['a', 'b'], false)).rows)).toBe('c\na\nb\nd');
+    expect(moveMany(rows, ['a', 'b'], true)).toBeNull();
+  });
+
+  it('Delete removes the bullets with their children; the caret goes above', () => {
+    const r = ok(deleteMany(outline('a\nb\n  b1\nc\nd'), ['b', 'c']));
+    expect(sketch(r.rows)).toBe('a\nd');
+    expect(r.focus).toEqual({ id: 'a', offset: 1 });
+    expect(ok(deleteMany(outline('a\nb'), ['a'])).focus).toEqual({ id: 'b', offset: 1 });
+  });
+
+  it('refuses all when someone holds a bullet inside the selection', () => {
+    const r = deleteMany(outline('a\n  a1\nb'), ['a', 'b'], { lockedBy: (id) => (id === 'a1' ? 'Lin' : null) });
+    expect(r).toMatchObject({ ok: false, heldBy: 'Lin' });
+  });
+
+  it('Ctrl+Enter gives every selected bullet the first one\'s next state', () => {
+    const rows = outline('a\nb');
+    const r = ok(toggleTodoMany(rows, ['a', 'b']));
+    expect(r.rows.map((x) => x.type)).toEqual(['todo', 'todo']);
+    const done = ok(toggleTodoMany(r.rows, ['a', 'b']));
+    expect(done.rows.map((x) => x.checked)).toEqual([true, true]);
+  });
+
+  it('expand all / collapse all / show N levels, inside a zoomed bullet only', () => {
+    const rows = outline('a\n  a1\n    a11\nb+\n  b1');
+    expect(sketch(ok(foldAll(rows, { collapsed: false })).rows)).toBe('a\n  a1\n    a11\nb\n  b1');
+    expect(visibleRows(ok(foldAll(rows, { collapsed: true })).rows).map((r) => r.id)).toEqual(['a', 'b']);
+    expect(visibleRows(ok(foldAll(outline('a\n  a1\n    a11\nb\n  b1'), { level: 2 })).rows).map((r) => r.id)).toEqual(['a', 'a1', 'b', 'b1']);
+    const inA = ok(foldAll(rows, { collapsed: true, within: 'a' }));
+    expect(inA.rows.find((r) => r.id === 'a1')?.collapsed).toBe(true);
+    expect(inA.rows.find((r) => r.id === 'a')?.collapsed).toBe(false); // the zoomed bullet itself stays
+    expect(foldAll(rows, { collapsed: false, lockedBy: () => 'Lin' })).toBeNull();
+  });
+
+  it('bullets from a file or a paste go after a bullet\'s subtree, or as its last children', () => {
+    const items = [{ depth: 0, content: 'x', type: /** @type {const} */ ('bullet'), checked: false, language: null }, { depth: 1, content: 'y', type: /** @type {const} */ ('bullet'), checked: false, language: null }];
+    expect(sketch(ok(insertItemsAfter(outline('a\n  a1\nb'), 'a', items, { newId })).rows)).toBe('a\n  a1\nx\n  y\nb');
+    expect(sketch(ok(insertItemsAfter(outline('a\nb'), null, items, { newId })).rows)).toBe('a\nb\nx\n  y');
+    expect(sketch(ok(insertItemsAfter(outline('a\n  a1\nb'), 'a', items, { newId, asChildren: true })).rows)).toBe('a\n  a1\n  x\n    y\nb');
   });
 });

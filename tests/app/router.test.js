@@ -6,12 +6,18 @@ describe('matchRoute', () => {
   it('knows the three pages', () => {
     expect(matchRoute('/')).toEqual({ name: 'home' });
     expect(matchRoute('/login', '?next=%2Fd%2Fdoc_1')).toEqual({ name: 'login', next: '/d/doc_1' });
-    expect(matchRoute('/d/doc_1')).toEqual({ name: 'doc', docId: 'doc_1', blockId: null });
-    expect(matchRoute('/d/doc_1/', '', '#blk_9')).toEqual({ name: 'doc', docId: 'doc_1', blockId: 'blk_9' });
+    expect(matchRoute('/d/doc_1')).toEqual({ name: 'doc', docId: 'doc_1', zoomId: null, blockId: null });
+    expect(matchRoute('/d/doc_1/', '', '#blk_9')).toEqual({ name: 'doc', docId: 'doc_1', zoomId: null, blockId: 'blk_9' });
+  });
+  it('names a zoomed bullet in the path', () => {
+    expect(matchRoute('/d/doc_1/b/blk_2')).toEqual({ name: 'doc', docId: 'doc_1', zoomId: 'blk_2', blockId: null });
+    expect(matchRoute('/d/doc_1/b/blk_2', '', '#blk_3')).toEqual({ name: 'doc', docId: 'doc_1', zoomId: 'blk_2', blockId: 'blk_3' });
+    expect(matchRoute('/d/doc_1/b/').name).toBe('notfound'); // no bullet named
   });
   it('anything else is not found', () => {
     expect(matchRoute('/d/').name).toBe('notfound');
-    expect(matchRoute('/d/a/b').name).toBe('notfound');
+    expect(matchRoute('/d/a/c/d').name).toBe('notfound');
+    expect(matchRoute('/d/a/x/blk_1').name).toBe('notfound');
     expect(matchRoute('/admin').name).toBe('notfound');
     expect(matchRoute('/d/%E0%A4%A').name).toBe('notfound');
   });

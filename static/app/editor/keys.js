@@ -4,7 +4,8 @@
 
 /**
  * @typedef {'split'|'newline'|'toggleTodo'|'indent'|'outdent'|'moveUp'|'moveDown'|'collapse'
- *   |'expand'|'undo'|'redo'|'up'|'down'|'left'|'right'|'backspace'|'delete'|'escape'} Command
+ *   |'expand'|'undo'|'redo'|'up'|'down'|'left'|'right'|'backspace'|'delete'|'escape'
+ *   |'selectUp'|'selectDown'|'selectAll'|'zoomIn'|'zoomOut'|'find'|'expandAll'|'collapseAll'} Command
  */
 
 /**
@@ -18,6 +19,8 @@ export function commandFor(e) {
   const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
   if (mod && !alt && key === 'z') return shift ? 'redo' : 'undo';
   if (mod && !alt && !shift && key === 'y') return 'redo';
+  if (mod && !alt && !shift && key === 'f') return 'find';
+  if (mod && !alt && !shift && key === 'a') return 'selectAll';
   switch (key) {
     case 'Enter':
       if (mod && !alt) return 'toggleTodo';
@@ -31,11 +34,14 @@ export function commandFor(e) {
       const up = key === 'ArrowUp';
       if (alt && shift && !mod) return up ? 'moveUp' : 'moveDown';
       if (mod && !alt && !shift) return up ? 'collapse' : 'expand';
+      if (mod && shift && !alt) return up ? 'collapseAll' : 'expandAll';
+      if (shift && !mod && !alt) return up ? 'selectUp' : 'selectDown';
       if (!mod && !alt && !shift) return up ? 'up' : 'down';
       return null;
     }
     case 'ArrowLeft':
     case 'ArrowRight':
+      if (alt && !mod && !shift) return key === 'ArrowLeft' ? 'zoomOut' : 'zoomIn';
       if (mod || alt || shift) return null;
       return key === 'ArrowLeft' ? 'left' : 'right';
     case 'Backspace':

@@ -7,6 +7,8 @@
 // are valid FlatRows), so a diff can skip them by reference. Changed rows are fresh objects
 // holding only FlatRow fields.
 
+import { fromMarkdown } from './outline-io.js';
+
 /** @typedef {import('../../engine/types.js').FlatRow} FlatRow */
 /** @typedef {import('../../engine/types.js').BlockType} BlockType */
 /** @typedef {'typing'|'insert'|'delete'|'indent'|'outdent'|'move'|'check'|'paste'|'props'|'merge'|'split'} Step */
@@ -464,6 +466,8 @@ export function dropRow(rows, id, targetId, where, { lockedBy = nobody } = {}) {
 
 // ---- markdown shortcuts and paste ---------------------------------------------------------
 
+/** @typedef {import('./outline-io.js').Item} Item */
+
 /** @type {[RegExp, Partial<FlatRow>][]} */
 const SHORTCUTS = [
   [/^\[ ?\] /, { type: 'todo', checked: false }],
@@ -497,50 +501,14 @@ export function detectShortcut(content, type) {
 /** @typedef {{depth: number, content: string, type: BlockType, checked: boolean}} PastedLine */
 
 /**
- * Splits pasted text into bullets: one per non-blank line, indentation (tabs, or a unit of
- * 2–4 spaces found from the text) kept as relative depth, list markers (`- `, `* `, `+ `,
- * `1. `) removed, `[ ]`/`[x]`, `#`…`###` and `>` turned into types. Depths start at 0 and
- * never jump by more than one level.
+ * Splits pasted text into bullets (a nested Markdown list, or plain indented text: one bullet
+ * per non-blank line), `[ ]`/`[x]`, `#`…`###` and `>` turned into types. Depths start at 0
+ * and never jump by more than one level.
  * @param {string} text
  * @returns {PastedLine[]}
  */
 export function parsePaste(text) {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n').filter((l) => l.trim() !== '');
-  let unit = Infinity;
-  for (const l of lines) {
-    const ws = /^[ \t]*/.exec(l)?.[0] ?? '';
-    if (ws.length > 0 && !ws.includes('\t')) unit = Math.min(unit, ws.length);
-  }
-  unit = unit === Infinity ? 2 : Math.min(4, Math.max(2, unit));
-  /** @type {PastedLine[]} */
-  const out = [];
-  let base = -1;
-  for (const l of lines) {
-    const ws = /^[ \t]*/.exec(l)?.[0] ?? '';
-    let spaces = 0;
-    let tabs = 0;
-    for (const ch of ws) {
-      if (ch === '\t') tabs++;
-      else spaces++;
-    }
-    const raw = tabs + Math.floor(spaces / unit);
-    let rest = l.slice(ws.length).replace(/\s+$/, '');
-    rest = rest.replace(/^(?:[-*+•]|\d+[.)])\s+/, '');
-    /** @type {BlockType} */
-    let type = 'bullet';
-    let checked = false;
-    const sc = detectShortcut(rest, 'bullet');
-    if (sc && sc.patch.type !== 'code') {
-      type = sc.patch.type ?? 'bullet';
-      checked = !!sc.patch.checked;
-      rest = rest.slice(sc.strip);
-    }
-    if (base < 0) base = raw;
-    const prev = out.length ? out[out.length - 1].depth : -1;
-    const depth = Math.max(0, Math.min(raw - base, prev + 1));
-    out.push({ depth, content: rest, type, checked });
-  }
-  return out;
+  return fromMarkdown(text).items.map(({ depth, content, type, checked }) => ({ depth, content, type, checked }));
 }
 
 /**
@@ -553,8 +521,18 @@ export function parsePaste(text) {
  * @param {{newId: () => string, lockedBy?: LockedBy}} opts
  * @returns {OpResult|null}
  */
-export function pasteText(rows, id, from, to, text, { newId, lockedBy = nobody }) {
-  const lines = parsePaste(text);
+export function pasteText(rows, id, from, to, text, opts) {
+  return pasteItems(rows, id, from, to, fromMarkdown(text).items, opts);
+}
+
+/**
+ * Pastes bullets read from any format (see outline-io.js) at the caret, as pasteText does.
+ * @param {FlatRow[]} rows @param {string} id @param {number} from @param {number} to
+ * @param {Item[]} lines
+ * @param {{newId: () => string, lockedBy?: LockedBy}} opts
+ * @returns {OpResult|null}
+ */
+export function pasteItems(rows, id, from, to, lines, { newId, lockedBy = nobody }) {
   if (lines.length < 2) return null;
   const i = indexOfId(rows, id);
   if (i < 0) return null;
@@ -569,9 +547,10 @@ export function pasteText(rows, id, from, to, text, { newId, lockedBy = nobody }
   if (head === '' && tail === '' && first.type !== 'bullet') {
     patch.type = first.type;
     patch.checked = first.checked;
+    patch.language = first.language ?? null;
   }
   const added = more.map((l) =>
-    withProps({ id: newId(), depth: x.depth + l.depth, content: l.content, type: l.type, checked: l.checked }),
+    withProps({ id: newId(), depth: x.depth + l.depth, content: l.content, type: l.type, checked: l.checked, language: l.language ?? null }),
   );
   const last = added[added.length - 1];
   const caret = last.content.length;
@@ -582,4 +561,191 @@ export function pasteText(rows, id, from, to, text, { newId, lockedBy = nobody }
   if (x.collapsed && added.some((r) => r.depth > x.depth)) next[i].collapsed = false;
   next.splice(subtreeEnd(rows, i), 0, ...added);
   return { ok: true, rows: next, step: 'paste', focus: { id: last.id, offset: caret } };
+}
+
+/**
+ * Bullets inserted as siblings after a bullet's subtree (pasting while whole bullets are
+ * selected, importing into a bullet's level).
+ * @param {FlatRow[]} rows @param {string|null} afterId null: at the end of the document
+ * @param {Item[]} items
+ * @param {{newId: () => string, asChildren?: boolean}} opts `asChildren`: as the last children
+ * @returns {OpResult|null}
+ */
+export function insertItemsAfter(rows, afterId, items, { newId, asChildren = false }) {
+  if (!items.length) return null;
+  const i = afterId == null ? -1 : indexOfId(rows, afterId);
+  if (afterId != null && i < 0) return null;
+  const depth = i < 0 ? 0 : rows[i].depth + (asChildren ? 1 : 0);
+  const at = i < 0 ? rows.length : subtreeEnd(rows, i);
+  const added = items.map((l) => withProps({ id: newId(), depth: depth + l.depth, content: l.content, type: l.type, checked: l.checked, language: l.language ?? null }));
+  const next = [...rows.slice(0, at), ...added, ...rows.slice(at)];
+  if (asChildren && i >= 0 && rows[i].collapsed) next[i] = withProps(rows[i], { collapsed: false });
+  const last = added[added.length - 1];
+  return { ok: true, rows: next, step: 'paste', focus: { id: last.id, offset: last.content.length } };
+}
+
+// ---- whole bullets at once (a block selection) ----------------------------------------------
+
+/**
+ * The bullets a selection from shown row `anchor` to shown row `head` covers: the range in
+ * shown rows grown to the end of the last bullet's subtree, and its roots (rows whose parent
+ * is outside the range) in order.
+ * @template {FlatRow} R
+ * @param {R[]} shown @param {number} anchor @param {number} head
+ * @returns {{from: number, to: number, roots: R[]}}
+ */
+export function blockRange(shown, anchor, head) {
+  const from = Math.max(0, Math.min(anchor, head));
+  let to = Math.min(shown.length, Math.max(anchor, head) + 1);
+  /** @type {R[]} */
+  const roots = [];
+  let cover = Infinity;
+  for (let k = from; k < to; k++) {
+    if (shown[k].depth <= cover) {
+      roots.push(shown[k]);
+      cover = shown[k].depth;
+    }
+  }
+  const lastRoot = roots[roots.length - 1];
+  if (lastRoot) while (to < shown.length && shown[to].depth > lastRoot.depth) to++;
+  return { from, to, roots };
+}
+
+/**
+ * The first locked row among bullets and their subtrees, as a refusal.
+ * @param {FlatRow[]} rows @param {string[]} ids @param {LockedBy} lockedBy @param {string} what
+ * @returns {OpResult|null}
+ */
+function lockedAmong(rows, ids, lockedBy, what) {
+  for (const id of ids) {
+    const i = indexOfId(rows, id);
+    if (i < 0) continue;
+    const end = subtreeEnd(rows, i);
+    for (let k = i; k < end; k++) {
+      const h = lockedBy(rows[k].id);
+      if (h != null) return refuse(rows[k].id, h, what);
+    }
+  }
+  return null;
+}
+
+/**
+ * Applies a one-bullet edit to several bullets in turn (in the order given), as one result:
+ * bullets it cannot apply to are left as they are; null when none changed.
+ * @param {FlatRow[]} rows @param {string[]} ids
+ * @param {(rows: FlatRow[], id: string) => OpResult|null} edit
+ * @param {Step} step
+ * @returns {OpResult|null}
+ */
+function each(rows, ids, edit, step) {
+  let next = rows;
+  let changed = false;
+  for (const id of ids) {
+    const r = edit(next, id);
+    if (!r) continue;
+    if (!r.ok) return r;
+    next = r.rows;
+    changed = true;
+  }
+  return changed ? { ok: true, rows: next, step, focus: null } : null;
+}
+
+/** Tab on a selection: each bullet under its previous sibling (first to last). */
+/** @param {FlatRow[]} rows @param {string[]} ids roots in document order @param {{lockedBy?: LockedBy}} [o] */
+export function indentMany(rows, ids, { lockedBy = nobody } = {}) {
+  return lockedAmong(rows, ids.slice(0, 1), lockedBy, 'indent') ?? each(rows, ids, (r, id) => indent(r, id, { lockedBy }), 'indent');
+}
+
+/** Shift+Tab on a selection (last to first, so their order stays). */
+/** @param {FlatRow[]} rows @param {string[]} ids @param {{lockedBy?: LockedBy, minDepth?: number}} [o] */
+export function outdentMany(rows, ids, { lockedBy = nobody, minDepth = 0 } = {}) {
+  const can = ids.filter((id) => (rows[indexOfId(rows, id)]?.depth ?? 0) > minDepth);
+  return each(rows, [...can].reverse(), (r, id) => outdent(r, id, { lockedBy }), 'outdent');
+}
+
+/** Alt+Shift+↑/↓ on a selection: the bullets move together. */
+/** @param {FlatRow[]} rows @param {string[]} ids @param {boolean} up @param {{lockedBy?: LockedBy}} [o] */
+export function moveMany(rows, ids, up, { lockedBy = nobody } = {}) {
+  const order = up ? ids : [...ids].reverse();
+  // the whole block moves only if its leading bullet can
+  const lead = (up ? moveUp : moveDown)(rows, order[0], { lockedBy });
+  if (!lead || !lead.ok) return lead;
+  return each(rows, order, (r, id) => (up ? moveUp : moveDown)(r, id, { lockedBy }), 'move');
+}
+
+/**
+ * Delete on a selection: the bullets and everything under them. The caret goes to the row
+ * above the first one (or the row after, at the top).
+ * @param {FlatRow[]} rows @param {string[]} ids @param {{lockedBy?: LockedBy}} [o]
+ * @returns {OpResult|null}
+ */
+export function deleteMany(rows, ids, { lockedBy = nobody } = {}) {
+  if (!ids.length) return null;
+  const locked = lockedAmong(rows, ids, lockedBy, 'delete');
+  if (locked) return locked;
+  const gone = new Set();
+  for (const id of ids) {
+    const i = indexOfId(rows, id);
+    if (i < 0) continue;
+    const end = subtreeEnd(rows, i);
+    for (let k = i; k < end; k++) gone.add(rows[k].id);
+  }
+  if (!gone.size) return null;
+  const first = indexOfId(rows, ids[0]);
+  const next = rows.filter((r) => !gone.has(r.id));
+  const beforeIdx = first > 0 ? prevVisibleIndex(rows, first) : -1;
+  let target = beforeIdx >= 0 && !gone.has(rows[beforeIdx].id) ? rows[beforeIdx] : null;
+  for (let k = first; !target && k < rows.length; k++) if (!gone.has(rows[k].id)) target = rows[k];
+  return { ok: true, rows: next, step: 'delete', focus: target ? { id: target.id, offset: target.content.length } : null };
+}
+
+/**
+ * Ctrl+Enter on a selection: every bullet takes the state the first one would take
+ * (todo → done → plain bullet).
+ * @param {FlatRow[]} rows @param {string[]} ids @param {{lockedBy?: LockedBy}} [o]
+ * @returns {OpResult|null}
+ */
+export function toggleTodoMany(rows, ids, { lockedBy = nobody } = {}) {
+  if (!ids.length) return null;
+  const locked = ids.map((id) => ({ id, h: lockedBy(id) })).find((x) => x.h != null);
+  if (locked) return refuse(locked.id, /** @type {string} */ (locked.h), 'change');
+  const first = toggleTodo(rows, ids[0]);
+  if (!first || !first.ok) return first;
+  const model = first.rows[indexOfId(first.rows, ids[0])];
+  const next = rows.slice();
+  for (const id of ids) {
+    const i = indexOfId(next, id);
+    if (i >= 0) next[i] = withProps(next[i], { type: model.type, checked: model.checked, language: model.type === 'code' ? next[i].language : null });
+  }
+  return { ok: true, rows: next, step: first.step, focus: null };
+}
+
+/**
+ * Expand or collapse every bullet with children inside a range (the whole document, or a
+ * zoomed bullet's subtree). `level`: bullets above that depth (relative to the range) are
+ * expanded and those at it collapsed — "show N levels". Bullets someone holds are left alone.
+ * @param {FlatRow[]} rows
+ * @param {{collapsed?: boolean, level?: number, within?: string|null, lockedBy?: LockedBy}} how
+ * @returns {OpResult|null}
+ */
+export function foldAll(rows, { collapsed = false, level, within = null, lockedBy = nobody }) {
+  let from = 0;
+  let to = rows.length;
+  let base = 0;
+  if (within) {
+    const z = indexOfId(rows, within);
+    if (z < 0) return null;
+    from = z + 1;
+    to = subtreeEnd(rows, z);
+    base = rows[z].depth + 1;
+  }
+  let next = rows;
+  for (let k = from; k < to; k++) {
+    if (!hasChildren(rows, k)) continue;
+    const want = level == null ? collapsed : rows[k].depth - base >= level - 1;
+    if (!!rows[k].collapsed === want || lockedBy(rows[k].id) != null) continue;
+    if (next === rows) next = rows.slice();
+    next[k] = withProps(rows[k], { collapsed: want });
+  }
+  return next === rows ? null : { ok: true, rows: next, step: 'props', focus: null };
 }
