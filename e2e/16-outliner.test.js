@@ -94,8 +94,9 @@ scenario('16 copy and paste keep the tree; expand/collapse all; find reaches col
   const { api, doc, ids, pages, contexts } = s;
   const page = pages.alice;
   await contexts.alice.grantPermissions(['clipboard-read', 'clipboard-write']);
-  // paste an indented Markdown list into "Groceries": a tree under the caret, one step
+  // paste an indented Markdown list into a new bullet below "Groceries": a tree, one step
   await focusEnd(page, ids[0]);
+  await page.keyboard.press('Enter');
   await page.evaluate(() => navigator.clipboard.writeText('\n- milk\n  - [ ] oat #shop\n- bread\n'));
   await page.keyboard.press('Control+v');
   await waitFor(async () => render(await apiOutline(api, doc)) === 'Groceries\nmilk\n  oat #shop\nbread\nWork', { message: 'the pasted tree' });

@@ -244,8 +244,10 @@ export class EditorChrome {
 
   /** @param {EngineState} s @param {boolean} signedOut */
   #renderStatus(s, signedOut) {
-    const label = signedOut ? 'Signed out' : s.stageLabel;
-    const stage = signedOut ? 'offline' : s.stage;
+    // sending stopped: never "Live" beside text that no longer reaches anyone
+    const noAccess = !!s.error && (s.error.status === 403 || s.error.status === 404);
+    const label = signedOut ? 'Signed out' : noAccess ? 'No access' : s.stageLabel;
+    const stage = signedOut || noAccess ? 'offline' : s.stage;
     if (this.stage.textContent !== label) this.stage.textContent = label;
     if (this.status.dataset.stage !== stage) this.status.dataset.stage = stage;
     const p = pendingText(s);

@@ -480,7 +480,8 @@ export async function mountEditor(root, opts) {
    */
   const onDocumentKey = (e) => {
     const t = /** @type {Node|null} */ (e.target);
-    const inPage = !t || t === document.body || chrome.editor.contains(t);
+    // the editor, or what holds it (the page's <main> takes focus after a click beside the text)
+    const inPage = !t || chrome.editor.contains(t) || t.contains(chrome.editor);
     if (!inPage || e.defaultPrevented) return;
     const typingField = t instanceof HTMLElement && (t.isContentEditable || t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement);
     if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 'f') {

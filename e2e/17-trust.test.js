@@ -1,0 +1,61 @@
+// @ts-check
+// Scenario 17: the states that break trust when they are not told. The session ends while a
+// document is open: the status says "Signed out", "Log in again" keeps what is queued and
+// comes back to the same document. The owner deletes a document while a collaborator has
+// unsent text: never "Live", and "Save my text as a new document" takes the text along.
+
+import assert from 'node:assert/strict';
+
+import { scenario, waitFor, readStage, SEL } from './harness.js';
+import { setup, focusEnd, apiOutline, render } from './fixtures.js';
+
+const shots = process.env.E2E_SHOTS;
+
+scenario('17 signed out while editing: "Signed out", Log in again, the typed text arrives', async (h) => {
+  const s = await setup(h, { seed: ['note'], open: ['alice'], users: ['alice'] });
+  const { api, doc, ids, pages, contexts, users } = s;
+  const page = pages.alice;
+  // the session ends elsewhere (logged out in another tab of this browser)
+  const r = await contexts.alice.request.post('/api/v1/auth/logout', { data: {} });
+  assert.ok(r.ok(), `logout: ${r.status()}`);
+  await focusEnd(page, ids[0]);
+  await page.keyboard.type(' kept', { delay: 10 });
+  await waitFor(async () => (await readStage(page)) === 'Signed out', { message: 'the status says Signed out' });
+  await page.locator('#login-again').waitFor();
+  assert.match((await page.locator('#editor-alert').textContent()) ?? '', /signed out/i);
+  if (shots) await page.screenshot({ path: `${shots}/editor-signed-out.png` });
+  await page.locator('#login-again').click();
+  await waitFor(async () => new URL(page.url()).pathname === '/login', { message: 'the login page' });
+  assert.equal(new URL(page.url()).searchParams.get('next'), `/d/${doc}`);
+  await page.locator(`${SEL.loginForm} [name=username]`).fill(users.alice.name);
+  await page.locator(`${SEL.loginForm} [name=password]`).fill(users.alice.password);
+  await page.locator(SEL.loginForm).evaluate((f) => /** @type {HTMLFormElement} */ (f).requestSubmit());
+  await waitFor(async () => new URL(page.url()).pathname === `/d/${doc}`, { message: 'back at the document' });
+  await waitFor(async () => render(await apiOutline(api, doc)) === 'note kept', { message: 'the text typed while signed out reached the server' });
+});
+
+scenario('17 document deleted with unsent text: no "Live", and the text saved as a new document', async (h) => {
+  const s = await setup(h, { seed: ['shared plan'], open: ['bob'] });
+  const { api, doc, ids, pages, contexts, srv, users } = s;
+  const page = pages.bob;
+  await contexts.bob.setOffline(true);
+  await focusEnd(page, ids[0]);
+  await page.keyboard.type(' + my part', { delay: 10 });
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('only on my device', { delay: 10 });
+  await api.json('DELETE', `/api/v1/docs/${doc}`);
+  await contexts.bob.setOffline(false);
+  await page.locator('#rescue-new-doc').waitFor({ timeout: 20_000 });
+  assert.equal(await readStage(page), 'No access');
+  if (shots) await page.screenshot({ path: `${shots}/editor-doc-gone.png` });
+  await page.locator('#rescue-new-doc').click();
+  await waitFor(async () => {
+    const m = /^\/d\/([^/]+)$/.exec(new URL(page.url()).pathname);
+    return m && m[1] !== doc ? m[1] : false;
+  }, { message: 'a new document opened' });
+  const copy = /** @type {string} */ (/^\/d\/([^/]+)$/.exec(new URL(page.url()).pathname)?.[1]);
+  const bobApi = srv.api(users.bob);
+  await waitFor(async () => render(await apiOutline(bobApi, copy)) === 'shared plan + my part\nonly on my device', { message: "bob's text in his new document" });
+  const snap = await bobApi.snapshot(copy);
+  assert.match(snap.title, /my copy/);
+});
