@@ -59,3 +59,26 @@ scenario('17 document deleted with unsent text: no "Live", and the text saved as
   const snap = await bobApi.snapshot(copy);
   assert.match(snap.title, /my copy/);
 });
+
+scenario('17 after a dialog, New document: typing goes into the title, Enter into the first bullet', async (h) => {
+  const srv = await h.server();
+  const { alice } = await h.users(srv, ['alice']);
+  const ctx = await h.loggedIn('alice', srv.base, alice);
+  const page = await ctx.newPage();
+  await page.goto('/');
+  await page.locator('#new-folder').click();
+  await page.locator('dialog').waitFor();
+  await page.keyboard.press('Escape');
+  await waitFor(async () => (await page.locator('dialog').count()) === 0, { message: 'the dialog closed' });
+  await page.locator('#new-doc').click();
+  await page.locator('#editor').waitFor();
+  // the editor has loaded the new document and put the caret into its title
+  await waitFor(async () => page.evaluate(() => document.activeElement?.id === 'doc-title' && /** @type {HTMLElement} */ (document.activeElement).isContentEditable), { message: 'the title focused' });
+  await page.keyboard.type('Fresh start', { delay: 10 });
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('first', { delay: 10 });
+  const doc = /** @type {string} */ (/^\/d\/([^/]+)/.exec(new URL(page.url()).pathname)?.[1]);
+  const api = srv.api(alice);
+  await waitFor(async () => (await api.snapshot(doc)).title === 'Fresh start', { message: 'the title typed' });
+  await waitFor(async () => render(await apiOutline(api, doc)) === 'first', { message: 'the first bullet typed' });
+});

@@ -22,6 +22,7 @@ import { OutlineView } from './outline-view.js';
 import { InputController } from './input-controller.js';
 import { FindBar } from './find-bar.js';
 import { openKeysHelp } from './keys-help.js';
+import { setSelectionOffsets } from './caret.js';
 
 /** @typedef {import('./editor.js').MountOptions} MountOptions */
 /** @typedef {import('./editor.js').EditorMount} EditorMount */
@@ -177,7 +178,16 @@ export async function mountEditor(root, opts) {
     if (!firstShown && s.loaded) {
       firstShown = true;
       // a new, empty document: start with its title
-      if (!s.title && s.rows.length === 0 && canEdit() && !root.contains(document.activeElement)) chrome.title.focus();
+      // (the shell may have focused the heading for screen readers before it was editable)
+      const userPlaced = root.contains(document.activeElement) && document.activeElement !== chrome.title;
+      if (!s.title && s.rows.length === 0 && canEdit() && !userPlaced) {
+        // focus alone may leave the selection where it was (a closed dialog, a button):
+        // typed keys would go nowhere; put the caret into the title explicitly
+        chrome.title.removeAttribute('tabindex');
+        chrome.title.blur();
+        chrome.title.focus();
+        setSelectionOffsets(chrome.title, (chrome.title.textContent ?? '').length);
+      }
     }
   }
 
