@@ -575,6 +575,40 @@ export class InputController {
     }
   };
 
+  /**
+   * A structure command on the bullet being edited, from a button (the touch toolbar): the
+   * same edits as the keys, the caret kept where it was.
+   * @param {'indent'|'outdent'|'moveUp'|'moveDown'|'toggleTodo'|'zoomIn'|'zoomOut'} cmd
+   */
+  runOnFocused(cmd) {
+    const { view } = this.d;
+    if (this.selection.active) {
+      const key = { indent: 'Tab', outdent: 'Tab', moveUp: 'ArrowUp', moveDown: 'ArrowDown', toggleTodo: 'Enter' }[/** @type {string} */ (cmd)];
+      if (key) {
+        const e = new KeyboardEvent('keydown', { key, shiftKey: cmd !== 'indent' && cmd !== 'toggleTodo', altKey: cmd === 'moveUp' || cmd === 'moveDown', ctrlKey: cmd === 'toggleTodo', cancelable: true });
+        this.#onSelectionKey(e);
+        return;
+      }
+    }
+    const id = view.focusedId;
+    if (cmd === 'zoomOut') return this.zoomOut();
+    if (!id) {
+      this.#notice('Tap a bullet first.');
+      return;
+    }
+    if (cmd === 'zoomIn') return this.d.zoom(id);
+    if (!this.d.canEdit()) return;
+    const v = view.view(id);
+    const off = v ? (getSelectionOffsets(v.text)?.start ?? 0) : 0;
+    const row = this.rows().find((r) => r.id === id);
+    if (cmd === 'outdent' && view.zoom && row && row.depth <= view.base) {
+      this.#notice('This bullet is at the top of the one you zoomed into — zoom out to outdent it.');
+      return;
+    }
+    const edit = { indent, outdent, moveUp, moveDown, toggleTodo }[cmd];
+    if (this.commit(edit(this.rows(), id, this.#opts()))) this.#keepCaret(id, off);
+  }
+
   /** Expand or collapse every bullet (inside the zoomed one); `level` shows that many levels. @param {boolean} collapsed @param {number} [level] */
   foldAll(collapsed, level) {
     const r = foldAll(this.rows(), { collapsed, level, within: this.d.view.zoom, lockedBy: this.lockedBy });

@@ -23,6 +23,7 @@ import { InputController } from './input-controller.js';
 import { FindBar } from './find-bar.js';
 import { openKeysHelp } from './keys-help.js';
 import { setSelectionOffsets } from './caret.js';
+import { TouchToolbar } from './touch-toolbar.js';
 
 /** @typedef {import('./editor.js').MountOptions} MountOptions */
 /** @typedef {import('./editor.js').EditorMount} EditorMount */
@@ -155,6 +156,8 @@ export async function mountEditor(root, opts) {
   alert.setAttribute('role', 'alert');
   alert.hidden = true;
   chrome.main.insertBefore(alert, chrome.title);
+  const toolbar = new TouchToolbar(document, (cmd) => controller.runOnFocused(cmd));
+  chrome.editor.append(toolbar.el);
   root.append(chrome.editor);
 
   // ---- rendering ----------------------------------------------------------------------------
@@ -510,6 +513,11 @@ export async function mountEditor(root, opts) {
 
   // ---- wiring ---------------------------------------------------------------------------------
   const detach = controller.attach();
+  const detachToolbar = toolbar.attach();
+  // the touch toolbar follows the caret: shown while a bullet (or a selection) is being edited
+  const onFocusChange = () => setTimeout(() => toolbar.show(!destroyed && canEdit() && (view.focusedId != null || controller.selection.active)), 0);
+  chrome.editor.addEventListener('focusin', onFocusChange);
+  chrome.editor.addEventListener('focusout', onFocusChange);
   const onVisibility = () => {
     controller.typing.flush();
     engine.setVisible(document.visibilityState === 'visible');
@@ -559,6 +567,7 @@ export async function mountEditor(root, opts) {
     },
     destroy() {
       detach();
+      detachToolbar();
       destroyed = true;
       if (rafId) cancelAnimationFrame(rafId);
       clearTimeout(rememberTimer);
