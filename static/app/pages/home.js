@@ -28,12 +28,17 @@ const COLLAPSED_KEY = 'docsync.collapsedFolders';
  */
 export const pendingTitles = new Map();
 
+/** Documents a list shows at first, and adds with each "Show more". */
+const DOC_PAGE = 50;
+
 /**
  * @param {HTMLElement} root
  * @param {{api: import('../api.js').Api, me: import('../session.js').Me, offline: boolean,
  *   openShareDialog: (docId: string, opts?: {title?: string}) => void}} ctx
  */
 export function renderHome(root, ctx) {
+  /** How many documents each list shows (grows by DOC_PAGE with "Show more"). @type {Map<string, number>} */
+  const shownCount = new Map();
   const { api, me } = ctx;
   let destroyed = false;
   /** @type {DocSummary[]} */
@@ -221,12 +226,12 @@ export function renderHome(root, ctx) {
     if (mine.length) {
       parts.push(h('section', { class: 'doc-section', 'aria-labelledby': 'sec-mine' },
         h('h2', { class: 'section-title', id: 'sec-mine' }, tree.roots.length ? 'My documents, not in a folder' : 'My documents'),
-        h('ul', { class: 'doc-tree', role: 'list' }, mine.map((d) => docItem(d)))));
+        h('ul', { class: 'doc-tree', role: 'list' }, paged('mine', mine))));
     }
     if (shared.length) {
       parts.push(h('section', { class: 'doc-section', 'aria-labelledby': 'sec-shared' },
         h('h2', { class: 'section-title', id: 'sec-shared' }, 'Shared with me'),
-        h('ul', { class: 'doc-tree', role: 'list' }, shared.map((d) => docItem(d)))));
+        h('ul', { class: 'doc-tree', role: 'list' }, paged('shared', shared))));
     }
     replaceChildren(main, ...parts);
     if (restore) /** @type {HTMLElement|null} */ (main.querySelector(restore))?.focus();
@@ -271,8 +276,32 @@ export function renderHome(root, ctx) {
       h('div', { class: 'folder-row' }, toggle, select, menu),
       h('ul', { id: groupId, class: 'doc-tree nested', role: 'list', hidden: isCollapsed },
         node.children.map((c) => folderItem(c)),
-        node.docs.map((d) => docItem(d)),
+        paged(`folder:${f.folderId}`, node.docs),
         empty ? h('li', { class: 'muted small empty-folder' }, 'Empty folder — use its menu to add a document.') : null));
+  }
+
+  /**
+   * A long list is shown a page at a time (newest first as listed), with "Show N more" at
+   * its end: 300 documents are not one endless column.
+   * @param {string} key which list (its page count is kept while the page lives)
+   * @param {DocSummary[]} list
+   * @returns {HTMLLIElement[]}
+   */
+  function paged(key, list) {
+    const limit = shownCount.get(key) ?? DOC_PAGE;
+    const items = list.slice(0, limit).map((d) => docItem(d));
+    const rest = list.length - limit;
+    if (rest > 0) {
+      const more = h('button', { type: 'button', class: 'btn btn-small show-more', dataset: { list: key } },
+        `Show ${Math.min(rest, DOC_PAGE)} more (${rest} not shown)`);
+      more.addEventListener('click', () => {
+        shownCount.set(key, limit + DOC_PAGE);
+        renderList();
+        /** @type {HTMLElement|null} */ (main.querySelectorAll('.doc-tree a.doc-link')[limit] ?? null)?.focus();
+      });
+      items.push(/** @type {HTMLLIElement} */ (h('li', { class: 'show-more-row' }, more)));
+    }
+    return items;
   }
 
   /** @param {DocSummary} d @returns {HTMLLIElement} */
@@ -525,7 +554,7 @@ export function renderHome(root, ctx) {
     }
     replaceChildren(tagsBox, h('ul', { class: 'tag-list', role: 'list' }, tags.map((t) =>
       h('li', null, h('button', {
-        type: 'button', class: 'tag', dataset: { tag: t.tag }, 'aria-pressed': 'false',
+        type: 'button', class: 'tag', dataset: { tag: t.tag }, 'aria-pressed': 'false', title: `#${t.tag}`,
         'aria-label': `#${t.tag}: ${t.blocks} bullet${t.blocks === 1 ? '' : 's'} in ${t.documents} document${t.documents === 1 ? '' : 's'}`,
         onclick: () => (view?.kind === 'tag' && view.tag === t.tag ? closeView() : openTag(t.tag)),
       }, h('span', null, `#${t.tag}`), h('span', { class: 'count' }, String(t.blocks)))))));

@@ -1,0 +1,33 @@
+// @ts-check
+// Scenario 19: the home page of someone with many documents and long tags. A long #tag never
+// makes the page scroll sideways (phone and desktop width); 320 documents are shown a page at
+// a time with "Show more".
+
+import assert from 'node:assert/strict';
+
+import { scenario, waitFor } from './harness.js';
+
+scenario('19 home: a long #tag stays inside the page; 320 documents are paged', async (h) => {
+  const srv = await h.server();
+  const { alice } = await h.users(srv, ['alice']);
+  const api = srv.api(alice);
+  const doc = await api.createDoc('Tagged');
+  await api.insertBullets(doc, [`note #${'verylongtagname'.repeat(6)} and #short`]);
+  for (let i = 0; i < 319; i++) await api.createDoc(`Document ${String(i).padStart(3, '0')}`);
+  for (const phone of [true, false]) {
+    const ctx = await h.loggedIn(phone ? 'alice-phone' : 'alice', srv.base, alice, { phone });
+    const page = await ctx.newPage();
+    await page.goto('/');
+    await page.locator('#tags button.tag').first().waitFor();
+    await waitFor(async () => (await page.locator('#tags button.tag').count()) === 2, { message: 'both tags listed' });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px (${phone ? 'phone' : 'desktop'})`);
+    if (process.env.E2E_SHOTS) await page.screenshot({ path: `${process.env.E2E_SHOTS}/home-${phone ? 'phone' : 'desktop'}-tags.png`, fullPage: false });
+    if (!phone) {
+      assert.equal(await page.locator('.doc-tree a.doc-link').count(), 50);
+      await page.locator('.show-more').click();
+      await waitFor(async () => (await page.locator('.doc-tree a.doc-link').count()) === 100, { message: '50 more shown' });
+      assert.match((await page.locator('.show-more').textContent()) ?? '', /220 not shown/);
+    }
+  }
+});
