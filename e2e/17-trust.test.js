@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 
-import { scenario, waitFor, readStage, SEL } from './harness.js';
+import { scenario, waitFor, readStage, SEL, rowSel } from './harness.js';
 import { setup, focusEnd, apiOutline, render } from './fixtures.js';
 
 const shots = process.env.E2E_SHOTS;
@@ -81,4 +81,25 @@ scenario('17 after a dialog, New document: typing goes into the title, Enter int
   const api = srv.api(alice);
   await waitFor(async () => (await api.snapshot(doc)).title === 'Fresh start', { message: 'the title typed' });
   await waitFor(async () => render(await apiOutline(api, doc)) === 'first', { message: 'the first bullet typed' });
+});
+
+scenario('17 presence by people: a colleague is named at once; my own other tab never locks me out', async (h) => {
+  const s = await setup(h, { seed: ['shared bullet'], open: ['alice', 'bob'] });
+  const { api, doc, ids, pages, contexts } = s;
+  // bob has locked nothing: alice still sees him by name
+  await waitFor(async () => /Bob here/.test((await pages.alice.locator('#presence').textContent()) ?? ''), {
+    message: async () => `alice sees Bob by name (presence: ${await pages.alice.locator('#presence').textContent()})`,
+  });
+  await pages.bob.close();
+  // alice's second tab holds the bullet; her first tab takes it over and types
+  const tab2 = await h.openDoc(contexts.alice, doc);
+  await focusEnd(tab2, ids[0]);
+  await tab2.keyboard.type(' (tab 2)', { delay: 10 });
+  await waitFor(async () => render(await apiOutline(api, doc)) === 'shared bullet (tab 2)', { message: 'tab 2 typed' });
+  const tab1 = pages.alice;
+  await waitFor(async () => /other tab/.test((await tab1.locator('#presence').textContent()) ?? ''), { message: 'tab 1 says the document is open in another tab of hers' });
+  assert.equal(await tab1.locator(`${rowSel(ids[0])}[data-locked]`).count(), 0, 'her own tab does not lock the bullet');
+  await focusEnd(tab1, ids[0]);
+  await tab1.keyboard.type(' + tab 1', { delay: 10 });
+  await waitFor(async () => render(await apiOutline(api, doc)) === 'shared bullet (tab 2) + tab 1', { message: 'tab 1 edited the bullet her other tab held: no conflict copy' });
 });

@@ -65,7 +65,9 @@ scenario('18 IME: composed Chinese text arrives whole, without ops in the middle
   await page.keyboard.press('End');
   const cdp = await contexts.alice.newCDPSession(page);
   // pinyin "ni hao" composed, then committed as 你好; then "shi jie" → 世界
-  for (const [steps, word] of [[['n', 'ni', 'ni h', 'ni ha', 'ni hao'], '你好'], [['s', 'sh', 'shi', 'shi j', 'shi jie'], '世界']]) {
+  /** @type {[string[], string][]} */
+  const words = [[['n', 'ni', 'ni h', 'ni ha', 'ni hao'], '你好'], [['s', 'sh', 'shi', 'shi j', 'shi jie'], '世界']];
+  for (const [steps, word] of words) {
     for (const t of steps) await cdp.send('Input.imeSetComposition', { text: t, selectionStart: t.length, selectionEnd: t.length });
     await cdp.send('Input.insertText', { text: word });
   }

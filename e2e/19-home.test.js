@@ -31,3 +31,39 @@ scenario('19 home: a long #tag stays inside the page; 320 documents are paged', 
     }
   }
 });
+
+scenario('19 folders: the owner renames, moves and deletes a folder from its menu; no document is lost', async (h) => {
+  const srv = await h.server();
+  const { alice } = await h.users(srv, ['alice']);
+  const api = srv.api(alice);
+  const work = (await api.json('POST', '/api/v1/folders', { name: 'Work' })).folderId;
+  const plans = (await api.json('POST', '/api/v1/folders', { name: 'Plans', parentId: work })).folderId;
+  const doc = await api.createDoc('Roadmap');
+  await api.json('PATCH', `/api/v1/docs/${doc}`, { folderId: plans });
+  const ctx = await h.loggedIn('alice', srv.base, alice);
+  const page = await ctx.newPage();
+  await page.goto('/');
+  const menuOf = async (/** @type {string} */ id, /** @type {string} */ item) => {
+    await page.locator(`li.folder[data-folder-id="${id}"] > .folder-row .menu-trigger`).click();
+    await page.locator(`li.folder[data-folder-id="${id}"] > .folder-row [role=menuitem]`, { hasText: item }).click();
+  };
+  await menuOf(work, 'Rename folder');
+  await page.locator('#rename-folder [name=name]').fill('Office');
+  await page.locator('#rename-folder button[type=submit]').click();
+  await waitFor(async () => (await page.locator(`li.folder[data-folder-id="${work}"] .folder-label`).first().textContent()) === 'Office', { message: 'renamed on the page' });
+  await menuOf(plans, 'Move folder');
+  await page.locator('#move-folder select[name=parentId]').selectOption('');
+  await page.locator('#move-folder button[type=submit]').click();
+  await waitFor(async () => {
+    const f = (await api.json('GET', '/api/v1/folders')).folders.find((/** @type {any} */ x) => x.folderId === plans);
+    return f && f.parentId === null;
+  }, { message: 'Plans moved to the top level' });
+  await menuOf(plans, 'Delete folder');
+  await page.locator('dialog button.btn-danger').click();
+  await waitFor(async () => (await page.locator(`li.folder[data-folder-id="${plans}"]`).count()) === 0, { message: 'the folder is gone from the page' });
+  const docs = (await api.json('GET', '/api/v1/docs')).documents ?? [];
+  const d = docs.find((/** @type {any} */ x) => x.docId === doc);
+  assert.ok(d, 'the document still exists');
+  assert.equal(d.folderId ?? null, null);
+  await page.locator(`a.doc-link[data-doc-id="${doc}"]`).waitFor();
+});

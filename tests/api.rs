@@ -216,11 +216,19 @@ fn leases_conflicts_and_leave() {
     let srv = TestServer::start();
     let alice = srv.add_user("alice");
     let doc = srv.create_doc(&alice, "Leases");
+    // a second person (another client of alice herself would take her lease over)
+    let bob = srv.add_user("bob");
+    let bob_id = common::channels::user_id(&srv.url(""), &bob);
+    let share = json!([{"kind": "user", "id": bob_id, "access": "write"}]);
+    assert_eq!(
+        common::channels::put_shares(&srv.url(""), &alice, &doc, &share),
+        200
+    );
     let blk = id("blk_");
     srv.sync_ok(&alice, &doc, "cl_a", 0, vec![insert(&blk, None, "a0", "x")]);
     // Two sessions open: full mode, leases are handed out.
     let (s, r) = srv.sync(
-        &alice,
+        &bob,
         &doc,
         &json!({"clientId": "cl_b", "lastSeq": 0, "leases": {"hold": []}}),
     );
@@ -234,7 +242,7 @@ fn leases_conflicts_and_leave() {
     );
     assert_eq!(r["leases"]["granted"], json!([blk]));
     let (_, r) = srv.sync(
-        &alice,
+        &bob,
         &doc,
         &json!({"clientId": "cl_b", "lastSeq": 1, "leases": {"hold": [blk]}}),
     );
@@ -242,13 +250,7 @@ fn leases_conflicts_and_leave() {
     assert_eq!(r["leases"]["denied"][0]["heldBy"]["name"], "alice");
     assert_eq!(r["leases"]["others"][0]["clientId"], "cl_a");
     // Typing into a bullet someone else holds → conflict copy, never an overwrite.
-    let r = srv.sync_ok(
-        &alice,
-        &doc,
-        "cl_b",
-        1,
-        vec![set_content(&blk, "from b", 1)],
-    );
+    let r = srv.sync_ok(&bob, &doc, "cl_b", 1, vec![set_content(&blk, "from b", 1)]);
     assert_eq!(r["results"][0]["status"], "conflict");
     assert_eq!(r["leases"]["granted"].as_array().map(|a| a.len()), Some(0));
     // Leave releases the lease at once.
@@ -259,7 +261,7 @@ fn leases_conflicts_and_leave() {
     );
     assert_eq!(s, 204);
     let r = srv.sync_ok(
-        &alice,
+        &bob,
         &doc,
         "cl_b",
         2,

@@ -15,6 +15,7 @@ mod compression;
 mod crash;
 mod disk_full;
 mod docs;
+mod folders;
 mod limits;
 mod operations;
 mod permissions;

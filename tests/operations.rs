@@ -36,6 +36,14 @@ fn metrics_follow_syncs_conflicts_denials_and_joins() {
     let srv = TestServer::start();
     let alice = srv.add_user("alice");
     let doc = srv.create_doc(&alice, "Metrics");
+    // a second person (another client of alice herself would take her lease over)
+    let bob = srv.add_user("bob");
+    let bob_id = common::channels::user_id(&srv.url(""), &bob);
+    let share = json!([{"kind": "user", "id": bob_id, "access": "write"}]);
+    assert_eq!(
+        common::channels::put_shares(&srv.url(""), &alice, &doc, &share),
+        200
+    );
     let blk = id("blk_");
     let (m0, _) = scrape(&srv);
     let applied = r#"docsync_ops_total{kind="insert",status="applied"}"#;
@@ -58,7 +66,7 @@ fn metrics_follow_syncs_conflicts_denials_and_joins() {
     assert_eq!(val(&m1, "docsync_document_actors"), 1.0);
 
     srv.sync_ok(&alice, &doc, "cl_a", 1, vec![set_content(&blk, "two", 1)]);
-    srv.sync_ok(&alice, &doc, "cl_b", 1, vec![set_content(&blk, "stale", 1)]);
+    srv.sync_ok(&bob, &doc, "cl_b", 1, vec![set_content(&blk, "stale", 1)]);
     let (m2, _) = scrape(&srv);
     assert_eq!(val(&m2, conflict) - val(&m1, conflict), 1.0);
 
@@ -69,7 +77,7 @@ fn metrics_follow_syncs_conflicts_denials_and_joins() {
         &json!({"clientId": "cl_a", "lastSeq": 3, "leases": {"hold": [blk]}}),
     );
     srv.sync(
-        &alice,
+        &bob,
         &doc,
         &json!({"clientId": "cl_b", "lastSeq": 3, "leases": {"hold": [blk]}}),
     );

@@ -72,6 +72,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 )
                 .route("/folders", web::post().to(sharing::create_folder))
                 .route("/folders", web::get().to(sharing::list_folders))
+                .route("/folders/{id}", web::patch().to(sharing::patch_folder))
+                .route("/folders/{id}", web::delete().to(sharing::delete_folder))
                 .route(
                     "/folders/{id}/shares",
                     web::get().to(sharing::get_folder_shares),

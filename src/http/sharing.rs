@@ -179,6 +179,85 @@ pub async fn create_folder(
     Ok(HttpResponse::Created().json(folder))
 }
 
+/// `PATCH /folders/{id}`: `{name?, parentId?}` (`parentId: null` = top level). Owner only; the
+/// new parent must be a folder the caller can add to, and not the folder or one inside it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct PatchFolder {
+    name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    parent_id: Option<Option<String>>,
+}
+
+/// A field that is there (even as `null`) is `Some`; one that is absent is `None`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}
+
+pub async fn patch_folder(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let folder = path.into_inner();
+    let body: PatchFolder = read_json(&req, payload, SMALL_BODY_BYTES).await?;
+    if body.name.is_none() && body.parent_id.is_none() {
+        return Err(ApiError::BadRequest(
+            "nothing to change: name or parentId".into(),
+        ));
+    }
+    if let Some(n) = &body.name {
+        check_name("name", n)?;
+    }
+    owned_folder(&state, &creds, &folder).await?;
+    let user = caller(&state, &creds).await?;
+    if let Some(Some(parent)) = &body.parent_id {
+        require_folder_write(&state, &user, parent, "parentId").await?;
+    }
+    let f = folder.clone();
+    let doc_ids = state
+        .storage
+        .write(move |c| {
+            if let Some(n) = &body.name {
+                sharing::rename_folder(c, &f, n.trim())?;
+            }
+            match &body.parent_id {
+                Some(p) => sharing::move_folder(c, &f, p.as_deref()),
+                None => Ok(Vec::new()),
+            }
+        })
+        .await
+        .map_err(invalid)?;
+    if !doc_ids.is_empty() {
+        state.registry.do_send(AccessChangedFor { doc_ids });
+    }
+    let updated = state
+        .storage
+        .read(move |c| sharing::folder(c, &folder))
+        .await?;
+    Ok(HttpResponse::Ok().json(updated))
+}
+
+/// `DELETE /folders/{id}`: owner only. Its documents and subfolders move to its parent; no
+/// document is ever deleted with a folder.
+pub async fn delete_folder(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let folder = path.into_inner();
+    owned_folder(&state, &creds, &folder).await?;
+    let now = state.clock.now_ms();
+    let doc_ids = state
+        .storage
+        .write(move |c| sharing::delete_folder(c, &folder, now))
+        .await?;
+    state.registry.do_send(AccessChangedFor { doc_ids });
+    Ok(HttpResponse::NoContent().finish())
+}
+
 pub async fn get_folder_shares(
     state: web::Data<AppState>,
     creds: Credentials,

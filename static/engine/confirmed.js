@@ -40,6 +40,8 @@ export class Confirmed {
   #mode = 'full';
   #shared = false;
   #sessions = 0;
+  /** Who has the document open, one per person (live only, never stored). @type {import('./types.js').Person[]} */
+  #people = [];
   /** The meta record last written (to skip writes when a sync changed nothing). */
   #savedSig = '';
 
@@ -80,6 +82,11 @@ export class Confirmed {
     return this.#shared;
   }
 
+  /** The same array while nobody came or went (a UI compares by reference). */
+  get people() {
+    return this.#people;
+  }
+
   get sessions() {
     return this.#sessions;
   }
@@ -111,6 +118,7 @@ export class Confirmed {
     if (r.role) this.#role = r.role;
     if (typeof r.shared === 'boolean') this.#shared = r.shared;
     if (typeof r.sessions === 'number') this.#sessions = r.sessions;
+    if (Array.isArray(r.people) && JSON.stringify(r.people) !== JSON.stringify(this.#people)) this.#people = r.people;
     let iconChanged = false;
     if (r.icon !== undefined && r.icon !== this.#model.icon) {
       this.#model.icon = r.icon;

@@ -1022,7 +1022,7 @@ export class DocSyncEngine {
   /** Others' leases as `locks`. @param {import('./types.js').LeaseOfOther[]} others */
   setLocks(others) {
     // Queued ops re-apply against leases (a lock can turn an edit into a conflict copy).
-    if (this.others.set(others, this.clientId)) this.viewStale = true;
+    if (this.others.set(others, this.clientId, this.user.userId)) this.viewStale = true;
   }
 
   /** Who holds which bullet, other than this tab. @returns {Map<string, Lock>} */
@@ -1201,6 +1201,7 @@ export class DocSyncEngine {
       mode: this.mode,
       shared: this.shared,
       sessions: this.sessions,
+      people: this.confirmed.people,
       rows: this.viewRows.get(this.view),
       locks: this.locks,
       lastSeq: this.confirmed.lastSeq,

@@ -3,7 +3,8 @@
 // whenever a reply or snapshot brings one; between replies — offline above all — a lease ends
 // here when its `expiresInMs` has passed (the holder would have had to renew it with the
 // server we cannot reach), so a colleague's lease does not block a bullet for as long as we
-// stay offline. Own leases (our clientId) are never listed.
+// stay offline. Own leases (our clientId, and those of our own other tabs and devices) are
+// never listed.
 
 /** @typedef {import('./types.js').Lock} Lock */
 /** @typedef {import('./types.js').LeaseOfOther} LeaseOfOther */
@@ -37,15 +38,17 @@ export class OthersLeases {
   /**
    * The server's list; true when who holds what changed (the view must be rebuilt: a lock
    * can turn a queued edit into a conflict copy).
-   * @param {LeaseOfOther[]} others @param {string} ownClientId
+   * Our own other tabs and devices are not others: the server lets the tab in use take a
+   * bullet over from them, so they never lock us out.
+   * @param {LeaseOfOther[]} others @param {string} ownClientId @param {string} [ownUserId]
    */
-  set(others, ownClientId) {
+  set(others, ownClientId, ownUserId) {
     /** @type {Map<string, Lock>} */
     const next = new Map();
     this.#until = new Map();
     const now = this.#now();
     for (const o of others) {
-      if (o.clientId === ownClientId) continue;
+      if (o.clientId === ownClientId || (ownUserId && o.userId === ownUserId)) continue;
       next.set(o.blockId, { blockId: o.blockId, userId: o.userId, name: o.name });
       this.#until.set(o.blockId, now + Math.max(0, o.expiresInMs ?? 0));
     }

@@ -130,8 +130,17 @@ export interface Snapshot {
   shared: boolean;
   mode: Mode;
   sessions: number;
+  /** One entry per person with the document open (added to PROTOCOL's shape). */
+  people?: Person[];
   blocks: Block[];
   leases: { others: LeaseOfOther[] };
+}
+
+/** Someone with the document open; `sessions`: their tabs and devices. */
+export interface Person {
+  userId: string;
+  name: string;
+  sessions: number;
 }
 
 /** POST /docs/{id}/sync reply */
@@ -149,6 +158,7 @@ export interface SyncReply {
   role: Role;
   shared: boolean;
   sessions: number;
+  people?: Person[];
   mode: Mode;
   resync: boolean;
   icon?: string | null;
@@ -213,6 +223,8 @@ export interface EngineState {
   mode: Mode;
   shared: boolean;
   sessions: number;
+  /** Who has it open, one per person (us included when the server has seen us). */
+  people: Person[];
   rows: Row[];
   locks: Map<string, Lock>;
   lastSeq: number;

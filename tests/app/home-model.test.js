@@ -1,6 +1,6 @@
 // @ts-check
 import { describe, it, expect } from 'vitest';
-import { buildTree, flattenFolders, viaLabel, roleLabel, relativeTime, displayTitle, snippet, docHref } from '../../static/app/pages/home-model.js';
+import { buildTree, folderMoveTargets, flattenFolders, viaLabel, roleLabel, relativeTime, displayTitle, snippet, docHref } from '../../static/app/pages/home-model.js';
 import { formatWait, loginErrorMessage } from '../../static/app/pages/login.js';
 import { ApiError } from '../../static/app/api.js';
 
@@ -70,5 +70,23 @@ describe('login messages', () => {
     expect(formatWait(30)).toBe('30 seconds');
     expect(formatWait(60)).toBe('1 minute');
     expect(formatWait(null)).toBe('a few minutes');
+  });
+});
+
+describe('folderMoveTargets', () => {
+  it('offers the top level and my folders, never the folder itself or one inside it', () => {
+    const folders = [
+      { folderId: 'a', name: 'A', ownerId: 'me', parentId: null },
+      { folderId: 'b', name: 'B', ownerId: 'me', parentId: 'a' },
+      { folderId: 'c', name: 'C', ownerId: 'me', parentId: 'b' },
+      { folderId: 'd', name: 'D', ownerId: 'me', parentId: null },
+      { folderId: 'x', name: 'Theirs', ownerId: 'other', parentId: null },
+    ];
+    const { roots } = buildTree([], folders);
+    expect(folderMoveTargets(roots, 'b', 'me')).toEqual([
+      { value: '', label: 'Top level' },
+      { value: 'a', label: 'A' },
+      { value: 'd', label: 'D' },
+    ]);
   });
 });

@@ -931,6 +931,16 @@ describe("others' leases", () => {
     await run(100);
     expect(e.state.locks.get(b0)?.name).toBe('Xena');
   });
+
+  it('our own other tab is not another person: its lease never locks us out', async () => {
+    const [b0] = seed(['a']);
+    const e0 = await makeEngine();
+    const own = e0.user.userId;
+    server.others = [{ blockId: b0, clientId: 'cl_my_other_tab', userId: own, name: 'Me', expiresInMs: 20_000 }];
+    const e = await openEngine(e0);
+    expect(e.state.locks.has(b0)).toBe(false);
+    expect(typeInto(e, b0, 'mine').ok).toBe(true);
+  });
 });
 
 describe('edits, locks and conflicts', () => {

@@ -70,11 +70,19 @@ impl LeaseTable {
         self.leases.is_empty()
     }
 
-    /// The live lease on `block_id` held by a client other than `client_id`, if any.
-    pub fn held_by_other(&self, block_id: &str, client_id: &str, now: i64) -> Option<&Lease> {
-        self.leases
-            .get(block_id)
-            .filter(|l| l.client_id != client_id && l.expires_at > now)
+    /// The live lease on `block_id` held by someone else, if any: another person's client.
+    /// A lease of another client of the same user (their other tab or device) does not
+    /// count — the one in use takes the bullet over, so nobody is locked out by themselves.
+    pub fn held_by_other(
+        &self,
+        block_id: &str,
+        client_id: &str,
+        user_id: &str,
+        now: i64,
+    ) -> Option<&Lease> {
+        self.leases.get(block_id).filter(|l| {
+            l.client_id != client_id && l.holder.user_id != user_id && l.expires_at > now
+        })
     }
 
     /// Grants one lease unconditionally (new blocks and conflict copies belong to their author).
@@ -92,8 +100,9 @@ impl LeaseTable {
         changed
     }
 
-    /// Applies a client's complete `hold` list: grant or renew what is free, expired or its
-    /// own; deny what another live client holds; release its leases not listed.
+    /// Applies a client's complete `hold` list: grant or renew what is free, expired, its own
+    /// or its user's (taken over from their other client); deny what another person's live
+    /// client holds; release its leases not listed.
     pub fn hold(
         &mut self,
         client_id: &str,
@@ -107,7 +116,7 @@ impl LeaseTable {
             .retain(|id, l| l.client_id != client_id || wanted.iter().any(|w| w == id));
         out.changed |= self.leases.len() != before;
         for id in wanted {
-            if let Some(other) = self.held_by_other(id, client_id, now) {
+            if let Some(other) = self.held_by_other(id, client_id, &holder.user_id, now) {
                 if !out.denied.iter().any(|d| &d.block_id == id) {
                     out.denied.push(Denied {
                         block_id: id.clone(),
@@ -219,10 +228,12 @@ mod tests {
         let out = t.hold("cl_a", &a, &["blk_1".into()], 10_000);
         assert!(!out.changed);
         assert_eq!(
-            t.held_by_other("blk_1", "cl_b", 29_999).unwrap().client_id,
+            t.held_by_other("blk_1", "cl_b", "usr_b", 29_999)
+                .unwrap()
+                .client_id,
             "cl_a"
         );
-        assert!(t.held_by_other("blk_1", "cl_b", 30_000).is_none());
+        assert!(t.held_by_other("blk_1", "cl_b", "usr_b", 30_000).is_none());
         // Expired lease may be taken over.
         let out = t.hold("cl_b", &b, &["blk_1".into()], 30_000);
         assert_eq!(out.granted.len(), 1);
@@ -230,5 +241,27 @@ mod tests {
         let out = t.hold("cl_b", &b, &[], 30_001);
         assert!(out.changed);
         assert!(t.is_empty());
+    }
+
+    #[test]
+    fn a_users_other_tab_never_locks_them_out() {
+        let mut t = LeaseTable::new(20_000);
+        let a = who("a");
+        t.hold("cl_a_tab1", &a, &["blk_1".into()], 0);
+        // the same person's other tab: not someone else, so it takes the bullet over
+        assert!(t
+            .held_by_other("blk_1", "cl_a_tab2", "usr_a", 1_000)
+            .is_none());
+        let out = t.hold("cl_a_tab2", &a, &["blk_1".into()], 1_000);
+        assert_eq!(out.granted, vec!["blk_1".to_string()]);
+        assert!(out.denied.is_empty());
+        assert!(out.changed, "a takeover is news for the other tab");
+        assert_eq!(
+            t.held_by_client("cl_a_tab2", 1_001),
+            vec!["blk_1".to_string()]
+        );
+        // another person is still refused
+        let out = t.hold("cl_b", &who("b"), &["blk_1".into()], 2_000);
+        assert_eq!(out.denied[0].held_by, a);
     }
 }

@@ -629,7 +629,9 @@ fn run_cell(row: &Row, lease: L, base: Base, op_id: &str) {
     let lease_on = row.lease_on.unwrap_or(row.target);
     let leases = lease_table(lease, lease_on);
     assert_eq!(
-        leases.held_by_other(lease_on, ME, NOW).is_some(),
+        leases
+            .held_by_other(lease_on, ME, &me().user_id, NOW)
+            .is_some(),
         lease == L::Other,
         "{name}: lease set-up"
     );

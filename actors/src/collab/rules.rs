@@ -324,7 +324,7 @@ fn set_content(
         };
     }
     let locked = leases
-        .held_by_other(block_id, ctx.client_id, ctx.now)
+        .held_by_other(block_id, ctx.client_id, &ctx.author.user_id, ctx.now)
         .is_some();
     if locked || current.version != base_version {
         let (copy_id, copy) = conflict_copy(doc, ctx, op, Some(block_id), content);
@@ -387,7 +387,7 @@ fn set_props(
         ));
     }
     if leases
-        .held_by_other(block_id, ctx.client_id, ctx.now)
+        .held_by_other(block_id, ctx.client_id, &ctx.author.user_id, ctx.now)
         .is_some()
     {
         return Applied::nothing(OpResult::rejected(
@@ -473,7 +473,7 @@ fn move_block(
         return reject(RejectReason::TooDeep);
     }
     if leases
-        .held_by_other(block_id, ctx.client_id, ctx.now)
+        .held_by_other(block_id, ctx.client_id, &ctx.author.user_id, ctx.now)
         .is_some()
     {
         return reject(RejectReason::Locked);
@@ -530,7 +530,7 @@ fn delete(
         .collect();
     if live.iter().any(|b| {
         leases
-            .held_by_other(&b.id, ctx.client_id, ctx.now)
+            .held_by_other(&b.id, ctx.client_id, &ctx.author.user_id, ctx.now)
             .is_some()
     }) {
         return Applied::nothing(OpResult::rejected(
@@ -610,7 +610,7 @@ fn set_title(
         return Applied::nothing(OpResult::applied(&op.op_id, None));
     }
     let locked = leases
-        .held_by_other(TITLE_LEASE, ctx.client_id, ctx.now)
+        .held_by_other(TITLE_LEASE, ctx.client_id, &ctx.author.user_id, ctx.now)
         .is_some();
     if locked || doc.title_version != base_version {
         let (copy_id, copy) = conflict_copy(doc, ctx, op, None, title);

@@ -265,9 +265,12 @@ impl DocumentActor {
         self.last_activity = now;
         // No clientId (a plain read, server-side seeding) opens no session.
         if !caller.client_id.is_empty()
-            && self
-                .sessions
-                .touch(&caller.client_id, &caller.author.user_id, now)
+            && self.sessions.touch(
+                &caller.client_id,
+                &caller.author.user_id,
+                &caller.author.name,
+                now,
+            )
         {
             self.presence_changed();
         }
@@ -279,7 +282,7 @@ impl DocumentActor {
         self.subscribers.prune_closed();
         self.waiters.prune_closed();
         for (client, user) in self.subscribers.present() {
-            if self.sessions.touch(&client, &user, now) {
+            if self.sessions.touch(&client, &user, "", now) {
                 self.presence_changed();
             }
         }

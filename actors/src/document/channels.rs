@@ -188,7 +188,7 @@ impl Handler<Subscribe> for DocumentActor {
         let now = self.clock.now_ms();
         self.last_activity = now;
         if let Some(c) = &msg.client_id {
-            if self.sessions.touch(c, &msg.user_id, now) {
+            if self.sessions.touch(c, &msg.user_id, "", now) {
                 self.presence_changed();
             }
         }
@@ -232,7 +232,7 @@ impl Handler<WaitChanges> for DocumentActor {
         let now = self.clock.now_ms();
         self.last_activity = now;
         if let Some(c) = &msg.client_id {
-            if self.sessions.touch(c, &msg.user_id, now) {
+            if self.sessions.touch(c, &msg.user_id, "", now) {
                 self.presence_changed();
             }
         }

@@ -150,6 +150,8 @@ pub struct SyncFields {
     pub role: Role,
     pub shared: bool,
     pub sessions: usize,
+    /// Who has the document open, one entry per person.
+    pub people: Vec<super::sessions::Person>,
     pub mode: Mode,
     pub resync: bool,
     /// The icon is not part of the op log; open editors learn a change here.
@@ -257,6 +259,8 @@ pub struct SnapshotReply {
     pub shared: bool,
     pub mode: Mode,
     pub sessions: usize,
+    /// Who has the document open, one entry per person.
+    pub people: Vec<super::sessions::Person>,
     pub leases: SnapshotOthers,
     /// The same for every caller at this head and encoded once for all of them: not part
     /// of this struct's encoding; the HTTP layer adds it as `blocks` (`SharedBlocks::json`).

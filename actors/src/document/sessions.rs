@@ -1,12 +1,27 @@
 //! Who has the document open: one session per `clientId` (a browser tab), seen on every
 //! snapshot and sync, gone after `ttl` unseen or on `leave`. Presence changes bump
-//! `leaseSeq` like lease changes do, so open editors hear about them.
+//! `leaseSeq` like lease changes do, so open editors hear about them. `people()` is what an
+//! editor shows: one entry per person, however many tabs they have open.
 
 use std::collections::HashMap;
+
+use serde::Serialize;
+
+/// One person with the document open, as the editors show them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Person {
+    pub user_id: String,
+    pub name: String,
+    /// How many of their tabs or devices have it open.
+    pub sessions: usize,
+}
 
 #[derive(Debug, Clone)]
 pub struct Session {
     pub user_id: String,
+    /// The display name the session last came with (a stream that opened it may not know it).
+    pub name: String,
     pub last_seen: i64,
 }
 
@@ -24,11 +39,16 @@ impl Sessions {
         }
     }
 
-    /// Records that `client_id` is here; true when it is a new session (a presence change).
-    pub fn touch(&mut self, client_id: &str, user_id: &str, now: i64) -> bool {
+    /// Records that `client_id` is here; true when it is a new session or now has a name it
+    /// lacked (a presence change). `name` may be empty when the caller does not know it.
+    pub fn touch(&mut self, client_id: &str, user_id: &str, name: &str, now: i64) -> bool {
         match self.by_client.get_mut(client_id) {
             Some(s) => {
                 s.last_seen = now;
+                if s.name.is_empty() && !name.is_empty() {
+                    s.name = name.to_string();
+                    return true;
+                }
                 false
             }
             None => {
@@ -36,12 +56,32 @@ impl Sessions {
                     client_id.to_string(),
                     Session {
                         user_id: user_id.to_string(),
+                        name: name.to_string(),
                         last_seen: now,
                     },
                 );
                 true
             }
         }
+    }
+
+    /// The people here, one entry each (sorted by name, then id), with their session count.
+    pub fn people(&self) -> Vec<Person> {
+        let mut by_user: HashMap<&str, Person> = HashMap::new();
+        for s in self.by_client.values() {
+            let p = by_user.entry(&s.user_id).or_insert_with(|| Person {
+                user_id: s.user_id.clone(),
+                name: String::new(),
+                sessions: 0,
+            });
+            p.sessions += 1;
+            if p.name.is_empty() {
+                p.name = s.name.clone();
+            }
+        }
+        let mut v: Vec<Person> = by_user.into_values().collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.user_id.cmp(&b.user_id)));
+        v
     }
 
     pub fn remove(&mut self, client_id: &str) -> bool {
@@ -84,5 +124,38 @@ impl Sessions {
 
     pub fn is_empty(&self) -> bool {
         self.by_client.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn people_are_counted_once_with_their_tabs_and_named_when_known() {
+        let mut s = Sessions::new(30_000);
+        // a stream opened the first tab: no name yet
+        assert!(s.touch("cl_1", "usr_a", "", 0));
+        assert!(s.touch("cl_2", "usr_a", "Ada", 0));
+        assert!(s.touch("cl_3", "usr_b", "Bo", 0));
+        assert!(!s.touch("cl_3", "usr_b", "Bo", 1));
+        assert_eq!(
+            s.people(),
+            vec![
+                Person {
+                    user_id: "usr_a".into(),
+                    name: "Ada".into(),
+                    sessions: 2
+                },
+                Person {
+                    user_id: "usr_b".into(),
+                    name: "Bo".into(),
+                    sessions: 1
+                },
+            ]
+        );
+        // a name learned later is a presence change
+        assert!(s.touch("cl_1", "usr_a", "Ada", 2));
+        assert!(!s.touch("cl_1", "usr_a", "Ada", 3));
     }
 }

@@ -73,6 +73,7 @@ impl DocumentActor {
                 role: caller.role,
                 shared: caller.shared,
                 sessions: self.sessions.len(),
+                people: self.sessions.people(),
                 mode: self.mode(caller.shared),
                 resync,
                 icon: self.state.as_ref().and_then(|s| s.icon.clone()),
@@ -428,6 +429,7 @@ impl Handler<Snapshot> for DocumentActor {
             shared: msg.caller.shared,
             mode: self.mode(msg.caller.shared),
             sessions: self.sessions.len(),
+            people: self.sessions.people(),
             leases: SnapshotOthers {
                 others: self.leases.others(&msg.caller.client_id, now),
             },

@@ -407,6 +407,79 @@ pub fn create_folder(
     })
 }
 
+/// Renames a folder (the caller checked ownership).
+pub fn rename_folder(conn: &Connection, folder_id: &str, name: &str) -> Result<()> {
+    conn.execute(
+        "UPDATE folders SET name = ?2 WHERE id = ?1",
+        params![folder_id, name],
+    )?;
+    Ok(())
+}
+
+/// The folder and every folder below it.
+fn folder_and_below(conn: &Connection, folder_id: &str) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached(
+        "WITH RECURSIVE sub(id, depth) AS (
+             SELECT ?1, 0 UNION SELECT f.id, s.depth + 1 FROM folders f JOIN sub s ON f.parent_id = s.id WHERE s.depth < 64)
+         SELECT id FROM sub",
+    )?;
+    let ids = stmt
+        .query_map([folder_id], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(ids)
+}
+
+/// Moves a folder under another (None: to the top level). Refused (`Invalid`) into itself
+/// or a folder below it. Returns the documents whose access may have changed (folder shares
+/// are inherited).
+pub fn move_folder(
+    conn: &Connection,
+    folder_id: &str,
+    parent: Option<&str>,
+) -> Result<Vec<String>> {
+    if let Some(p) = parent {
+        if folder_and_below(conn, folder_id)?.iter().any(|f| f == p) {
+            return Err(StorageError::Invalid(
+                "parentId: a folder cannot go into itself or a folder inside it".into(),
+            ));
+        }
+    }
+    conn.execute(
+        "UPDATE folders SET parent_id = ?2 WHERE id = ?1",
+        params![folder_id, parent],
+    )?;
+    docs_under_folder(conn, folder_id)
+}
+
+/// Deletes a folder, never its contents: its documents and subfolders move to its parent
+/// (the top level when it had none) and its shares end. Returns the documents whose access
+/// may have changed.
+pub fn delete_folder(conn: &Connection, folder_id: &str, now: i64) -> Result<Vec<String>> {
+    let affected = docs_under_folder(conn, folder_id)?;
+    let parent: Option<String> = conn
+        .query_row(
+            "SELECT parent_id FROM folders WHERE id = ?1",
+            [folder_id],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    conn.execute(
+        "UPDATE documents SET folder_id = ?2, updated_at = ?3 WHERE folder_id = ?1",
+        params![folder_id, parent, now],
+    )?;
+    conn.execute(
+        "UPDATE folders SET parent_id = ?2 WHERE parent_id = ?1",
+        params![folder_id, parent],
+    )?;
+    conn.execute(
+        "DELETE FROM workspace_folder_shares WHERE folder_id = ?1",
+        [folder_id],
+    )?;
+    conn.execute("DELETE FROM folders WHERE id = ?1", [folder_id])?;
+    Ok(affected)
+}
+
 pub fn folder(conn: &Connection, folder_id: &str) -> Result<Option<Folder>> {
     Ok(conn
         .query_row(

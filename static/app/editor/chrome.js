@@ -75,6 +75,7 @@ class Notice {
 /**
  * @typedef {{
  *   docId: string,
+ *   userId?: string,
  *   onShare: () => void,
  *   onZoom: (id: string|null) => void,
  *   menu: MenuItem[],
@@ -275,17 +276,30 @@ export class EditorChrome {
     }
   }
 
-  /** Other sessions, with names where their locks tell us. @param {EngineState} s */
+  /**
+   * Who else is here, by person (a colleague with three tabs is one avatar): the server's
+   * list of people, plus anyone whose lock names them; our own other tabs are said as such
+   * and never count as someone else. Without a list (an older server): the session count.
+   * @param {EngineState} s
+   */
   #renderPresence(s) {
-    const others = Math.max(0, (s.sessions || 0) - 1);
-    const names = [...new Set([...s.locks.values()].map((l) => l.name).filter(Boolean))];
-    const key = `${others}|${names.join('\u0000')}`;
+    const me = this.opts.userId ?? '';
+    const people = s.people ?? [];
+    /** @type {Map<string, string>} userId → name */
+    const others = new Map();
+    for (const p of people) if (p.userId !== me) others.set(p.userId, p.name);
+    for (const l of s.locks.values()) if (l.userId !== me && !others.get(l.userId)) others.set(l.userId, l.name);
+    const myTabs = people.find((p) => p.userId === me)?.sessions ?? 0;
+    const unnamed = people.length ? 0 : Math.max(0, (s.sessions || 0) - 1 - others.size);
+    const names = [...others.values()].map((n) => n || 'Someone');
+    const key = `${names.join('\u0000')}|${unnamed}|${myTabs > 1}`;
     const p = this.presence;
     if (p.dataset.key === key) return;
     p.dataset.key = key;
     p.textContent = '';
-    if (others === 0 && names.length === 0) {
-      p.append(make(this.doc, 'span', 'ed-presence-text', 'Only you'));
+    const ownTabs = myTabs > 1 ? ` · also open in ${plural(myTabs - 1, 'other tab', 'other tabs')} of yours` : '';
+    if (names.length === 0 && unnamed === 0) {
+      p.append(make(this.doc, 'span', 'ed-presence-text', `Only you${ownTabs}`));
       return;
     }
     for (const n of names.slice(0, 4)) {
@@ -294,11 +308,12 @@ export class EditorChrome {
       a.style.setProperty('--hue', String(hue(n)));
       p.append(a);
     }
-    const count = Math.max(others, names.length);
-    const label = names.length
-      ? `${names.slice(0, 2).join(', ')}${count > Math.min(2, names.length) ? ` +${count - Math.min(2, names.length)}` : ''}`
+    const count = names.length + unnamed;
+    const shown = names.slice(0, 2);
+    const label = shown.length
+      ? `${shown.join(', ')}${count > shown.length ? ` +${count - shown.length}` : ''}`
       : plural(count, 'other person', 'others');
-    p.append(make(this.doc, 'span', 'ed-presence-text', `${label} here`));
+    p.append(make(this.doc, 'span', 'ed-presence-text', `${label} here${ownTabs}`));
   }
 
   destroy() {

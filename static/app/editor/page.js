@@ -105,6 +105,7 @@ export async function mountEditor(root, opts) {
   /** @type {EditorChrome} */
   const chrome = new EditorChrome(document, {
     docId,
+    userId: me?.userId ?? me?.id ?? '',
     onShare: () => openShareDialog?.(docId),
     onZoom: (id) => zoomTo(id),
     menu: [

@@ -178,3 +178,25 @@ export function snippet(content, query, width = 120) {
 export function docHref(docId, blockId) {
   return `/d/${encodeURIComponent(docId)}${blockId ? `#${encodeURIComponent(blockId)}` : ''}`;
 }
+
+/**
+ * Where a folder may be moved: the top level and every folder the user owns except the
+ * folder itself and the folders inside it (the server refuses those as cycles too).
+ * @param {FolderNode[]} roots @param {string} folderId @param {string} myId
+ * @returns {{value: string, label: string}[]}
+ */
+export function folderMoveTargets(roots, folderId, myId) {
+  /** @type {{value: string, label: string}[]} */
+  const out = [{ value: '', label: 'Top level' }];
+  /** @param {FolderNode[]} nodes @param {string} prefix */
+  const walk = (nodes, prefix) => {
+    for (const n of nodes) {
+      if (n.folder.folderId === folderId) continue; // itself, and everything below it
+      const path = prefix ? `${prefix} / ${n.folder.name}` : n.folder.name;
+      if (!n.folder.ownerId || n.folder.ownerId === myId) out.push({ value: n.folder.folderId, label: path });
+      walk(n.children, path);
+    }
+  };
+  walk(roots, '');
+  return out;
+}

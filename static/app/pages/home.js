@@ -11,6 +11,7 @@ import { menuButton } from '../ui/menu.js';
 import { confirmDialog, formDialog } from '../ui/dialog.js';
 import { toast } from '../ui/toast.js';
 import { openFolderShareDialog } from './share-dialog.js';
+import { deleteFolder, moveFolder, renameFolder } from './folder-actions.js';
 import { rememberFolder, knownFolders } from './local-names.js';
 import { buildTree, flattenFolders, roleLabel, viaLabel, relativeTime, displayTitle, snippet, docHref } from './home-model.js';
 
@@ -267,7 +268,12 @@ export function renderHome(root, ctx) {
         { label: 'New document here', icon: 'plus', onSelect: () => createDoc(f.folderId) },
         { label: 'New folder inside', icon: 'folder', onSelect: () => createFolder(f.folderId) },
         ...(f.ownerId == null || f.ownerId === me.id
-          ? [{ label: 'Share folder…', icon: /** @type {const} */ ('share'), onSelect: () => openFolderShareDialog(f.folderId, f.name) }]
+          ? [
+            { label: 'Share folder…', icon: /** @type {const} */ ('share'), onSelect: () => openFolderShareDialog(f.folderId, f.name) },
+            { label: 'Rename folder…', icon: /** @type {const} */ ('pencil'), onSelect: () => folderAction('rename', f) },
+            { label: 'Move folder…', icon: /** @type {const} */ ('move'), onSelect: () => folderAction('move', f) },
+            { label: 'Delete folder…', icon: /** @type {const} */ ('trash'), danger: true, onSelect: () => folderAction('delete', f) },
+          ]
           : []),
       ],
     });
@@ -382,6 +388,34 @@ export function renderHome(root, ctx) {
     selectedFolder = created.folderId;
     renderList();
     toast(`Folder “${created.name}” created.`);
+  }
+
+  /**
+   * Rename, move or delete a folder (its owner), then show the lists as the server has them.
+   * @param {'rename'|'move'|'delete'} what @param {FolderInfo} f
+   */
+  async function folderAction(what, f) {
+    try {
+      if (what === 'rename') {
+        const r = await renameFolder(api, f);
+        if (!r) return;
+        rememberFolder(r);
+        toast(`Folder renamed to “${r.name}”.`);
+      } else if (what === 'move') {
+        const r = await moveFolder(api, f, tree?.roots ?? [], me.id);
+        if (!r) return;
+        if (r.parentId) collapsed.delete(r.parentId);
+        toast(`Folder “${f.name}” moved.`);
+      } else {
+        const parent = f.parentId ? (tree?.byId.get(f.parentId)?.folder.name ?? null) : null;
+        if (!(await deleteFolder(api, f, parent))) return;
+        if (selectedFolder === f.folderId) selectedFolder = null;
+        toast(`Folder “${f.name}” deleted; what was in it moved to ${parent ? `“${parent}”` : 'the top level'}.`);
+      }
+    } catch (e) {
+      toast(`The folder could not be changed: ${describeError(e)}`, { kind: 'error' });
+    }
+    await load();
   }
 
   /** @param {DocSummary} d */
