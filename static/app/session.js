@@ -1,9 +1,73 @@
-// Who is signed in (GET /api/v1/me) and this tab's clientId. The last known user is kept in
-// localStorage so the app can still open documents stored on this device while offline.
+// Who is signed in (GET /api/v1/me) and this tab's clientId. The last known user is kept so
+// the app can still open documents stored on this device while offline: in localStorage (read
+// synchronously at start) and in IndexedDB, whose commit is on disk — Chromium writes
+// localStorage to disk a while later, so a browser killed in the first seconds after login
+// came back without it and could not open anything offline.
 
 /** @typedef {{id: string, name: string, displayName: string, isAdmin: boolean}} Me */
 
 const ME_KEY = 'docsync.me';
+const DURABLE_DB = 'docsync-session';
+const DURABLE_STORE = 'kv';
+
+/** The small IndexedDB database of the signed-in user (null where there is none). */
+function openDurable() {
+  return new Promise((resolve) => {
+    try {
+      const req = indexedDB.open(DURABLE_DB, 1);
+      req.onupgradeneeded = () => req.result.createObjectStore(DURABLE_STORE);
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => resolve(null);
+      req.onblocked = () => resolve(null);
+    } catch {
+      resolve(null);
+    }
+  });
+}
+
+/**
+ * Writes (or with `undefined` deletes) the durable copy; resolves once committed (false when
+ * it could not be written).
+ * @param {Me|undefined} me
+ * @returns {Promise<boolean>}
+ */
+async function writeDurable(me) {
+  const db = /** @type {IDBDatabase|null} */ (await openDurable());
+  if (!db) return false;
+  try {
+    return await new Promise((resolve) => {
+      const tx = db.transaction(DURABLE_STORE, 'readwrite', { durability: 'strict' });
+      if (me) tx.objectStore(DURABLE_STORE).put(me, 'me');
+      else tx.objectStore(DURABLE_STORE).delete('me');
+      tx.oncomplete = () => resolve(true);
+      tx.onerror = () => resolve(false);
+      tx.onabort = () => resolve(false);
+    });
+  } finally {
+    db.close();
+  }
+}
+
+/** The user of the durable copy, if any. @returns {Promise<Me|null>} */
+export async function durableUser() {
+  const db = /** @type {IDBDatabase|null} */ (await openDurable());
+  if (!db) return null;
+  try {
+    return await new Promise((resolve) => {
+      const req = db.transaction(DURABLE_STORE, 'readonly').objectStore(DURABLE_STORE).get('me');
+      req.onsuccess = () => {
+        const me = req.result;
+        resolve(me && typeof me.id === 'string' ? /** @type {Me} */ (me) : null);
+      };
+      req.onerror = () => resolve(null);
+    });
+  } finally {
+    db.close();
+  }
+}
+
+/** The last write of the durable copy (a logout waits for it before going on). */
+let durableWrite = Promise.resolve(true);
 const CLIENT_KEY = 'docsync.clientId';
 
 /** A random UUID v4 (crypto.randomUUID needs a secure context; fall back to getRandomValues). */
@@ -68,12 +132,7 @@ export function cachedUser() {
 export async function loadMe(api) {
   try {
     const me = /** @type {Me} */ (await api.get('/me', { quiet401: true, timeoutMs: 8000 }));
-    current = me;
-    try {
-      localStorage.setItem(ME_KEY, JSON.stringify(me));
-    } catch {
-      // ignore
-    }
+    remember(me);
     return { me, offline: false };
   } catch (e) {
     const err = /** @type {import('./api.js').ApiError} */ (e);
@@ -83,7 +142,7 @@ export async function loadMe(api) {
     }
     // Unreachable, or a proxy answering for a server that is down: open from this device.
     if (err && (err.status === 0 || err.status >= 500)) {
-      current = cachedUser();
+      current = cachedUser() ?? (await durableUser());
       if (current) return { me: current, offline: true };
     }
     throw e;
@@ -98,14 +157,35 @@ export function clearUser() {
   } catch {
     // ignore
   }
+  durableWrite = durableWrite.then(() => writeDurable(undefined));
+  return durableWrite;
 }
 
 /** @param {Me} me */
 export function setUser(me) {
+  remember(me);
+}
+
+/** The signed-in user, kept in both places (the durable copy only when it changed). @param {Me} me */
+function remember(me) {
   current = me;
+  const json = JSON.stringify(me);
+  let same = false;
   try {
-    localStorage.setItem(ME_KEY, JSON.stringify(me));
+    same = localStorage.getItem(ME_KEY) === json;
+    localStorage.setItem(ME_KEY, json);
   } catch {
     // ignore
   }
+  if (!same || !durableChecked) {
+    durableChecked = true;
+    durableWrite = durableWrite.then(() => writeDurable(me));
+  }
+}
+/** The durable copy was written (or found current) once in this page's life. */
+let durableChecked = false;
+
+/** Resolves when the last change of the signed-in user is on disk. */
+export function userSaved() {
+  return durableWrite;
 }
