@@ -185,3 +185,25 @@ scenario('16 export and import: Markdown out, the same Markdown in gives the sam
   assert.ok((await page.locator('#keys-help').textContent())?.includes('Zoom into the bullet'));
   await shot(page, 'editor-keys');
 });
+
+scenario('16 links: [[ picks a readable document, the link shows its title, the target lists "Linked from"', async (h) => {
+  const s = await setup(h, { seed: ['see also'], open: ['alice'], users: ['alice'] });
+  const { api, doc, ids, pages } = s;
+  const page = pages.alice;
+  const target = await api.createDoc('Target plan');
+  await api.createDoc('Other notes');
+  await focusEnd(page, ids[0]);
+  await page.keyboard.type(' [[Tar', { delay: 20 });
+  await page.locator('#link-picker [role=option]').first().waitFor();
+  assert.deepEqual(await page.locator('#link-picker [role=option]').allTextContents(), ['Target plan']);
+  await shot(page, 'editor-link-picker');
+  await page.keyboard.press('Enter');
+  await waitFor(async () => render(await apiOutline(api, doc)) === `see also [[${target}]]`, { message: 'the link saved as the document ID' });
+  await page.keyboard.press('Escape');
+  await waitFor(async () => (await page.locator(`${rowSel(ids[0])} a.md-doclink`).textContent()) === 'Target plan', { message: 'the link shows the title' });
+  await page.locator(`${rowSel(ids[0])} a.md-doclink`).click();
+  await waitFor(async () => new URL(page.url()).pathname === `/d/${target}`, { message: 'the link opens the target' });
+  await page.locator('#backlinks .ed-backlink').first().waitFor();
+  assert.match((await page.locator('#backlinks').textContent()) ?? '', /Linked from 1 bullet.*E2E outline.*see also/);
+  await shot(page, 'editor-backlinks');
+});

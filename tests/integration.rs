@@ -17,6 +17,7 @@ mod disk_full;
 mod docs;
 mod folders;
 mod limits;
+mod links;
 mod operations;
 mod permissions;
 mod proxy;

@@ -48,6 +48,28 @@ pub async fn markdown(
         .streaming(body))
 }
 
+/// `GET /docs/{id}/backlinks`: the bullets of other readable documents that link to this one
+/// (`[[doc_…]]`). Strangers get 404, like for the document itself.
+pub async fn backlinks(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let doc_id = DocId::parse(&path.into_inner()).ok();
+    let links = read_as(&state, &creds, move |c, user| {
+        let Some(doc_id) = doc_id else {
+            return Ok(None);
+        };
+        if roles::doc_role(c, &user.id, doc_id.as_str())?.is_none() {
+            return Ok(None);
+        }
+        search::backlinks(c, &user.id, doc_id.as_str(), MAX_SEARCH_HITS).map(Some)
+    })
+    .await?
+    .ok_or(ApiError::NotFound)?;
+    Ok(HttpResponse::Ok().json(json!({ "backlinks": links })))
+}
+
 #[derive(Deserialize)]
 pub struct SearchQuery {
     #[serde(default)]

@@ -234,6 +234,19 @@ describe('InputController', () => {
     expect(zooms).toEqual(['b']);
   });
 
+  it('a keystroke not yet handed to the engine survives a full redraw (titles of links arriving)', () => {
+    const { view, engine, controller, render } = editorOf('abc');
+    const v = /** @type {import('../../static/app/editor/row-view.js').RowView} */ (view.view('abc'));
+    view.focus(v, { offset: 3 });
+    v.text.textContent = 'abcd';
+    v.text.dispatchEvent(new InputEvent('input', { bubbles: true }));
+    view.invalidate();
+    render();
+    expect(v.text.textContent).toBe('abcd');
+    controller.typing.flush();
+    expect(engine.state.rows[0].content).toBe('abcd');
+  });
+
   it('"+ Add a bullet" while zoomed adds the zoomed bullet\'s last child', () => {
     const { view, engine, chrome, render } = editorOf('a\n  a1\nb');
     view.setZoom('a');

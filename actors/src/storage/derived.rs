@@ -1,5 +1,6 @@
 //! Derived data kept in step with blocks inside the same transaction (rule 11): the
-//! per-block markdown line, the full-text index and `#tags`. Only live blocks have any.
+//! per-block markdown line, the full-text index, `#tags` and links to other documents
+//! (`[[doc_…]]`). Only live blocks have any.
 
 use std::collections::BTreeSet;
 
@@ -87,6 +88,37 @@ fn tags_in_order(text: &str) -> Vec<String> {
     tags
 }
 
+/// Most links to other documents indexed per block (the text is always kept whole).
+pub const MAX_LINKS_PER_BLOCK: usize = 50;
+
+/// The documents a text links to: `[[doc_…]]` (an ID of letters, digits, `_` or `-`, at most
+/// 64), distinct, in reading order, at most `MAX_LINKS_PER_BLOCK`.
+pub fn doc_links(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("[[doc_") {
+        let after = &rest[at + 2..];
+        let end = after
+            .char_indices()
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+            .map(|(i, _)| i)
+            .unwrap_or(after.len());
+        let id = &after[..end];
+        if after[end..].starts_with("]]")
+            && id.len() > 4
+            && id.len() <= 64
+            && !out.iter().any(|x| x == id)
+        {
+            out.push(id.to_string());
+            if out.len() >= MAX_LINKS_PER_BLOCK {
+                break;
+            }
+        }
+        rest = &after[end..];
+    }
+    out
+}
+
 pub fn refresh_block(
     conn: &Connection,
     doc_id: &str,
@@ -115,6 +147,14 @@ pub fn refresh_block(
         )?
         .execute(params![b.id, doc_id, tag])?;
     }
+    if b.content.contains("[[doc_") {
+        for target in doc_links(&b.content) {
+            conn.prepare_cached(
+                "INSERT OR IGNORE INTO block_links (block_id, doc_id, target_doc_id) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![b.id, doc_id, target])?;
+        }
+    }
     Ok(())
 }
 
@@ -124,6 +164,8 @@ pub fn forget_block(conn: &Connection, rid: i64, block_id: &str) -> Result<()> {
     conn.prepare_cached("DELETE FROM block_search WHERE rowid = ?1")?
         .execute([rid])?;
     conn.prepare_cached("DELETE FROM block_tags WHERE block_id = ?1")?
+        .execute([block_id])?;
+    conn.prepare_cached("DELETE FROM block_links WHERE block_id = ?1")?
         .execute([block_id])?;
     Ok(())
 }
@@ -135,6 +177,7 @@ pub fn forget_document(conn: &Connection, doc_id: &str) -> Result<()> {
     )?;
     conn.execute("DELETE FROM markdown_cache WHERE doc_id = ?1", [doc_id])?;
     conn.execute("DELETE FROM block_tags WHERE doc_id = ?1", [doc_id])?;
+    conn.execute("DELETE FROM block_links WHERE doc_id = ?1", [doc_id])?;
     Ok(())
 }
 
@@ -227,12 +270,25 @@ pub fn document_markdown(conn: &Connection, doc_id: &str, title: &str) -> Result
 mod tests {
     use std::sync::Arc;
 
-    use super::{markdown_export, parse_tags, MAX_EXPORT_INDENT};
+    use super::{doc_links, markdown_export, parse_tags, MAX_EXPORT_INDENT, MAX_LINKS_PER_BLOCK};
     use crate::collab::block::Block;
     use crate::storage::documents::{self, DocWrite};
 
     /// A 5,000-level chain: the export is linear (indent capped), ordered, and comes in
     /// chunks of bounded size.
+    #[test]
+    fn doc_links_are_read_in_order_distinct_and_bounded() {
+        assert_eq!(
+            doc_links(
+                "a [[doc_1a]] b [[doc_2b-x]] [[doc_1a]] [[doc_]] [doc_3] [[doc_4 ]] [[doc_5]"
+            ),
+            vec!["doc_1a".to_string(), "doc_2b-x".to_string()]
+        );
+        let many: String = (0..80).map(|i| format!("[[doc_{i:03}]] ")).collect();
+        assert_eq!(doc_links(&many).len(), MAX_LINKS_PER_BLOCK);
+        assert!(doc_links("[[doc_ünïcode]] [[").is_empty());
+    }
+
     #[test]
     fn deep_chain_exports_in_linear_size_and_bounded_chunks() {
         const N: usize = 5_000;

@@ -13,6 +13,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../../migrations/0003_deleted_by.sql")),
         M::up(include_str!("../../../migrations/0004_access_epoch.sql")),
         M::up(include_str!("../../../migrations/0005_client_owners.sql")),
+        M::up(include_str!("../../../migrations/0006_block_links.sql")),
     ])
 }
 

@@ -105,3 +105,31 @@ pub fn blocks_with_tag(
     })?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
+
+/// Bullets that link to `target` (`[[target]]`) from other documents the user can read,
+/// most recently changed documents first.
+pub fn backlinks(
+    conn: &Connection,
+    user_id: &str,
+    target: &str,
+    limit: usize,
+) -> Result<Vec<BlockHit>> {
+    let sql = format!(
+        "SELECT b.doc_id, d.title, b.id, b.content FROM block_links l
+         JOIN blocks b ON b.id = l.block_id JOIN documents d ON d.id = b.doc_id
+         WHERE l.target_doc_id = ?2 AND l.doc_id <> ?2 AND b.deleted = 0 AND l.doc_id IN ({})
+         ORDER BY d.updated_at DESC, b.id LIMIT {}",
+        roles::READABLE_DOC_IDS,
+        limit
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params![user_id, target], |r| {
+        Ok(BlockHit {
+            doc_id: r.get(0)?,
+            doc_title: r.get(1)?,
+            block_id: r.get(2)?,
+            content: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}

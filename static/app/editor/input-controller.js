@@ -77,6 +77,7 @@ import { DragController } from './drag.js';
  *   zoom: (id: string|null) => void,
  *   openFind: () => void,
  *   openHelp: () => void,
+ *   picker?: import('./link-picker.js').LinkPicker,
  * }} ControllerDeps
  */
 
@@ -197,6 +198,19 @@ export class InputController {
     const cur = v.text.textContent ?? '';
     setRawText(v.text, cur.slice(0, sel.start) + s + cur.slice(sel.end));
     setSelectionOffsets(v.text, sel.start + s.length);
+    this.#commitTyping(v);
+  }
+
+  /**
+   * Replaces `from`..`to` of a field's text (a chosen document link), as typing, with the
+   * caret after it.
+   * @param {RowView} v @param {number} from @param {number} to @param {string} text
+   */
+  replaceText(v, from, to, text) {
+    if (!v.editable || !v.text.isConnected) return;
+    const cur = v.text.textContent ?? '';
+    setRawText(v.text, cur.slice(0, from) + text + cur.slice(to));
+    setSelectionOffsets(v.text, from + text.length);
     this.#commitTyping(v);
   }
 
@@ -428,6 +442,7 @@ export class InputController {
   onKeyDown = (e) => {
     this.typing.flush();
     if (e.isComposing) return;
+    if (this.d.picker?.onKey(e)) return;
     if (this.selection.active && e.target === this.d.chrome.outline) {
       if (this.#onSelectionKey(e)) return;
     }
@@ -676,6 +691,7 @@ export class InputController {
     // synchronously here, so a tab that crashes in between still has it at the next start.
     this.typing.note(v);
     if (v.row && this.d.canEdit()) this.d.engine.noteTyping(v.row.id, v.text.textContent ?? '');
+    if (v.editable) void this.d.picker?.update(v);
   };
 
   onCompositionStart = () => {
@@ -727,6 +743,7 @@ export class InputController {
   /** @param {FocusEvent} e */
   onFocusOut = (e) => {
     this.typing.flush();
+    this.d.picker?.close();
     const { view, chrome } = this.d;
     if (view.reconciling) return;
     const v = view.viewOf(e.target);

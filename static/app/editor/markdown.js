@@ -1,13 +1,14 @@
 // Inline markdown of a bullet: **bold**, *italic* / _italic_, ~~strike~~, `code`,
-// [text](url), bare https:// links and #tags. `parseInline` is pure (unit-tested in Node);
+// [text](url), bare https:// links, #tags and links to other documents ([[doc_…]], shown as
+// the target's current title). `parseInline` is pure (unit-tested in Node);
 // `fillInline` builds the DOM with createElement/textContent only — user text never passes
 // through innerHTML, so nothing typed can become markup or script.
 
 /**
  * One run of rendered text. `from`/`to`: its range in the raw text; `inner`: the raw index
  * where the shown text starts (after `**`, `[`, …), so a click can be mapped back to raw.
- * @typedef {{kind: 'text'|'bold'|'italic'|'strike'|'code'|'link'|'tag', text: string,
- *   href?: string, from: number, to: number, inner: number}} Token
+ * @typedef {{kind: 'text'|'bold'|'italic'|'strike'|'code'|'link'|'tag'|'doclink', text: string,
+ *   href?: string, docId?: string, from: number, to: number, inner: number}} Token
  */
 
 const RE = new RegExp(
@@ -19,6 +20,7 @@ const RE = new RegExp(
     '(\\[[^\\]\\n]+\\]\\([^)\\s]+\\))', // 5 link
     '(https?:\\/\\/[^\\s<>]*[^\\s<>().,;:!?\'"\\]])', // 6 bare url
     '((?<![\\p{L}\\p{N}_&/#])#[\\p{L}\\p{N}_][\\p{L}\\p{N}_\\-/]*)', // 7 tag
+    '(\\[\\[doc_[A-Za-z0-9_-]{1,60}\\]\\])', // 8 link to a document
   ].join('|'),
   'gu',
 );
@@ -32,6 +34,18 @@ export function safeHref(href) {
   if (/^(https?:\/\/|mailto:)/i.test(href)) return href;
   if (/^\/(?!\/)/.test(href) || href.startsWith('#')) return href;
   return null;
+}
+
+/** @type {(docId: string) => string|null} */
+let titleOf = () => null;
+
+/**
+ * Where a document link's title comes from (the editor's list of readable documents); a link
+ * whose target is unknown here (no access, or not loaded yet) reads "Linked document".
+ * @param {(docId: string) => string|null} lookup
+ */
+export function setLinkTitles(lookup) {
+  titleOf = lookup;
 }
 
 /** @param {string} tag without the # */
@@ -68,6 +82,11 @@ export function parseInline(text) {
       if (href) t = { kind: 'link', text: s.slice(1, close), href, from, to, inner: from + 1 };
     } else if (m[6]) t = { kind: 'link', text: s, href: s, from, to, inner: from };
     else if (m[7]) t = { kind: 'tag', text: s, href: tagHref(s.slice(1)), from, to, inner: from };
+    else if (m[8]) {
+      const docId = s.slice(2, -2);
+      const title = titleOf(docId);
+      t = { kind: 'doclink', text: title == null ? 'Linked document' : title.trim() || 'Untitled', href: `/d/${encodeURIComponent(docId)}`, docId, from, to, inner: from };
+    }
     if (!t) continue;
     plain(from);
     out.push(t);
@@ -89,7 +108,7 @@ export function hasMarkup(tokens) {
 export function renderedToRaw(tokens, offset) {
   let acc = 0;
   for (const t of tokens) {
-    if (offset <= acc + t.text.length) return t.inner + (offset - acc);
+    if (offset <= acc + t.text.length) return Math.min(t.to, t.inner + (offset - acc));
     acc += t.text.length;
   }
   return tokens.length ? tokens[tokens.length - 1].to : 0;
@@ -117,11 +136,14 @@ export function fillInline(el, tokens) {
     }
     /** @type {HTMLElement} */
     let node;
-    if (t.kind === 'link' || t.kind === 'tag') {
+    if (t.kind === 'link' || t.kind === 'tag' || t.kind === 'doclink') {
       const a = doc.createElement('a');
       a.href = t.href ?? '#';
       if (t.kind === 'tag') a.className = 'md-tag';
-      else {
+      else if (t.kind === 'doclink') {
+        a.className = 'md-doclink';
+        a.dataset.docLink = t.docId ?? '';
+      } else {
         a.rel = 'noopener noreferrer';
         a.target = '_blank';
       }

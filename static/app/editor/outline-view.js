@@ -182,7 +182,7 @@ export class OutlineView {
 
   /** Everything is drawn again at the next render (after the engine refused an edit). */
   invalidate() {
-    for (const v of this.#views.values()) v.row = null;
+    for (const v of this.#views.values()) v.stale = true;
     this.#drawnRows = null;
   }
 

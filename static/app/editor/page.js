@@ -24,6 +24,9 @@ import { FindBar } from './find-bar.js';
 import { openKeysHelp } from './keys-help.js';
 import { setSelectionOffsets } from './caret.js';
 import { TouchToolbar } from './touch-toolbar.js';
+import { LinkPicker } from './link-picker.js';
+import { BacklinksPanel } from './backlinks.js';
+import { setLinkTitles } from './markdown.js';
 
 /** @typedef {import('./editor.js').MountOptions} MountOptions */
 /** @typedef {import('./editor.js').EditorMount} EditorMount */
@@ -129,8 +132,35 @@ export async function mountEditor(root, opts) {
   });
   view.setHideCompleted(hideDone);
   view.setZoom(opts.zoomId);
+  // The documents this user can read: titles for [[links]] and choices for the [[ picker.
+  /** @type {Map<string, string>} */
+  const titles = new Map();
+  /** @type {Promise<{docId: string, title: string}[]>|null} */
+  let docsLoading = null;
+  /** @param {boolean} [fresh] ask the server again */
+  const loadDocs = (fresh = false) => {
+    if (fresh) docsLoading = null;
+    docsLoading ??= opts.api.get('/docs').then((r) => {
+      const list = /** @type {{docId: string, title: string}[]} */ ((r?.documents ?? []).map((/** @type {any} */ d) => ({ docId: d.docId, title: d.title ?? '' })));
+      for (const d of list) titles.set(d.docId, d.title);
+      setLinkTitles((id) => (titles.has(id) ? /** @type {string} */ (titles.get(id)) : null));
+      view.invalidate(); // links drawn before the titles came: draw them with their titles
+      scheduleRender();
+      return list;
+    }).catch((e) => {
+      docsLoading = null;
+      throw e;
+    });
+    return docsLoading;
+  };
+  const picker = new LinkPicker(document, {
+    docId,
+    docs: loadDocs,
+    insert: (v, from, to, text) => controller.replaceText(v, from, to, text),
+  });
   /** @type {InputController} */
   const controller = new InputController({
+    picker,
     engine,
     view,
     chrome,
@@ -159,6 +189,12 @@ export async function mountEditor(root, opts) {
   chrome.main.insertBefore(alert, chrome.title);
   const toolbar = new TouchToolbar(document, (cmd) => controller.runOnFocused(cmd));
   chrome.editor.append(toolbar.el);
+  chrome.main.append(picker.el);
+  const backlinks = new BacklinksPanel(document, async () => {
+    const r = await opts.api.get(`/docs/${encodeURIComponent(docId)}/backlinks`);
+    return r?.backlinks ?? [];
+  });
+  chrome.main.insertBefore(backlinks.el, chrome.dropLine);
   root.append(chrome.editor);
 
   // ---- rendering ----------------------------------------------------------------------------
@@ -522,6 +558,7 @@ export async function mountEditor(root, opts) {
   const onVisibility = () => {
     controller.typing.flush();
     engine.setVisible(document.visibilityState === 'visible');
+    if (document.visibilityState === 'visible') void backlinks.refresh();
   };
   const onOnline = () => engine.setOnline(true);
   const onOffline = () => engine.setOnline(false);
@@ -555,6 +592,13 @@ export async function mountEditor(root, opts) {
     state = s;
     scheduleRender();
   });
+  // titles of linked documents and the backlinks, once the page stands (not on the path to
+  // the first bullets)
+  setTimeout(() => {
+    if (destroyed) return;
+    loadDocs().catch(() => {});
+    void backlinks.refresh();
+  }, 0);
   opening.catch((/** @type {unknown} */ err) => chrome.showNotice(err instanceof Error ? err.message : String(err), { sticky: true }));
 
   return {

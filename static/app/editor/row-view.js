@@ -1,8 +1,9 @@
 // One drawn bullet: its DOM and what it last drew. A RowView changes only its own elements;
 // the OutlineView decides which rows are drawn, in which order, and when to update them.
 //
-// Invariant: `row` is the Row the elements show (null: draw everything again at the next
-// update); `raw` says the text field holds the row's raw text (true while it is edited, and
+// Invariant: `row` is the Row the elements show (null before the first update; `stale`:
+// draw everything again at the next update — `row` stays, a field being typed in still
+// knows its bullet); `raw` says the text field holds the row's raw text (true while it is edited, and
 // for text without markdown), otherwise `tokens` are the rendered tokens it shows.
 
 import { fillInline, parseInline } from './markdown.js';
@@ -79,6 +80,8 @@ export class RowView {
     this.el.append(handle, this.text);
     /** @type {Row|null} */
     this.row = null;
+    /** Everything is drawn again at the next update (the row itself may not have changed). */
+    this.stale = false;
     /** @type {string|null} */
     this.lock = null;
     this.editable = false;
@@ -106,6 +109,7 @@ export class RowView {
   /** Whether `update` would change anything. @param {Row} r @param {RowLook} look */
   differs(r, look) {
     return (
+      this.stale ||
       this.lock !== look.lock ||
       this.editable !== (look.editable && look.lock == null) ||
       this.depth !== r.depth - look.depthBase ||
@@ -116,7 +120,8 @@ export class RowView {
   /** @param {Row} r @param {RowLook} look */
   update(r, look) {
     const { lock, editable } = look;
-    const prev = this.row;
+    const prev = this.stale ? null : this.row;
+    this.stale = false;
     const e = this.el;
     const d = this.doc;
     if (!prev) e.dataset.blockId = r.id;
