@@ -196,6 +196,8 @@ scenario('16 links: [[ picks a readable document, the link shows its title, the 
   await page.keyboard.type(' [[Tar', { delay: 20 });
   await page.locator('#link-picker [role=option]').first().waitFor();
   assert.deepEqual(await page.locator('#link-picker [role=option]').allTextContents(), ['Target plan']);
+  // no keystroke lost while the list of documents arrived (it redraws every row)
+  assert.equal(await page.locator(`${rowSel(ids[0])} .row-text`).textContent(), 'see also [[Tar');
   await shot(page, 'editor-link-picker');
   await page.keyboard.press('Enter');
   await waitFor(async () => render(await apiOutline(api, doc)) === `see also [[${target}]]`, { message: 'the link saved as the document ID' });
