@@ -4,8 +4,10 @@
 // a time with "Show more".
 
 import assert from 'node:assert/strict';
+import path from 'node:path';
 
-import { scenario, waitFor } from './harness.js';
+import { scenario, waitFor, ROOT } from './harness.js';
+import { apiOutline, render } from './fixtures.js';
 
 scenario('19 home: a long #tag stays inside the page; 320 documents are paged', async (h) => {
   const srv = await h.server();
@@ -66,4 +68,23 @@ scenario('19 folders: the owner renames, moves and deletes a folder from its men
   assert.ok(d, 'the document still exists');
   assert.equal(d.folderId ?? null, null);
   await page.locator(`a.doc-link[data-doc-id="${doc}"]`).waitFor();
+});
+
+scenario('19 import: a Workflowy OPML export becomes a new document with its tree', async (h) => {
+  const srv = await h.server();
+  const { alice } = await h.users(srv, ['alice']);
+  const api = srv.api(alice);
+  const ctx = await h.loggedIn('alice', srv.base, alice);
+  const page = await ctx.newPage();
+  await page.goto('/');
+  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.locator('#import-doc').click()]);
+  await chooser.setFiles(path.join(ROOT, 'tests/app/fixtures/workflowy-export.opml'));
+  await page.locator('#editor').waitFor();
+  const doc = /** @type {string} */ (/^\/d\/([^/]+)/.exec(new URL(page.url()).pathname)?.[1]);
+  await waitFor(async () => render(await apiOutline(api, doc)) === [
+    'Launch plan #q3', '  Write the **announcement**', '  Check the [docs](https://example.com/docs)\nask Lin first', '    Screenshots', 'Ideas',
+  ].join('\n'), { message: 'the imported tree saved' });
+  const snap = await api.snapshot(doc);
+  assert.equal(snap.title, 'workflowy-export');
+  assert.equal(snap.blocks.find((/** @type {any} */ b) => b.content.startsWith('Write'))?.checked, true);
 });

@@ -419,3 +419,15 @@ function typedOpml(o, text) {
   if (t === 'h1' || t === 'h2' || t === 'h3' || t === 'quote' || t === 'code') return { type: /** @type {BlockType} */ (t), checked: false, content: text };
   return typed(text);
 }
+
+/**
+ * Reads an outline file by its name and content: OPML (`.opml`, or XML with `<opml`),
+ * Markdown (`.md`), else plain text.
+ * @param {string} name @param {string} text @param {DOMParser} parser
+ * @returns {{title: string|null, items: Item[]}}
+ */
+export function readOutlineFile(name, text, parser) {
+  if (/\.(opml|xml)$/i.test(name) || /^\s*(<\?xml[^>]*>\s*)?<opml[\s>]/i.test(text)) return fromOpml(text, parser);
+  if (/\.(md|markdown)$/i.test(name)) return fromMarkdown(text);
+  return { title: null, items: fromPlainText(text) };
+}

@@ -16,7 +16,8 @@
 import { DocSyncEngine } from '../../engine/engine.js';
 import { openStore } from '../../engine/store.js';
 import { ancestorIndices, indexOfId, insertItemsAfter, setProps, subtreeEnd } from './outline-ops.js';
-import { fromMarkdown, fromOpml, fromPlainText, toMarkdown, toOpml, toPlainText } from './outline-io.js';
+import { fromMarkdown, readOutlineFile, toMarkdown, toOpml, toPlainText } from './outline-io.js';
+import { handOver, takeOver } from './pending-import.js';
 import { EditorChrome } from './chrome.js';
 import { OutlineView } from './outline-view.js';
 import { InputController } from './input-controller.js';
@@ -38,8 +39,6 @@ import { setLinkTitles } from './markdown.js';
 
 const CSS_HREF = '/app/editor/editor.css';
 const HIDE_DONE_KEY = 'docsync:hide-completed';
-/** Bullets waiting to be put into a document that was just made for them (import, rescue). */
-export const PENDING_IMPORT_PREFIX = 'docsync:import:';
 
 /** The IndexedDB store: one per tab, shared by the engines of every document opened in it. */
 /** @type {ReturnType<typeof openStore>|null} */
@@ -381,7 +380,7 @@ export async function mountEditor(root, opts) {
       input.remove();
       if (!file) return;
       try {
-        const { items } = readOutline(file.name, await file.text());
+        const { items } = readOutlineFile(file.name, await file.text(), new DOMParser());
         importItems(items);
       } catch (e) {
         chrome.showNotice(`Nothing was imported: ${e instanceof Error ? e.message : String(e)}`);
@@ -417,17 +416,10 @@ export async function mountEditor(root, opts) {
   /** Bullets handed over by the page that made this document for them (import, rescue). */
   function applyPendingImport() {
     if (!state?.loaded || !state.synced || !canEdit()) return;
-    const key = PENDING_IMPORT_PREFIX + docId;
-    const raw = sessionStorage.getItem(key);
-    if (!raw) return;
-    sessionStorage.removeItem(key);
-    try {
-      const { title, items } = JSON.parse(raw);
-      if (title && !state.title) engine.setTitle(String(title));
-      importItems(items);
-    } catch {
-      /* a damaged hand-over: nothing to import */
-    }
+    const waiting = takeOver(docId);
+    if (!waiting) return;
+    if (waiting.title && !state.title) engine.setTitle(waiting.title);
+    importItems(waiting.items);
   }
 
   // ---- access lost, signed out --------------------------------------------------------------------
@@ -476,7 +468,7 @@ export async function mountEditor(root, opts) {
       const doc = await opts.api.post('/docs', { title: `${engine.state.title || 'Untitled'} (my copy)` });
       const id = doc?.docId ?? doc?.id;
       if (!id) throw new Error('the server did not name the new document');
-      sessionStorage.setItem(PENDING_IMPORT_PREFIX + id, JSON.stringify({ title: null, items }));
+      handOver(id, { title: null, items });
       (opts.navigate ?? ((u) => location.assign(u)))(`/d/${encodeURIComponent(id)}`);
     } catch (e) {
       chrome.showNotice(`The new document could not be made: ${e instanceof Error ? e.message : String(e)}. Use “Copy as text”.`);
@@ -631,18 +623,6 @@ export async function mountEditor(root, opts) {
       chrome.destroy();
     },
   };
-}
-
-/**
- * Reads an outline file by its name and content: OPML (`.opml`, or XML with `<opml`),
- * Markdown (`.md`), else plain text.
- * @param {string} name @param {string} text
- * @returns {{title: string|null, items: Item[]}}
- */
-export function readOutline(name, text) {
-  if (/\.(opml|xml)$/i.test(name) || /^\s*(<\?xml[^>]*>\s*)?<opml[\s>]/i.test(text)) return fromOpml(text, new DOMParser());
-  if (/\.(md|markdown)$/i.test(name)) return fromMarkdown(text);
-  return { title: null, items: fromPlainText(text) };
 }
 
 /** A file name from a title. @param {string} title */

@@ -12,6 +12,8 @@ import { confirmDialog, formDialog } from '../ui/dialog.js';
 import { toast } from '../ui/toast.js';
 import { openFolderShareDialog } from './share-dialog.js';
 import { deleteFolder, moveFolder, renameFolder } from './folder-actions.js';
+import { readOutlineFile } from '../editor/outline-io.js';
+import { handOver } from '../editor/pending-import.js';
 import { rememberFolder, knownFolders } from './local-names.js';
 import { buildTree, flattenFolders, roleLabel, viaLabel, relativeTime, displayTitle, snippet, docHref } from './home-model.js';
 
@@ -65,6 +67,7 @@ export function renderHome(root, ctx) {
     icon('search', { size: 16, class: 'search-icon' }), search, h('kbd', { class: 'search-kbd', 'aria-hidden': 'true' }, '/'));
   const newDoc = h('button', { type: 'button', id: 'new-doc', class: 'btn btn-primary' }, icon('plus', { size: 16 }), h('span', null, 'New document'));
   const newFolder = h('button', { type: 'button', id: 'new-folder', class: 'btn' }, icon('folder', { size: 16 }), h('span', null, 'New folder'));
+  const importDoc = h('button', { type: 'button', id: 'import-doc', class: 'btn', title: 'A new document from a Markdown, OPML or text file (Workflowy, Dynalist, Logseq exports)' }, h('span', null, 'Import…'));
   const target = h('p', { class: 'create-target', id: 'create-target', 'aria-live': 'polite' });
   const main = h('div', { class: 'home-main', id: 'home-main' });
   const tagsBox = h('div', { class: 'tags-box', id: 'tags' });
@@ -77,12 +80,13 @@ export function renderHome(root, ctx) {
   replaceChildren(root, h('section', { class: 'page home' },
     h('div', { class: 'home-head' },
       h('h1', { class: 'page-title' }, 'Documents'),
-      h('div', { class: 'toolbar' }, searchForm, h('div', { class: 'toolbar-buttons' }, newFolder, newDoc))),
+      h('div', { class: 'toolbar' }, searchForm, h('div', { class: 'toolbar-buttons' }, importDoc, newFolder, newDoc))),
     target,
     h('div', { class: 'home-grid' }, main, aside)));
 
   newDoc.addEventListener('click', () => createDoc());
   newFolder.addEventListener('click', () => createFolder(selectedFolder));
+  importDoc.addEventListener('click', () => pickImport());
   search.addEventListener('input', () => {
     clearTimeout(searchTimer);
     searchTimer = window.setTimeout(() => runSearch(false), 250);
@@ -362,6 +366,29 @@ export function renderHome(root, ctx) {
     } finally {
       newDoc.disabled = false;
     }
+  }
+
+  /** "Import…": a new document (in the selected folder) from an outline file. */
+  function pickImport() {
+    const input = h('input', { type: 'file', id: 'import-file', hidden: true, accept: '.md,.markdown,.opml,.xml,.txt,text/markdown,text/plain,text/x-opml' });
+    input.addEventListener('change', async () => {
+      const file = input.files?.[0];
+      input.remove();
+      if (!file) return;
+      try {
+        const { title, items } = readOutlineFile(file.name, await file.text(), new DOMParser());
+        if (!items.length) throw new Error('the file holds no bullets');
+        const name = title ?? file.name.replace(/\.(md|markdown|opml|xml|txt)$/i, '');
+        const r = await api.post('/docs', selectedFolder ? { title: name, folderId: selectedFolder } : { title: name });
+        handOver(r.docId, { title: null, items });
+        rememberDoc({ docId: r.docId, title: name });
+        navigate(docHref(r.docId));
+      } catch (e) {
+        toast(`Nothing was imported: ${describeError(e)}`, { kind: 'error' });
+      }
+    });
+    document.body.append(input);
+    input.click();
   }
 
   /** @param {string|null} parentId */
