@@ -26,7 +26,7 @@ scenario('15 shortcuts: a code fence takes its space and its language', async (h
 });
 
 scenario('15 notices: a deep link to a missing bullet, and a viewer who types, are told why', async (h) => {
-  const s = await setup(h, { seed: ['only bullet'], open: ['alice', 'bob'], access: 'read' });
+  const s = await setup(h, { seed: ['only bullet', 'second bullet'], open: ['alice', 'bob'], access: 'read' });
   const { api, doc, ids, pages, contexts } = s;
   // A link to a bullet that was deleted (or never existed).
   const link = await contexts.alice.newPage();
@@ -40,4 +40,7 @@ scenario('15 notices: a deep link to a missing bullet, and a viewer who types, a
   await waitFor(async () => /only read this document/.test((await readNotice(bob)) ?? ''), { message: "a notice for the viewer's keystroke" });
   const snap = await api.snapshot(doc);
   assert.equal(snap.blocks.find((/** @type {any} */ b) => b.id === ids[0]).content, 'only bullet');
+  // Tab leaves the outline for a viewer (one tab stop for all bullets, not one per bullet)
+  await bob.keyboard.press('Tab');
+  assert.equal(await bob.evaluate(() => !!document.activeElement?.closest('#outline')), false, 'Tab left the outline');
 });

@@ -164,6 +164,16 @@ describe('OutlineView', () => {
     expect(drawn(view)).toContain('r900');
   });
 
+  it('read-only bullets are one tab stop: the focused one, else the first', () => {
+    const { view, engine } = editorOf('a\nb\nc');
+    view.render(engine.state, false);
+    const stops = () => [...view.outline.querySelectorAll('.row-text')].map((e) => /** @type {HTMLElement} */ (e).tabIndex);
+    expect(stops()).toEqual([0, -1, -1]);
+    view.focusedId = 'c';
+    view.moveTabStop();
+    expect(stops()).toEqual([-1, -1, 0]);
+  });
+
   it('a RowView shows rendered markdown until edited, then the raw text', () => {
     const v = new RowView(document);
     v.update(outline('**bold** text')[0], { lock: null, editable: true, viewer: false, depthBase: 0, typing: false });

@@ -728,6 +728,7 @@ export class InputController {
       this.syncSelection();
     }
     view.focusedId = v.row.id;
+    view.moveTabStop();
     v.el.classList.add('is-focused');
     if (v.editable) {
       if (!v.raw) {

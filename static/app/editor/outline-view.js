@@ -91,6 +91,8 @@ export class OutlineView {
   #pinned = null;
   /** @type {string|null} id of the row whose text field has focus */
   focusedId = null;
+  /** @type {HTMLElement|null} the one read-only field Tab stops at (roving tab stop) */
+  #tabStop = null;
 
   /**
    * @param {HTMLElement} outline the element the rows go in
@@ -300,6 +302,8 @@ export class OutlineView {
       this.#reconciling = false;
     }
 
+    this.moveTabStop();
+
     if (hadFocus && activeView && doc.activeElement !== activeView.text && activeView.text.isConnected) {
       activeView.text.focus({ preventScroll: true });
       if (caret) setSelectionOffsets(activeView.text, caret.start, caret.end);
@@ -312,6 +316,20 @@ export class OutlineView {
         if (nv) this.focus(nv, { offset: near.content.length });
       }
     }
+  }
+
+  /**
+   * Read-only bullets (a viewer's, or ones someone else holds) are one tab stop together: the
+   * last focused one, else the first shown; ↑/↓ move between them and Tab leaves the outline.
+   */
+  moveTabStop() {
+    const id = this.focusedId && this.#views.has(this.focusedId) ? this.focusedId : this.#shown[0]?.id;
+    const v = id ? this.#views.get(id) : undefined;
+    const next = v && !v.editable ? v.text : null;
+    if (this.#tabStop === next) return;
+    if (this.#tabStop && this.#tabStop.getAttribute('contenteditable') == null) this.#tabStop.tabIndex = -1;
+    this.#tabStop = next;
+    if (next) next.tabIndex = 0;
   }
 
   // ---- windowing ------------------------------------------------------------------------------

@@ -161,8 +161,9 @@ export class RowView {
         this.text.removeAttribute('tabindex');
         this.text.removeAttribute('aria-readonly');
       } else {
+        // focusable by arrow keys and clicks; the outline keeps one tab stop (OutlineView)
         this.text.removeAttribute('contenteditable');
-        this.text.tabIndex = 0;
+        this.text.tabIndex = -1;
         this.text.setAttribute('aria-readonly', 'true');
       }
       this.text.setAttribute('role', 'textbox');
