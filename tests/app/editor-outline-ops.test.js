@@ -22,6 +22,7 @@ import {
   prevVisibleIndex,
   setCollapsed,
   splitRow,
+  subtreeEnd,
   toggleTodo,
   visibleRows,
 } from '../../static/app/editor/outline-ops.js';
@@ -358,5 +359,47 @@ describe('whole bullets at once', () => {
     expect(sketch(ok(insertItemsAfter(outline('a\n  a1\nb'), 'a', items, { newId })).rows)).toBe('a\n  a1\nx\n  y\nb');
     expect(sketch(ok(insertItemsAfter(outline('a\nb'), null, items, { newId })).rows)).toBe('a\nb\nx\n  y');
     expect(sketch(ok(insertItemsAfter(outline('a\n  a1\nb'), 'a', items, { newId, asChildren: true })).rows)).toBe('a\n  a1\n  x\n    y\nb');
+  });
+});
+
+describe('whole bullets at once, one pass = one bullet at a time', () => {
+  /** A small seeded generator. @param {number} seed */
+  const rng = (seed) => () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  it('indentMany and outdentMany on siblings in a row equal Tab / Shift+Tab on each in turn', () => {
+    for (let t = 0; t < 300; t++) {
+      const r = rng(t + 1);
+      const n = 3 + Math.floor(r() * 14);
+      /** @type {string[]} */
+      const lines = [];
+      let depth = 0;
+      for (let i = 0; i < n; i++) {
+        depth = i === 0 ? 0 : Math.max(0, Math.min(depth + 1, depth + Math.floor(r() * 3) - 1));
+        lines.push(`${'  '.repeat(depth)}n${i}${r() < 0.15 ? '+' : ''}`);
+      }
+      const rows = outline(lines.join('\n'));
+      const start = Math.floor(r() * rows.length);
+      /** @type {string[]} */
+      const ids = [];
+      for (let at = start, k = 1 + Math.floor(r() * 4); k > 0 && at < rows.length && rows[at].depth === rows[start].depth; k--) {
+        ids.push(rows[at].id);
+        at = subtreeEnd(rows, at);
+      }
+      /** @type {import('../../static/engine/types.js').FlatRow[]} */
+      let seq = rows;
+      for (const id of ids) {
+        const x = indent(seq, id);
+        if (x && x.ok) seq = x.rows;
+      }
+      const fast = indentMany(rows, ids);
+      expect(sketch(fast && fast.ok ? fast.rows : rows), `indent ${ids} in\n${sketch(rows)}`).toBe(sketch(seq));
+      /** @type {import('../../static/engine/types.js').FlatRow[]} */
+      let back = rows;
+      for (const id of [...ids].reverse()) {
+        const x = outdent(back, id);
+        if (x && x.ok) back = x.rows;
+      }
+      const fastOut = outdentMany(rows, ids);
+      expect(sketch(fastOut && fastOut.ok ? fastOut.rows : rows), `outdent ${ids} in\n${sketch(rows)}`).toBe(sketch(back));
+    }
   });
 });

@@ -650,17 +650,82 @@ function each(rows, ids, edit, step) {
   return changed ? { ok: true, rows: next, step, focus: null } : null;
 }
 
-/** Tab on a selection: each bullet under its previous sibling (first to last). */
-/** @param {FlatRow[]} rows @param {string[]} ids roots in document order @param {{lockedBy?: LockedBy}} [o] */
-export function indentMany(rows, ids, { lockedBy = nobody } = {}) {
-  return lockedAmong(rows, ids.slice(0, 1), lockedBy, 'indent') ?? each(rows, ids, (r, id) => indent(r, id, { lockedBy }), 'indent');
+/**
+ * Whether `ids` are siblings in a row: the same depth, each starting where the previous one's
+ * subtree ends. Returns their first index and the end of the last one's subtree, or null.
+ * @param {FlatRow[]} rows @param {string[]} ids
+ */
+function siblingRun(rows, ids) {
+  if (!ids.length) return null;
+  const first = indexOfId(rows, ids[0]);
+  if (first < 0) return null;
+  const depth = rows[first].depth;
+  let at = first;
+  for (let k = 0; k < ids.length; k++) {
+    if (at >= rows.length || rows[at].id !== ids[k] || rows[at].depth !== depth) return null;
+    at = subtreeEnd(rows, at);
+  }
+  return { first, end: at, depth };
 }
 
-/** Shift+Tab on a selection (last to first, so their order stays). */
-/** @param {FlatRow[]} rows @param {string[]} ids @param {{lockedBy?: LockedBy, minDepth?: number}} [o] */
+/**
+ * The first bullet someone holds among `ids`, as a refusal.
+ * @param {string[]} ids @param {LockedBy} lockedBy @param {string} what
+ */
+function lockedRoot(ids, lockedBy, what) {
+  for (const id of ids) {
+    const h = lockedBy(id);
+    if (h != null) return refuse(id, h, what);
+  }
+  return null;
+}
+
+/**
+ * Tab on a selection: each bullet under its previous sibling (first to last), as pressing Tab
+ * on each in turn would; siblings in a row are done in one pass (1,000 bullets of a
+ * 10,000-bullet document in one copy of the list).
+ * @param {FlatRow[]} rows @param {string[]} ids roots in document order @param {{lockedBy?: LockedBy}} [o]
+ * @returns {OpResult|null}
+ */
+export function indentMany(rows, ids, { lockedBy = nobody } = {}) {
+  const locked = lockedRoot(ids, lockedBy, 'indent');
+  if (locked) return locked;
+  const run = siblingRun(rows, ids);
+  if (!run) return each(rows, ids, (r, id) => indent(r, id, { lockedBy }), 'indent');
+  let prev = -1;
+  for (let j = run.first - 1; j >= 0 && rows[j].depth >= run.depth; j--) {
+    if (rows[j].depth === run.depth) {
+      prev = j;
+      break;
+    }
+  }
+  // no previous sibling: the first bullet stays, the others go under it
+  const from = prev >= 0 ? run.first : subtreeEnd(rows, run.first);
+  if (from >= run.end) return null;
+  const next = rows.slice();
+  for (let k = from; k < run.end; k++) next[k] = withProps(rows[k], { depth: rows[k].depth + 1 });
+  const holder = prev >= 0 ? prev : run.first;
+  if (rows[holder].collapsed && lockedBy(rows[holder].id) == null) next[holder] = withProps(rows[holder], { collapsed: false });
+  return { ok: true, rows: next, step: 'indent', focus: null };
+}
+
+/**
+ * Shift+Tab on a selection (last to first, so their order stays); siblings in a row move in
+ * one pass: after their parent's subtree, one level up, the siblings below them staying.
+ * @param {FlatRow[]} rows @param {string[]} ids @param {{lockedBy?: LockedBy, minDepth?: number}} [o]
+ * @returns {OpResult|null}
+ */
 export function outdentMany(rows, ids, { lockedBy = nobody, minDepth = 0 } = {}) {
   const can = ids.filter((id) => (rows[indexOfId(rows, id)]?.depth ?? 0) > minDepth);
-  return each(rows, [...can].reverse(), (r, id) => outdent(r, id, { lockedBy }), 'outdent');
+  const locked = lockedRoot(can, lockedBy, 'outdent');
+  if (locked) return locked;
+  const run = can.length === ids.length ? siblingRun(rows, can) : null;
+  if (!run || run.depth === 0) return each(rows, [...can].reverse(), (r, id) => outdent(r, id, { lockedBy }), 'outdent');
+  const [p] = ancestorIndices(rows, run.first);
+  const pend = subtreeEnd(rows, p);
+  const moved = rows.slice(run.first, run.end).map((r) => withProps(r, { depth: r.depth - 1 }));
+  const next = [...rows.slice(0, run.first), ...rows.slice(run.end, pend), ...moved, ...rows.slice(pend)];
+  return { ok: true, rows: next, step: 'outdent', focus: null };
 }
 
 /** Alt+Shift+↑/↓ on a selection: the bullets move together. */
