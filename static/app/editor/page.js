@@ -101,8 +101,10 @@ export async function mountEditor(root, opts) {
   let missingSaid = null;
 
   // role null = not known yet (opened from this device's store, offline): editable, the
-  // engine refuses if the server later says viewer
-  const canEdit = () => !!state && state.loaded && state.role !== 'viewer' && !state.error;
+  // engine refuses if the server later says viewer. Signed out (401) stays editable: what is
+  // typed is queued on this device and sent after "Log in again", like offline; no access
+  // (403/404) is read-only.
+  const canEdit = () => !!state && state.loaded && state.role !== 'viewer' && (!state.error || state.error.status === 401);
 
   /** @type {EditorChrome} */
   const chrome = new EditorChrome(document, {

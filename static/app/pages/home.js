@@ -2,18 +2,16 @@
 // delete, share; full-text search and tags. Offline it lists documents opened on this device.
 
 import { ApiError, describeError, seg } from '../api.js';
-import { getClientId, uuid } from '../session.js';
 import { navigate } from '../router.js';
-import { recentDocs, forgetDoc, rememberDoc, updateRecent } from '../recent.js';
+import { recentDocs, forgetDoc, updateRecent } from '../recent.js';
 import { h, replaceChildren } from '../ui/dom.js';
 import { icon } from '../ui/icons.js';
 import { menuButton } from '../ui/menu.js';
-import { confirmDialog, formDialog } from '../ui/dialog.js';
+import { formDialog } from '../ui/dialog.js';
 import { toast } from '../ui/toast.js';
 import { openFolderShareDialog } from './share-dialog.js';
 import { deleteFolder, moveFolder, renameFolder } from './folder-actions.js';
-import { readOutlineFile } from '../editor/outline-io.js';
-import { handOver } from '../editor/pending-import.js';
+import { chooseIcon, createDocument, deleteDocument, importDocument, moveDocument, renameDocument } from './doc-actions.js';
 import { rememberFolder, knownFolders } from './local-names.js';
 import { buildTree, flattenFolders, roleLabel, viaLabel, relativeTime, displayTitle, snippet, docHref } from './home-model.js';
 
@@ -352,43 +350,19 @@ export function renderHome(root, ctx) {
       h('button', { type: 'button', class: 'link-btn', onclick: () => { selectedFolder = null; renderList(); newDoc.focus(); } }, 'Clear'));
   }
 
-  // ---- actions ----
+  // ---- actions (doc-actions.js, folder-actions.js ask and call the API; here the lists follow) ----
   /** @param {string|null} [folderId] */
   async function createDoc(folderId) {
-    const folder = typeof folderId === 'string' ? folderId : selectedFolder;
     newDoc.disabled = true;
-    try {
-      const r = await api.post('/docs', folder ? { title: '', folderId: folder } : { title: '' });
-      rememberDoc({ docId: r.docId, title: '' });
-      navigate(docHref(r.docId));
-    } catch (e) {
-      toast(`Could not create the document: ${describeError(e)}`, { kind: 'error' });
-    } finally {
-      newDoc.disabled = false;
-    }
+    const id = await createDocument(api, typeof folderId === 'string' ? folderId : selectedFolder);
+    newDoc.disabled = false;
+    if (id) navigate(docHref(id));
   }
 
   /** "Import…": a new document (in the selected folder) from an outline file. */
-  function pickImport() {
-    const input = h('input', { type: 'file', id: 'import-file', hidden: true, accept: '.md,.markdown,.opml,.xml,.txt,text/markdown,text/plain,text/x-opml' });
-    input.addEventListener('change', async () => {
-      const file = input.files?.[0];
-      input.remove();
-      if (!file) return;
-      try {
-        const { title, items } = readOutlineFile(file.name, await file.text(), new DOMParser());
-        if (!items.length) throw new Error('the file holds no bullets');
-        const name = title ?? file.name.replace(/\.(md|markdown|opml|xml|txt)$/i, '');
-        const r = await api.post('/docs', selectedFolder ? { title: name, folderId: selectedFolder } : { title: name });
-        handOver(r.docId, { title: null, items });
-        rememberDoc({ docId: r.docId, title: name });
-        navigate(docHref(r.docId));
-      } catch (e) {
-        toast(`Nothing was imported: ${describeError(e)}`, { kind: 'error' });
-      }
-    });
-    document.body.append(input);
-    input.click();
+  async function pickImport() {
+    const id = await importDocument(api, selectedFolder);
+    if (id) navigate(docHref(id));
   }
 
   /** @param {string|null} parentId */
@@ -447,15 +421,7 @@ export function renderHome(root, ctx) {
 
   /** @param {DocSummary} d */
   async function renameDoc(d) {
-    const title = await formDialog({
-      title: 'Rename document',
-      fields: [{ name: 'title', label: 'Title', value: d.title, maxLength: 500 }],
-      submitLabel: 'Rename',
-      onSubmit: async (v) => {
-        await setTitle(api, d.docId, v.title.trim());
-        return v.title.trim();
-      },
-    });
+    const title = await renameDocument(api, d);
     if (title === null) return;
     d.title = title;
     rememberTitle(d);
@@ -465,18 +431,7 @@ export function renderHome(root, ctx) {
 
   /** @param {DocSummary} d */
   async function setIcon(d) {
-    const icon = await formDialog({
-      title: 'Document icon',
-      description: 'An emoji (or a few characters) shown next to the title. Leave empty to remove it.',
-      fields: [{ name: 'icon', label: 'Icon', value: d.icon ?? '', placeholder: 'e.g. 📘', maxLength: 16 }],
-      submitLabel: 'Save icon',
-      onSubmit: async (v) => {
-        const value = v.icon.trim();
-        if (new TextEncoder().encode(value).length > 64) throw new Error('That is too long for an icon — use an emoji or a few characters.');
-        await api.patch(`/docs/${seg(d.docId)}`, { icon: value || null });
-        return { icon: value || null };
-      },
-    });
+    const icon = await chooseIcon(api, d);
     if (!icon) return;
     d.icon = icon.icon;
     rememberTitle(d);
@@ -485,16 +440,7 @@ export function renderHome(root, ctx) {
 
   /** @param {DocSummary} d */
   async function moveDoc(d) {
-    const options = [{ value: '', label: 'No folder (top level)' }, ...flattenFolders(tree?.roots ?? []).map((f) => ({ value: f.folderId, label: f.path }))];
-    const moved = await formDialog({
-      title: `Move “${displayTitle(d.title)}”`,
-      fields: [{ name: 'folderId', label: 'Folder', value: d.folderId ?? '', options }],
-      submitLabel: 'Move',
-      onSubmit: async (v) => {
-        await api.patch(`/docs/${seg(d.docId)}`, { folderId: v.folderId || null });
-        return { folderId: v.folderId || null };
-      },
-    });
+    const moved = await moveDocument(api, d, flattenFolders(tree?.roots ?? []).map((f) => ({ value: f.folderId, label: f.path })));
     if (!moved) return;
     const name = moved.folderId ? tree?.byId.get(moved.folderId)?.folder.name : null;
     if (moved.folderId) collapsed.delete(moved.folderId);
@@ -504,27 +450,16 @@ export function renderHome(root, ctx) {
 
   /** @param {DocSummary} d */
   async function deleteDoc(d) {
-    const ok = await confirmDialog({
-      title: 'Delete document?',
-      message: `“${displayTitle(d.title)}” will be deleted for everyone it is shared with. This cannot be undone.`,
-      confirmLabel: 'Delete document',
-      danger: true,
-    });
-    if (!ok) return;
-    try {
-      await api.del(`/docs/${seg(d.docId)}`);
-      forgetDoc(d.docId);
-      const links = [...main.querySelectorAll('a[data-doc-id]')];
-      const at = links.findIndex((a) => a instanceof HTMLElement && a.dataset.docId === d.docId);
-      docs = docs.filter((x) => x.docId !== d.docId);
-      renderList();
-      // Focus the document that took its place (keyboard users keep their position).
-      const after = [...main.querySelectorAll('a[data-doc-id]')];
-      /** @type {HTMLElement|undefined} */ (after[Math.min(Math.max(at, 0), after.length - 1)] ?? newDoc)?.focus();
-      toast('Document deleted.');
-    } catch (e) {
-      toast(`Could not delete: ${describeError(e)}`, { kind: 'error' });
-    }
+    const links = [...main.querySelectorAll('a[data-doc-id]')];
+    const at = links.findIndex((a) => a instanceof HTMLElement && a.dataset.docId === d.docId);
+    if (!(await deleteDocument(api, d))) return;
+    forgetDoc(d.docId);
+    docs = docs.filter((x) => x.docId !== d.docId);
+    renderList();
+    // Focus the document that took its place (keyboard users keep their position).
+    const after = [...main.querySelectorAll('a[data-doc-id]')];
+    /** @type {HTMLElement|undefined} */ (after[Math.min(Math.max(at, 0), after.length - 1)] ?? newDoc)?.focus();
+    toast('Document deleted.');
   }
 
   // ---- search and tags ----
@@ -659,30 +594,6 @@ export function renderHome(root, ctx) {
       document.removeEventListener('visibilitychange', onVisible);
     },
   };
-}
-
-/**
- * Set a document's title with a one-shot /sync: snapshot for titleVersion, one set_title op
- * with this tab's clientId, then leave. A concurrent title change makes a conflict copy.
- * @param {import('../api.js').Api} api
- * @param {string} docId
- * @param {string} title
- */
-export async function setTitle(api, docId, title) {
-  const clientId = getClientId();
-  const snap = await api.get(`/docs/${seg(docId)}/snapshot?clientId=${seg(clientId)}`);
-  if (snap.title === title) return;
-  const opId = `op_${uuid()}`;
-  try {
-    const reply = await api.post(`/docs/${seg(docId)}/sync`, {
-      clientId, lastSeq: snap.headSeq, ops: [{ opId, kind: 'set_title', title, baseVersion: snap.titleVersion }], leases: { hold: [] },
-    });
-    const result = (reply.results ?? []).find((/** @type {{opId: string}} */ r) => r.opId === opId);
-    if (result?.status === 'conflict') throw new Error('Someone changed the title at the same moment. Your title was kept as a conflict copy in the document.');
-    if (result?.status === 'rejected') throw new Error(`The title was not changed (${result.reason ?? 'rejected'}).`);
-  } finally {
-    api.post(`/docs/${seg(docId)}/leave`, { clientId }, { keepalive: true }).catch(() => {});
-  }
 }
 
 /**
