@@ -90,3 +90,38 @@ describe('folderMoveTargets', () => {
     ]);
   });
 });
+
+describe('HomeLists', () => {
+  /** @returns {Pick<Storage, 'getItem'|'setItem'> & {data: Record<string, string>}} */
+  const memory = () => {
+    /** @type {Record<string, string>} */
+    const data = {};
+    return { data, getItem: (k) => data[k] ?? null, setItem: (k, v) => { data[k] = v; } };
+  };
+  it('keeps the tree built from its lists, the selection valid, folding remembered, lists paged', async () => {
+    const { HomeLists, DOC_PAGE } = await import('../../static/app/pages/home-state.js');
+    const store = memory();
+    const l = new HomeLists(store);
+    const docs = Array.from({ length: DOC_PAGE + 7 }, (_, i) => /** @type {any} */ ({ docId: `d${i}`, title: `D${i}`, role: 'owner', folderId: i === 0 ? 'f1' : null }));
+    l.setAll(docs, [{ folderId: 'f1', name: 'F', ownerId: 'me', parentId: null }]);
+    expect(l.tree.byId.get('f1')?.docs.map((d) => d.docId)).toEqual(['d0']);
+    l.select('f1');
+    expect(l.selected).toBe('f1');
+    l.select('nope');
+    expect(l.selected).toBeNull();
+    l.select('f1');
+    l.setAll([], []); // the folder went away: so did the selection
+    expect(l.selected).toBeNull();
+    l.setAll(docs, []);
+    l.toggleFolder('f1');
+    expect(new HomeLists(store).isCollapsed('f1')).toBe(true);
+    l.expand('f1');
+    expect(new HomeLists(store).isCollapsed('f1')).toBe(false);
+    const p = l.page('mine', docs);
+    expect([p.items.length, p.rest]).toEqual([DOC_PAGE, 7]);
+    l.showMore('mine');
+    expect(l.page('mine', docs).rest).toBe(0);
+    l.removeDoc('d1');
+    expect(l.docs.some((d) => d.docId === 'd1')).toBe(false);
+  });
+});

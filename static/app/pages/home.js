@@ -13,14 +13,13 @@ import { openFolderShareDialog } from './share-dialog.js';
 import { deleteFolder, moveFolder, renameFolder } from './folder-actions.js';
 import { chooseIcon, createDocument, deleteDocument, importDocument, moveDocument, renameDocument } from './doc-actions.js';
 import { rememberFolder, knownFolders } from './local-names.js';
-import { buildTree, flattenFolders, roleLabel, viaLabel, relativeTime, displayTitle, snippet, docHref } from './home-model.js';
+import { DOC_PAGE, HomeLists } from './home-state.js';
+import { flattenFolders, roleLabel, viaLabel, relativeTime, displayTitle, snippet, docHref } from './home-model.js';
 
 /** @typedef {import('./home-model.js').DocSummary} DocSummary */
 /** @typedef {import('./home-model.js').FolderInfo} FolderInfo */
 /** @typedef {import('./home-model.js').FolderNode} FolderNode */
 /** @typedef {{docId: string, docTitle: string, blockId: string, content: string}} BlockHit */
-
-const COLLAPSED_KEY = 'docsync.collapsedFolders';
 
 /**
  * Titles of documents listed on the home page, so the shell can label a document it opens
@@ -29,28 +28,16 @@ const COLLAPSED_KEY = 'docsync.collapsedFolders';
  */
 export const pendingTitles = new Map();
 
-/** Documents a list shows at first, and adds with each "Show more". */
-const DOC_PAGE = 50;
-
 /**
  * @param {HTMLElement} root
  * @param {{api: import('../api.js').Api, me: import('../session.js').Me, offline: boolean,
  *   openShareDialog: (docId: string, opts?: {title?: string}) => void}} ctx
  */
 export function renderHome(root, ctx) {
-  /** How many documents each list shows (grows by DOC_PAGE with "Show more"). @type {Map<string, number>} */
-  const shownCount = new Map();
   const { api, me } = ctx;
   let destroyed = false;
-  /** @type {DocSummary[]} */
-  let docs = [];
-  /** @type {FolderInfo[]} */
-  let folders = [];
-  /** @type {ReturnType<typeof buildTree>|null} */
-  let tree = null;
-  /** @type {string|null} */
-  let selectedFolder = null;
-  const collapsed = loadCollapsed();
+  /** The documents, folders, selection, folding and paging (home-state.js). */
+  const lists = new HomeLists();
   /** @type {{kind: 'search', q: string}|{kind: 'tag', tag: string}|null} */
   let view = null;
   let searchTimer = 0;
@@ -83,7 +70,7 @@ export function renderHome(root, ctx) {
     h('div', { class: 'home-grid' }, main, aside)));
 
   newDoc.addEventListener('click', () => createDoc());
-  newFolder.addEventListener('click', () => createFolder(selectedFolder));
+  newFolder.addEventListener('click', () => createFolder(lists.selected));
   importDoc.addEventListener('click', () => pickImport());
   search.addEventListener('input', () => {
     clearTimeout(searchTimer);
@@ -141,13 +128,12 @@ export function renderHome(root, ctx) {
 
   // ---- loading ----
   async function load() {
-    if (!docs.length) replaceChildren(main, h('p', { class: 'muted loading', 'aria-busy': 'true' }, 'Loading documents…'));
+    if (!lists.docs.length) replaceChildren(main, h('p', { class: 'muted loading', 'aria-busy': 'true' }, 'Loading documents…'));
     try {
       const [list, fl] = await Promise.all([api.get('/docs'), loadFolders()]);
       if (destroyed) return;
-      docs = list.documents ?? [];
-      folders = fl;
-      for (const d of docs) {
+      lists.setAll(list.documents ?? [], fl);
+      for (const d of lists.docs) {
         pendingTitles.set(d.docId, { title: d.title, icon: d.icon });
         rememberTitle(d);
       }
@@ -192,7 +178,7 @@ export function renderHome(root, ctx) {
 
   /** The last few documents opened on this device that are still in the list. */
   function renderRecent() {
-    const byId = new Map(docs.map((d) => [d.docId, d]));
+    const byId = new Map(lists.docs.map((d) => [d.docId, d]));
     const recent = recentDocs().filter((r) => byId.has(r.docId)).slice(0, 5);
     recentBox.hidden = recent.length === 0;
     replaceChildren(recentBox, h('h2', { class: 'section-title', id: 'sec-recent' }, icon('clock', { size: 16 }), 'Recently opened'),
@@ -209,9 +195,9 @@ export function renderHome(root, ctx) {
     renderRecent();
     if (view) return;
     const restore = focusSelector(main);
-    tree = buildTree(docs, folders);
+    const tree = lists.tree;
     updateTarget();
-    if (!docs.length && !tree.roots.length) {
+    if (!lists.docs.length && !tree.roots.length) {
       replaceChildren(main, emptyState(icon('doc', { size: 28 }), 'No documents yet',
         'Create your first outline with “New document”, or ask a teammate to share one with you.',
         h('button', { type: 'button', class: 'btn btn-primary', onclick: () => createDoc() }, icon('plus', { size: 16 }), 'New document')));
@@ -243,17 +229,15 @@ export function renderHome(root, ctx) {
   /** @param {FolderNode} node @returns {HTMLLIElement} */
   function folderItem(node) {
     const f = node.folder;
-    const isCollapsed = collapsed.has(f.folderId);
-    const isSelected = selectedFolder === f.folderId;
+    const isCollapsed = lists.isCollapsed(f.folderId);
+    const isSelected = lists.selected === f.folderId;
     const groupId = `folder-group-${f.folderId}`;
     const toggle = h('button', {
       type: 'button', class: 'icon-btn folder-toggle', 'aria-expanded': String(!isCollapsed), 'aria-controls': groupId,
       'aria-label': `${isCollapsed ? 'Expand' : 'Collapse'} folder ${f.name}`,
     }, icon('chevron', { size: 14 }));
     toggle.addEventListener('click', () => {
-      if (collapsed.has(f.folderId)) collapsed.delete(f.folderId);
-      else collapsed.add(f.folderId);
-      saveCollapsed(collapsed);
+      lists.toggleFolder(f.folderId);
       renderList();
     });
     const select = h('button', {
@@ -261,7 +245,7 @@ export function renderHome(root, ctx) {
       title: isSelected ? 'Selected: new documents and folders go here' : 'Select this folder for new documents',
     }, icon('folder', { size: 16 }), h('span', { class: `folder-label${f.known === false ? ' is-unnamed' : ''}` }, f.name), h('span', { class: 'count' }, String(node.total), h('span', { class: 'sr-only' }, node.total === 1 ? ' document' : ' documents')));
     select.addEventListener('click', () => {
-      selectedFolder = selectedFolder === f.folderId ? null : f.folderId;
+      lists.select(lists.selected === f.folderId ? null : f.folderId);
       renderList();
     });
     const menu = menuButton({
@@ -296,14 +280,13 @@ export function renderHome(root, ctx) {
    * @returns {HTMLLIElement[]}
    */
   function paged(key, list) {
-    const limit = shownCount.get(key) ?? DOC_PAGE;
-    const items = list.slice(0, limit).map((d) => docItem(d));
-    const rest = list.length - limit;
+    const { items: page, rest, limit } = lists.page(key, list);
+    const items = page.map((d) => docItem(d));
     if (rest > 0) {
       const more = h('button', { type: 'button', class: 'btn btn-small show-more', dataset: { list: key } },
         `Show ${Math.min(rest, DOC_PAGE)} more (${rest} not shown)`);
       more.addEventListener('click', () => {
-        shownCount.set(key, limit + DOC_PAGE);
+        lists.showMore(key);
         renderList();
         /** @type {HTMLElement|null} */ (main.querySelectorAll('.doc-tree a.doc-link')[limit] ?? null)?.focus();
       });
@@ -338,37 +321,37 @@ export function renderHome(root, ctx) {
   }
 
   function updateTarget() {
-    const f = selectedFolder ? tree?.byId.get(selectedFolder)?.folder : null;
+    const f = lists.selected ? lists.tree.byId.get(lists.selected)?.folder : null;
     if (!f) {
-      selectedFolder = null;
+      lists.select(null);
       replaceChildren(target);
       target.hidden = true;
       return;
     }
     target.hidden = false;
     replaceChildren(target, 'New documents and folders go into ', h('strong', null, f.name), ' ',
-      h('button', { type: 'button', class: 'link-btn', onclick: () => { selectedFolder = null; renderList(); newDoc.focus(); } }, 'Clear'));
+      h('button', { type: 'button', class: 'link-btn', onclick: () => { lists.select(null); renderList(); newDoc.focus(); } }, 'Clear'));
   }
 
   // ---- actions (doc-actions.js, folder-actions.js ask and call the API; here the lists follow) ----
   /** @param {string|null} [folderId] */
   async function createDoc(folderId) {
     newDoc.disabled = true;
-    const id = await createDocument(api, typeof folderId === 'string' ? folderId : selectedFolder);
+    const id = await createDocument(api, typeof folderId === 'string' ? folderId : lists.selected);
     newDoc.disabled = false;
     if (id) navigate(docHref(id));
   }
 
   /** "Import…": a new document (in the selected folder) from an outline file. */
   async function pickImport() {
-    const id = await importDocument(api, selectedFolder);
+    const id = await importDocument(api, lists.selected);
     if (id) navigate(docHref(id));
   }
 
   /** @param {string|null} parentId */
   async function createFolder(parentId) {
-    const options = [{ value: '', label: 'Top level' }, ...flattenFolders(tree?.roots ?? [])
-      .filter((f) => { const info = tree?.byId.get(f.folderId)?.folder; return !info?.ownerId || info.ownerId === me.id; })
+    const options = [{ value: '', label: 'Top level' }, ...flattenFolders(lists.tree.roots)
+      .filter((f) => { const info = lists.tree.byId.get(f.folderId)?.folder; return !info?.ownerId || info.ownerId === me.id; })
       .map((f) => ({ value: f.folderId, label: f.path }))];
     const created = await formDialog({
       title: 'New folder',
@@ -384,9 +367,9 @@ export function renderHome(root, ctx) {
     });
     if (!created) return;
     rememberFolder(created);
-    if (!folders.some((f) => f.folderId === created.folderId)) folders = [...folders, created];
-    if (created.parentId) collapsed.delete(created.parentId);
-    selectedFolder = created.folderId;
+    lists.addFolder(created);
+    lists.expand(created.parentId);
+    lists.select(created.folderId);
     renderList();
     toast(`Folder “${created.name}” created.`);
   }
@@ -403,14 +386,14 @@ export function renderHome(root, ctx) {
         rememberFolder(r);
         toast(`Folder renamed to “${r.name}”.`);
       } else if (what === 'move') {
-        const r = await moveFolder(api, f, tree?.roots ?? [], me.id);
+        const r = await moveFolder(api, f, lists.tree.roots, me.id);
         if (!r) return;
-        if (r.parentId) collapsed.delete(r.parentId);
+        lists.expand(r.parentId);
         toast(`Folder “${f.name}” moved.`);
       } else {
-        const parent = f.parentId ? (tree?.byId.get(f.parentId)?.folder.name ?? null) : null;
+        const parent = f.parentId ? (lists.tree.byId.get(f.parentId)?.folder.name ?? null) : null;
         if (!(await deleteFolder(api, f, parent))) return;
-        if (selectedFolder === f.folderId) selectedFolder = null;
+        if (lists.selected === f.folderId) lists.select(null);
         toast(`Folder “${f.name}” deleted; what was in it moved to ${parent ? `“${parent}”` : 'the top level'}.`);
       }
     } catch (e) {
@@ -440,10 +423,10 @@ export function renderHome(root, ctx) {
 
   /** @param {DocSummary} d */
   async function moveDoc(d) {
-    const moved = await moveDocument(api, d, flattenFolders(tree?.roots ?? []).map((f) => ({ value: f.folderId, label: f.path })));
+    const moved = await moveDocument(api, d, flattenFolders(lists.tree.roots).map((f) => ({ value: f.folderId, label: f.path })));
     if (!moved) return;
-    const name = moved.folderId ? tree?.byId.get(moved.folderId)?.folder.name : null;
-    if (moved.folderId) collapsed.delete(moved.folderId);
+    const name = moved.folderId ? lists.tree.byId.get(moved.folderId)?.folder.name : null;
+    lists.expand(moved.folderId);
     await load();
     toast(name ? `Moved to “${name}”.` : 'Moved out of its folder.');
   }
@@ -454,7 +437,7 @@ export function renderHome(root, ctx) {
     const at = links.findIndex((a) => a instanceof HTMLElement && a.dataset.docId === d.docId);
     if (!(await deleteDocument(api, d))) return;
     forgetDoc(d.docId);
-    docs = docs.filter((x) => x.docId !== d.docId);
+    lists.removeDoc(d.docId);
     renderList();
     // Focus the document that took its place (keyboard users keep their position).
     const after = [...main.querySelectorAll('a[data-doc-id]')];
@@ -641,23 +624,4 @@ function highlight(text, q) {
   if (!words.length) return [text];
   const re = new RegExp(`(${words.join('|')})`, 'gi');
   return text.split(re).map((part, i) => (i % 2 === 1 ? h('mark', null, part) : part));
-}
-
-/** @returns {Set<string>} */
-function loadCollapsed() {
-  try {
-    const v = JSON.parse(localStorage.getItem(COLLAPSED_KEY) ?? '[]');
-    return new Set(Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
-  } catch {
-    return new Set();
-  }
-}
-
-/** @param {Set<string>} set */
-function saveCollapsed(set) {
-  try {
-    localStorage.setItem(COLLAPSED_KEY, JSON.stringify([...set]));
-  } catch {
-    // ignore
-  }
 }
