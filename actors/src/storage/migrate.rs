@@ -6,15 +6,18 @@ use rusqlite_migration::{Migrations, M};
 
 use super::error::Result;
 
+/// Every migration, in order (its position is its version).
+const SQL: [&str; 6] = [
+    include_str!("../../../migrations/0001_core.sql"),
+    include_str!("../../../migrations/0002_sharing.sql"),
+    include_str!("../../../migrations/0003_deleted_by.sql"),
+    include_str!("../../../migrations/0004_access_epoch.sql"),
+    include_str!("../../../migrations/0005_client_owners.sql"),
+    include_str!("../../../migrations/0006_block_links.sql"),
+];
+
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![
-        M::up(include_str!("../../../migrations/0001_core.sql")),
-        M::up(include_str!("../../../migrations/0002_sharing.sql")),
-        M::up(include_str!("../../../migrations/0003_deleted_by.sql")),
-        M::up(include_str!("../../../migrations/0004_access_epoch.sql")),
-        M::up(include_str!("../../../migrations/0005_client_owners.sql")),
-        M::up(include_str!("../../../migrations/0006_block_links.sql")),
-    ])
+    Migrations::new(SQL.iter().map(|sql| M::up(sql)).collect())
 }
 
 pub fn apply(conn: &mut Connection) -> Result<()> {
@@ -29,7 +32,7 @@ pub fn is_current(conn: &Connection) -> Result<bool> {
 }
 
 pub fn migrations_len() -> usize {
-    5
+    SQL.len()
 }
 
 #[cfg(test)]
