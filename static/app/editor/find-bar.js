@@ -4,6 +4,7 @@
 //
 // Invariants: the hit list is computed from the engine's rows of the moment of the query
 // (a change to the document recomputes it on the next step); the bar never edits anything.
+// The page highlights the words in the rows drawn at any moment (also after scrolling).
 
 import { make } from './row-view.js';
 
@@ -96,6 +97,11 @@ export class FindBar {
 
   get open() {
     return !this.el.hidden;
+  }
+
+  /** The query being shown ('' when none). */
+  get query() {
+    return this.el.hidden ? '' : this.#query;
   }
 
   /** Opens (or focuses) the bar with the query selected. @param {string} [query] */

@@ -213,6 +213,8 @@ export async function mountEditor(root, opts) {
     if (titleChanged) rememberTitle(s.title);
     view.render(s, canEdit());
     controller.syncSelection();
+    // rows drawn since (scrolling a big document) get the find's highlights too
+    if (find.query) markHits(find.query);
     renderAlert(s);
     revealBullet();
     applyPendingImport();
@@ -280,7 +282,8 @@ export async function mountEditor(root, opts) {
       if (view.indexOf(id) < 0 && parent == null) return;
     }
     const v = view.scrollTo(id);
-    markHits(q, id);
+    for (const e of chrome.outline.querySelectorAll('.is-current-hit')) e.classList.remove('is-current-hit');
+    markHits(q);
     if (v) v.el.classList.add('is-current-hit');
   }
 
@@ -290,9 +293,10 @@ export async function mountEditor(root, opts) {
     globalThis.CSS?.highlights?.delete('docsync-find');
   }
 
-  /** Highlights the query's words in the drawn rows (CSS Custom Highlight API). @param {string} q @param {string} current */
-  function markHits(q, current) {
-    clearHits();
+  /** Highlights the query's words in the drawn rows (CSS Custom Highlight API). @param {string} q */
+  function markHits(q) {
+    // @ts-ignore CSS Custom Highlight API (Chromium); a no-op elsewhere
+    globalThis.CSS?.highlights?.delete('docsync-find');
     // @ts-ignore
     const registry = globalThis.CSS?.highlights;
     // @ts-ignore
@@ -317,7 +321,6 @@ export async function mountEditor(root, opts) {
       }
     }
     registry.set('docsync-find', new HighlightCtor(...ranges));
-    void current;
   }
 
   // ---- hide completed --------------------------------------------------------------------------
@@ -571,7 +574,10 @@ export async function mountEditor(root, opts) {
     }
     revealBullet();
   };
-  const onScroll = () => view.onScroll();
+  const onScroll = () => {
+    view.onScroll();
+    if (find.query) markHits(find.query);
+  };
   document.addEventListener('keydown', onDocumentKey);
   document.addEventListener('visibilitychange', onVisibility);
   document.addEventListener('freeze', onFreeze);
