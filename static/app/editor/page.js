@@ -21,12 +21,9 @@ import { handOver, takeOver } from './pending-import.js';
 import { EditorChrome } from './chrome.js';
 import { OutlineView } from './outline-view.js';
 import { InputController } from './input-controller.js';
-import { FindBar } from './find-bar.js';
-import { openKeysHelp } from './keys-help.js';
 import { setSelectionOffsets } from './caret.js';
 import { TouchToolbar } from './touch-toolbar.js';
 import { LinkPicker } from './link-picker.js';
-import { BacklinksPanel } from './backlinks.js';
 import { setLinkTitles } from './markdown.js';
 
 /** @typedef {import('./editor.js').MountOptions} MountOptions */
@@ -113,7 +110,7 @@ export async function mountEditor(root, opts) {
     onShare: () => openShareDialog?.(docId),
     onZoom: (id) => zoomTo(id),
     menu: [
-      { label: 'Find in document (Ctrl+F)', icon: 'search', onSelect: () => find.show() },
+      { label: 'Find in document (Ctrl+F)', icon: 'search', onSelect: () => void openFind() },
       { label: 'Expand all', onSelect: () => void controller.foldAll(false) },
       { label: 'Collapse all', onSelect: () => void controller.foldAll(true) },
       { label: 'Show two levels', onSelect: () => void controller.foldAll(true, 2) },
@@ -123,7 +120,7 @@ export async function mountEditor(root, opts) {
       { label: 'Export as plain text', onSelect: () => exportAs('txt') },
       { label: 'Copy as text', onSelect: () => copyAsText() },
       { label: 'Import Markdown, OPML or text…', onSelect: () => pickImport() },
-      { label: 'Keyboard shortcuts (?)', onSelect: () => openKeysHelp() },
+      { label: 'Keyboard shortcuts (?)', onSelect: () => void openKeysHelp() },
     ],
   });
   /** @type {OutlineView} */
@@ -139,14 +136,18 @@ export async function mountEditor(root, opts) {
   /** @type {Promise<{docId: string, title: string}[]>|null} */
   let docsLoading = null;
   /** @param {boolean} [fresh] ask the server again */
+  /** Whether any bullet links to a document (their titles are worth fetching). */
+  const hasDocLinks = () => /** @type {Row[]} */ (engine.state.rows).some((r) => r.content.includes('[[doc_'));
   const loadDocs = (fresh = false) => {
     if (fresh) docsLoading = null;
     docsLoading ??= opts.api.get('/docs').then((r) => {
       const list = /** @type {{docId: string, title: string}[]} */ ((r?.documents ?? []).map((/** @type {any} */ d) => ({ docId: d.docId, title: d.title ?? '' })));
       for (const d of list) titles.set(d.docId, d.title);
       setLinkTitles((id) => (titles.has(id) ? /** @type {string} */ (titles.get(id)) : null));
-      view.invalidate(); // links drawn before the titles came: draw them with their titles
-      scheduleRender();
+      if (hasDocLinks()) {
+        view.invalidate(); // links drawn before the titles came: draw them with their titles
+        scheduleRender();
+      }
       return list;
     }).catch((e) => {
       docsLoading = null;
@@ -169,19 +170,45 @@ export async function mountEditor(root, opts) {
     canEdit,
     render: () => renderNow(),
     zoom: (id) => zoomTo(id),
-    openFind: () => find.show(),
-    openHelp: openKeysHelp,
+    openFind: () => void openFind(),
+    openHelp: () => void openKeysHelp(),
   });
-  const find = new FindBar(document, {
-    rows: () => /** @type {Row[]} */ (engine.state.rows),
-    show: (id, q) => showHit(id, q),
-    clear: () => clearHits(),
-    onClose: () => {
-      const v = view.focusedId ? view.view(view.focusedId) : null;
-      if (v) view.focus(v, { offset: (v.text.textContent ?? '').length });
-    },
-  });
-  chrome.main.insertBefore(find.el, chrome.crumbs);
+  // Parts not needed for the first bullets are loaded when first used (or after the first
+  // paint), so opening a document fetches and compiles fewer modules.
+  /** @type {import('./find-bar.js').FindBar|null} */
+  let find = null;
+  async function openFind() {
+    if (!find) {
+      const { FindBar } = await import('./find-bar.js');
+      if (destroyed) return;
+      find ??= new FindBar(document, {
+        rows: () => /** @type {Row[]} */ (engine.state.rows),
+        show: (id, q) => showHit(id, q),
+        clear: () => clearHits(),
+        onClose: () => {
+          const v = view.focusedId ? view.view(view.focusedId) : null;
+          if (v) view.focus(v, { offset: (v.text.textContent ?? '').length });
+        },
+      });
+      chrome.main.insertBefore(find.el, chrome.crumbs);
+    }
+    find.show();
+  }
+  const openKeysHelp = () => import('./keys-help.js').then((m) => m.openKeysHelp());
+  /** @type {import('./backlinks.js').BacklinksPanel|null} */
+  let backlinks = null;
+  async function refreshBacklinks() {
+    if (!backlinks) {
+      const { BacklinksPanel } = await import('./backlinks.js');
+      if (destroyed) return;
+      backlinks ??= new BacklinksPanel(document, async () => {
+        const r = await opts.api.get(`/docs/${encodeURIComponent(docId)}/backlinks`);
+        return r?.backlinks ?? [];
+      });
+      chrome.main.insertBefore(backlinks.el, chrome.dropLine);
+    }
+    await backlinks.refresh();
+  }
   const alert = document.createElement('div');
   alert.className = 'ed-alert';
   alert.id = 'editor-alert';
@@ -191,11 +218,6 @@ export async function mountEditor(root, opts) {
   const toolbar = new TouchToolbar(document, (cmd) => controller.runOnFocused(cmd));
   chrome.editor.append(toolbar.el);
   chrome.main.append(picker.el);
-  const backlinks = new BacklinksPanel(document, async () => {
-    const r = await opts.api.get(`/docs/${encodeURIComponent(docId)}/backlinks`);
-    return r?.backlinks ?? [];
-  });
-  chrome.main.insertBefore(backlinks.el, chrome.dropLine);
   root.append(chrome.editor);
 
   // ---- rendering ----------------------------------------------------------------------------
@@ -214,12 +236,19 @@ export async function mountEditor(root, opts) {
     view.render(s, canEdit());
     controller.syncSelection();
     // rows drawn since (scrolling a big document) get the find's highlights too
-    if (find.query) markHits(find.query);
+    if (find?.query) markHits(find.query);
     renderAlert(s);
     revealBullet();
     applyPendingImport();
     if (!firstShown && s.loaded) {
       firstShown = true;
+      // titles of linked documents and the backlinks: after the first bullets are painted,
+      // never on their way (two requests and, for links, a redraw)
+      setTimeout(() => {
+        if (destroyed) return;
+        if (hasDocLinks()) loadDocs().catch(() => {});
+        void refreshBacklinks();
+      }, 300);
       // a new, empty document: start with its title
       // (the shell may have focused the heading for screen readers before it was editable)
       const userPlaced = root.contains(document.activeElement) && document.activeElement !== chrome.title;
@@ -533,12 +562,12 @@ export async function mountEditor(root, opts) {
     const typingField = t instanceof HTMLElement && (t.isContentEditable || t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement);
     if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 'f') {
       e.preventDefault();
-      find.show();
+      void openFind();
       return;
     }
     if (e.key === '?' && !typingField && !e.ctrlKey && !e.metaKey) {
       e.preventDefault();
-      openKeysHelp();
+      void openKeysHelp();
       return;
     }
     if (state?.role !== 'viewer' || e.key.length !== 1 || e.ctrlKey || e.metaKey || e.altKey || typingField) return;
@@ -555,7 +584,7 @@ export async function mountEditor(root, opts) {
   const onVisibility = () => {
     controller.typing.flush();
     engine.setVisible(document.visibilityState === 'visible');
-    if (document.visibilityState === 'visible') void backlinks.refresh();
+    if (document.visibilityState === 'visible' && firstShown) void refreshBacklinks();
   };
   const onOnline = () => engine.setOnline(true);
   const onOffline = () => engine.setOnline(false);
@@ -576,7 +605,7 @@ export async function mountEditor(root, opts) {
   };
   const onScroll = () => {
     view.onScroll();
-    if (find.query) markHits(find.query);
+    if (find?.query) markHits(find.query);
   };
   document.addEventListener('keydown', onDocumentKey);
   document.addEventListener('visibilitychange', onVisibility);
@@ -592,13 +621,7 @@ export async function mountEditor(root, opts) {
     state = s;
     scheduleRender();
   });
-  // titles of linked documents and the backlinks, once the page stands (not on the path to
-  // the first bullets)
-  setTimeout(() => {
-    if (destroyed) return;
-    loadDocs().catch(() => {});
-    void backlinks.refresh();
-  }, 0);
+
   opening.catch((/** @type {unknown} */ err) => chrome.showNotice(err instanceof Error ? err.message : String(err), { sticky: true }));
 
   return {
@@ -617,7 +640,7 @@ export async function mountEditor(root, opts) {
       if (rafId) cancelAnimationFrame(rafId);
       clearTimeout(rememberTimer);
       off();
-      find.close();
+      find?.close();
       document.removeEventListener('keydown', onDocumentKey);
       document.removeEventListener('visibilitychange', onVisibility);
       document.removeEventListener('freeze', onFreeze);

@@ -10,8 +10,6 @@ import { rememberDoc } from '../recent.js';
 import { h } from '../ui/dom.js';
 import { confirmDialog, formDialog } from '../ui/dialog.js';
 import { toast } from '../ui/toast.js';
-import { readOutlineFile } from '../editor/outline-io.js';
-import { handOver } from '../editor/pending-import.js';
 import { displayTitle } from './home-model.js';
 
 /** @typedef {import('./home-model.js').DocSummary} DocSummary */
@@ -48,6 +46,8 @@ export function importDocument(api, folderId) {
       input.remove();
       if (!file) return resolve(null);
       try {
+        // the readers are the editor's; loaded only when a file is imported
+        const [{ readOutlineFile }, { handOver }] = await Promise.all([import('../editor/outline-io.js'), import('../editor/pending-import.js')]);
         const { title, items } = readOutlineFile(file.name, await file.text(), new DOMParser());
         if (!items.length) throw new Error('the file holds no bullets');
         const name = title ?? file.name.replace(/\.(md|markdown|opml|xml|txt)$/i, '');
