@@ -23,6 +23,15 @@ scenario('17 signed out while editing: "Signed out", Log in again, the typed tex
   await waitFor(async () => (await readStage(page)) === 'Signed out', { message: 'the status says Signed out' });
   await page.locator('#login-again').waitFor();
   assert.match((await page.locator('#editor-alert').textContent()) ?? '', /signed out/i);
+  // the editor's own requests (here "Linked from", asked again when the page comes back into
+  // view) meet the ended session too: the page stays, saying so, instead of jumping to /login
+  const backlinksAsked = page.waitForResponse((r) => r.url().endsWith('/backlinks'));
+  await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+  assert.equal((await backlinksAsked).status(), 401);
+  // (a frame later the page has handled that answer: a redirect would have begun)
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+  assert.equal(new URL(page.url()).pathname, `/d/${doc}`);
+  assert.equal(await readStage(page), 'Signed out');
   if (shots) await page.screenshot({ path: `${shots}/editor-signed-out.png` });
   await page.locator('#login-again').click();
   await waitFor(async () => new URL(page.url()).pathname === '/login', { message: 'the login page' });

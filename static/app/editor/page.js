@@ -140,7 +140,8 @@ export async function mountEditor(root, opts) {
   const hasDocLinks = () => /** @type {Row[]} */ (engine.state.rows).some((r) => r.content.includes('[[doc_'));
   const loadDocs = (fresh = false) => {
     if (fresh) docsLoading = null;
-    docsLoading ??= opts.api.get('/docs').then((r) => {
+    // quiet401: an ended session is the editor's to say ("Signed out"), not a jump to /login
+    docsLoading ??= opts.api.get('/docs', { quiet401: true }).then((r) => {
       const list = /** @type {{docId: string, title: string}[]} */ ((r?.documents ?? []).map((/** @type {any} */ d) => ({ docId: d.docId, title: d.title ?? '' })));
       for (const d of list) titles.set(d.docId, d.title);
       setLinkTitles((id) => (titles.has(id) ? /** @type {string} */ (titles.get(id)) : null));
@@ -202,7 +203,7 @@ export async function mountEditor(root, opts) {
       const { BacklinksPanel } = await import('./backlinks.js');
       if (destroyed) return;
       backlinks ??= new BacklinksPanel(document, async () => {
-        const r = await opts.api.get(`/docs/${encodeURIComponent(docId)}/backlinks`);
+        const r = await opts.api.get(`/docs/${encodeURIComponent(docId)}/backlinks`, { quiet401: true });
         return r?.backlinks ?? [];
       });
       chrome.main.insertBefore(backlinks.el, chrome.dropLine);
