@@ -1,5 +1,5 @@
 // @ts-check
-// Browser benchmark of the editor on a 10,000-bullet document (issue: "fast on big documents").
+// Browser benchmark of the editor on a 10,000-bullet document.
 // Prints figures; asserts only that the work was done (every bullet loaded, every typed
 // character on the server) — speed targets are reported, never asserted:
 //   first paint after the snapshot arrives < 500 ms; keystroke → painted p95 < 16 ms.
@@ -196,7 +196,7 @@ scenario(
   { timeout: 300_000 },
 );
 
-/** The issue's targets per structural measure (printed beside the figures, never asserted). */
+/** The targets per structural measure (printed beside the figures, never asserted). */
 const TARGETS = /** @type {Record<string, string>} */ ({
   Enter: 'p95 < 16 ms', 'Tab / Shift+Tab': 'p95 < 16 ms', 'paste of 100 bullets': 'p95 < 50 ms',
   'select all 1,000 + Tab (other document)': '< 100 ms', 'find: a key in the find box (10,000 bullets)': '< 30 ms',

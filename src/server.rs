@@ -305,7 +305,8 @@ async fn serve_http(
     .shutdown_timeout(settings.server.shutdown_timeout_secs)
     // A client that closes its socket ends its request at once: with half-closed
     // connections allowed (actix's default) an EOF during an SSE stream or a long-poll was
-    // ignored until the next write failed, 15–40 s later (issue 15 item 5).
+    // ignored until the next write failed, 15–40 s later (measured with a client that
+    // vanished mid-stream, `tests/streams.rs`).
     .h1_allow_half_closed(false)
     .disable_signals()
     .listen(listener)?;

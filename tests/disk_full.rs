@@ -1,4 +1,4 @@
-//! Disk full (issue 15 item 8): a write that finds no room answers `507 storage_full` (not a
+//! Disk full: a write that finds no room answers `507 storage_full` (not a
 //! generic 500), is counted, makes `/readyz` report not ready while writes fail, leaves
 //! nothing half-written, and the server recovers by itself once space is back.
 //!

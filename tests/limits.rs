@@ -1,4 +1,4 @@
-//! Hardening (issue "Hardening", items 1 and 10), against the real server:
+//! Limits that keep one user or document from hurting the others, against the real server:
 //! - `limits.max_depth`: a chain typed deeper than the limit lands at the deepest allowed
 //!   level with every text kept; a move that would go deeper is rejected (`too_deep`); a
 //!   3,000-level chain (limit raised) snapshots, reloads after a crash, deletes and restores;

@@ -1,4 +1,4 @@
-//! What a vanished, greedy or slow client can hold on the server (issue 15 items 5 and 6):
+//! What a vanished, greedy or slow client can hold on the server:
 //! a closed SSE stream or long-poll is released at once (not at the next keep-alive write),
 //! wake-up channels are bounded per user and per client address (429 `too_many_streams`),
 //! and a request body must arrive within `server.body_read_timeout_secs` (408).

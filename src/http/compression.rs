@@ -14,8 +14,8 @@
 //!   bytes (each response gets a fresh encoder with its tables; a packet carries 1.4 KB
 //!   either way). Measured on the 2-core machine for a 187-byte `/sync` reply, encoders as
 //!   actix builds them: gzip (fast) 17.9 µs, brotli (q 3) 12.8 µs, zstd (3) 21.0 µs each —
-//!   a quarter to a half of issue 14's whole budget of 0.05 ms server CPU per delivered
-//!   edit. Browsers always ask for compression, so without this every pull of every reader
+//!   a quarter to a half of the whole target of 0.05 ms server CPU per delivered edit
+//!   (the fan-out budget of December 2026). Browsers always ask for compression, so without this every pull of every reader
 //!   would pay for it. `skip_small` (inside
 //!   `Compress`) marks such answers `identity` so `Compress` passes them through, and
 //!   `unmark` (outside it) removes that marker again, so they go out with no

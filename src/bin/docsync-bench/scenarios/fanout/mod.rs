@@ -1,4 +1,4 @@
-//! `fanout`: one writer, N readers on one document (the many-watchers case of issue 14).
+//! `fanout`: one writer, N readers on one document (many people watching one outline).
 //!
 //! On a server of its own (when we start servers): a document, a writer with its block,
 //! then N readers that each pull once (so their sessions exist before anyone listens: a new
