@@ -19,7 +19,7 @@ use docsync_actors::storage::roles::Role;
 use docsync_actors::storage::sharing::{self, Access, Share, ShareKind};
 
 use crate::auth::password;
-use crate::http::AppState;
+use crate::http::state::AppState;
 
 const SAMPLE: &[(usize, &str)] = &[
     (0, "Welcome to docsync — a shared outline. Every bullet is a block. #welcome"),

@@ -17,7 +17,7 @@ use docsync_actors::registry::{Documents, Registry};
 use docsync_actors::storage::{Storage, StorageConfig};
 
 use crate::config::{ClockKind, Settings};
-use crate::http::{self, AppState};
+use crate::http::{self, state::AppState};
 
 async fn wait_for_signal() {
     use tokio::signal::unix::{signal, SignalKind};

@@ -33,7 +33,7 @@ pub async fn request_log(
     let user = crate::http::auth::ResolvedUser::default();
     req.extensions_mut().insert(user.clone());
     let metrics = req
-        .app_data::<actix_web::web::Data<crate::http::AppState>>()
+        .app_data::<actix_web::web::Data<crate::http::state::AppState>>()
         .map(|s| s.metrics.clone());
     let res = next.call(req).await?;
     if let Some(m) = metrics {

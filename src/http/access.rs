@@ -21,7 +21,7 @@ use docsync_actors::storage::StorageError;
 use super::access_cache::Decision;
 use super::auth::Credentials;
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 
 /// Resolves the caller and runs `f` for them in the same read on the pool, so an
 /// authorised read costs one trip off the async threads. No valid credentials → 401.

@@ -14,7 +14,7 @@ use super::auth::{Credentials, Secret, SESSION_COOKIE};
 use super::body::read_json;
 use super::client_address::client_address;
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 use crate::auth::password;
 use crate::auth::throttle::LoginKeys;
 

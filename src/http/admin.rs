@@ -11,7 +11,7 @@ use super::access::caller;
 use super::auth::Credentials;
 use super::body::read_json;
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 
 async fn admin(state: &AppState, creds: &Credentials) -> Result<(), ApiError> {
     let user = caller(state, creds).await?;

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 
 /// Requires a JSON content type (no form posts from other sites), enforces `limit`, decodes
 /// a JSON object (and nothing after it).

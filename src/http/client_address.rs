@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use actix_web::http::header::HeaderMap;
 use actix_web::HttpRequest;
 
-use super::AppState;
+use super::state::AppState;
 
 /// The client's address (per-address limits). Forwarded headers (`Forwarded`,
 /// `X-Forwarded-For`) are believed only from a peer in `server.trusted_proxies` (or from

@@ -11,7 +11,7 @@ use docsync_actors::collab::validate::ClientId;
 use docsync_actors::storage::clients;
 
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 
 const CAPACITY: usize = 100_000;
 

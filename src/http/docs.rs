@@ -12,7 +12,7 @@ use super::access::{access, caller, read_as, require_folder_write};
 use super::auth::Credentials;
 use super::body::read_json;
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -6,7 +6,7 @@ use serde_json::json;
 use docsync_actors::storage::{health, migrate};
 
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))

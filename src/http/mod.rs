@@ -29,8 +29,6 @@ pub mod write_budget;
 
 use actix_web::web;
 
-pub use state::AppState;
-
 pub fn routes(cfg: &mut web::ServiceConfig) {
     // Debug builds only (tests); before the `/api/v1` scope, which would otherwise take it.
     #[cfg(debug_assertions)]

@@ -18,7 +18,7 @@ use actix_web::{web, HttpRequest, ResponseError};
 
 use super::auth::{Credentials, SESSION_COOKIE};
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 
 fn is_write(m: &Method) -> bool {
     !matches!(*m, Method::GET | Method::HEAD | Method::OPTIONS)

@@ -13,7 +13,7 @@ use docsync_actors::storage::{derived, documents, roles, search};
 use super::access::read_as;
 use super::auth::Credentials;
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 
 use docsync_actors::collab::validate::fixed::{
     MAX_SEARCH_HITS, MAX_SEARCH_QUERY_BYTES, MAX_TAG_BYTES,

@@ -16,7 +16,7 @@ use super::access::{access, caller, owned_folder, read_as, require_folder_write}
 use super::auth::Credentials;
 use super::body::{read_json, read_json_array};
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 
 use docsync_actors::collab::validate::fixed::{
     MAX_ICON_BYTES, MAX_NAME_BYTES, MAX_SHARES, MAX_TEAM_MEMBERS, SMALL_BODY_BYTES,

@@ -12,7 +12,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use super::assets::{Asset, AssetPath};
 use super::compression::accepts_gzip;
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 
 /// The one HTML page of the web app.
 const APP_PAGE: &str = "index.html";

@@ -19,7 +19,7 @@ use super::auth::Credentials;
 use super::body::read_json;
 use super::client_owners::{claim, claim_optional};
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -19,7 +19,7 @@ use super::super::access::{access, doc_access};
 use super::super::auth::Credentials;
 use super::super::client_owners::claim_optional;
 use super::super::error::ApiError;
-use super::super::AppState;
+use super::super::state::AppState;
 use super::{client_id, slots};
 
 #[derive(Deserialize)]

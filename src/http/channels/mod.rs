@@ -14,7 +14,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::access::StreamAccess;
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 
 /// Unsubscribes when dropped (the stream or socket went away).
 pub use docsync_actors::document::Subscription;

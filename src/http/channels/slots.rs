@@ -18,7 +18,7 @@ use actix_web::HttpRequest;
 
 use super::super::client_address::client_address;
 use super::super::error::ApiError;
-use super::super::AppState;
+use super::super::state::AppState;
 
 pub struct StreamSlots {
     max_per_user: usize,

@@ -25,7 +25,7 @@ use super::super::access::{caller, stream_access};
 use super::super::auth::{Credentials, SESSION_COOKIE};
 use super::super::client_owners::claim_optional;
 use super::super::error::ApiError;
-use super::super::AppState;
+use super::super::state::AppState;
 use super::slots::{self, StreamSlot};
 use super::{subscribe, Subscription};
 
