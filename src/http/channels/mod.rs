@@ -6,6 +6,7 @@ pub mod longpoll;
 pub mod slots;
 pub mod sse;
 pub mod ws;
+pub mod ws_protocol;
 
 use docsync_actors::collab::validate::ClientId;
 use docsync_actors::document::{Channel, DocEvent, Subscribe};

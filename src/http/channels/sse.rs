@@ -39,7 +39,7 @@ pub struct EventsQuery {
 fn frame(event: &str, doc_id: &str, head: i64, lease: u64, entries: Option<&str>) -> Bytes {
     let data = json!({"docId": doc_id, "headSeq": head, "leaseSeq": lease});
     // Entries are one line of JSON (serde never writes raw newlines), as SSE data must be.
-    let data = super::ws::with_entries(data, entries);
+    let data = super::ws::with_entries(data.to_string(), entries);
     Bytes::from(format!("event: {event}\ndata: {data}\n\n"))
 }
 

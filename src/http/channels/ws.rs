@@ -14,8 +14,6 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use actix_web::{web, HttpRequest, HttpResponse};
 use actix_web_actors::ws;
-use serde::Deserialize;
-use serde_json::json;
 use tokio::sync::mpsc;
 
 use docsync_actors::collab::validate::ClientId;
@@ -27,21 +25,11 @@ use super::super::client_owners::claim_optional;
 use super::super::error::ApiError;
 use super::super::state::AppState;
 use super::slots::{self, StreamSlot};
+use super::ws_protocol::{room_doc, ClientMessage, ErrorCode, ServerMessage};
 use super::{subscribe, Subscription};
 
 const SILENCE_LIMIT: Duration = Duration::from_secs(35);
 const CHECK_EVERY: Duration = Duration::from_secs(5);
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ClientMsg {
-    #[serde(rename = "type")]
-    kind: String,
-    #[serde(default)]
-    room: Option<String>,
-    #[serde(default)]
-    client_id: Option<String>,
-}
 
 pub struct WsSession {
     state: web::Data<AppState>,
@@ -84,8 +72,12 @@ pub async fn connect(
 }
 
 impl WsSession {
-    fn send(ctx: &mut ws::WebsocketContext<Self>, v: serde_json::Value) {
-        ctx.text(v.to_string());
+    fn send(ctx: &mut ws::WebsocketContext<Self>, m: ServerMessage) {
+        ctx.text(m.to_json());
+    }
+
+    fn error(ctx: &mut ws::WebsocketContext<Self>, room: Option<&str>, code: ErrorCode) {
+        Self::send(ctx, ServerMessage::Error { room, code });
     }
 
     fn join(
@@ -94,29 +86,20 @@ impl WsSession {
         client_id: Option<String>,
         ctx: &mut ws::WebsocketContext<Self>,
     ) {
-        let Some(doc_id) = room.strip_prefix("doc:").map(str::to_string) else {
-            Self::send(
-                ctx,
-                json!({"type": "ERROR", "room": room, "code": "bad_room"}),
-            );
+        let Some(doc_id) = room_doc(&room).map(str::to_string) else {
+            Self::error(ctx, Some(&room), ErrorCode::BadRoom);
             return;
         };
         if self.rooms.contains_key(&doc_id) {
-            Self::send(ctx, json!({"type": "JOINED", "room": room}));
+            Self::send(ctx, ServerMessage::Joined { room: &room });
             return;
         }
         if self.rooms.len() >= docsync_actors::collab::validate::fixed::MAX_ROOMS_PER_SOCKET {
-            Self::send(
-                ctx,
-                json!({"type": "ERROR", "room": room, "code": "too_many_rooms"}),
-            );
+            Self::error(ctx, Some(&room), ErrorCode::TooManyRooms);
             return;
         }
         let Ok(client_id) = ClientId::parse_optional(client_id, &self.state.limits) else {
-            Self::send(
-                ctx,
-                json!({"type": "ERROR", "room": room, "code": "bad_request"}),
-            );
+            Self::error(ctx, Some(&room), ErrorCode::BadRequest);
             return;
         };
         let state = self.state.clone();
@@ -127,18 +110,18 @@ impl WsSession {
             // document ID is answered as one that is not there).
             let granted = match stream_access(&state, &creds, &doc_id).await {
                 Ok(g) => g,
-                Err(ApiError::NotFound) => return (doc_id, Err("not_found")),
-                Err(ApiError::Unauthorized) => return (doc_id, Err("unauthorized")),
-                Err(_) => return (doc_id, Err("unavailable")),
+                Err(ApiError::NotFound) => return (doc_id, Err(ErrorCode::NotFound)),
+                Err(ApiError::Unauthorized) => return (doc_id, Err(ErrorCode::Unauthorized)),
+                Err(_) => return (doc_id, Err(ErrorCode::Unavailable)),
             };
             match claim_optional(&state, &granted.user.id, client_id.as_ref()).await {
                 Ok(()) => {}
-                Err(ApiError::Forbidden(_)) => return (doc_id, Err("forbidden")),
-                Err(_) => return (doc_id, Err("unavailable")),
+                Err(ApiError::Forbidden(_)) => return (doc_id, Err(ErrorCode::Forbidden)),
+                Err(_) => return (doc_id, Err(ErrorCode::Unavailable)),
             }
             match subscribe(&state, &granted, Channel::WebSocket, client_id, sink).await {
                 Ok((sub, _, _)) => (doc_id, Ok(sub)),
-                Err(_) => (doc_id, Err("unavailable")),
+                Err(_) => (doc_id, Err(ErrorCode::Unavailable)),
             }
         };
         ctx.spawn(
@@ -146,30 +129,27 @@ impl WsSession {
                 .map(move |(doc_id, res), act, ctx| match res {
                     Ok(sub) => {
                         act.rooms.insert(doc_id, sub);
-                        Self::send(ctx, json!({"type": "JOINED", "room": room}));
+                        Self::send(ctx, ServerMessage::Joined { room: &room });
                     }
-                    Err(code) => {
-                        Self::send(ctx, json!({"type": "ERROR", "room": room, "code": code}))
-                    }
+                    Err(code) => Self::error(ctx, Some(&room), code),
                 }),
         );
     }
 
     fn handle_text(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
-        let Ok(msg) = serde_json::from_str::<ClientMsg>(text) else {
-            Self::send(ctx, json!({"type": "ERROR", "code": "bad_request"}));
+        let Ok(msg) = serde_json::from_str::<ClientMessage>(text) else {
+            Self::error(ctx, None, ErrorCode::BadRequest);
             return;
         };
-        match (msg.kind.as_str(), msg.room) {
-            ("PING", _) => Self::send(ctx, json!({"type": "PONG"})),
-            ("JOIN", Some(room)) => self.join(room, msg.client_id, ctx),
-            ("LEAVE", Some(room)) => {
-                if let Some(doc) = room.strip_prefix("doc:") {
+        match msg {
+            ClientMessage::Ping => Self::send(ctx, ServerMessage::Pong),
+            ClientMessage::Join { room, client_id } => self.join(room, client_id, ctx),
+            ClientMessage::Leave { room } => {
+                if let Some(doc) = room_doc(&room) {
                     self.rooms.remove(doc);
                 }
-                Self::send(ctx, json!({"type": "LEFT", "room": room}));
+                Self::send(ctx, ServerMessage::Left { room: &room });
             }
-            _ => Self::send(ctx, json!({"type": "ERROR", "code": "bad_request"})),
         }
     }
 
@@ -179,16 +159,13 @@ impl WsSession {
         let room = format!("doc:{doc_id}");
         self.rooms.remove(&doc_id);
         match why {
-            Revoked::NoAccess => Self::send(
-                ctx,
-                json!({"type": "ERROR", "room": room, "code": "forbidden"}),
-            ),
+            Revoked::NoAccess => Self::error(ctx, Some(&room), ErrorCode::Forbidden),
             Revoked::CredentialEnded => Self::credential_ended(ctx),
         }
     }
 
     fn credential_ended(ctx: &mut ws::WebsocketContext<Self>) {
-        Self::send(ctx, json!({"type": "ERROR", "code": "unauthorized"}));
+        Self::error(ctx, None, ErrorCode::Unauthorized);
         ctx.close(Some(ws::CloseReason {
             code: ws::CloseCode::Policy,
             description: Some("credentials ended".into()),
@@ -263,13 +240,17 @@ impl Actor for WsSession {
 /// `DOC_SEQ` (PROTOCOL §4). The entries are already a JSON array, encoded once per change
 /// by the document; they are copied in, never re-encoded per subscriber.
 fn doc_seq_message(wake: &Wake) -> String {
-    let head = json!({"type": "DOC_SEQ", "docId": wake.doc_id, "headSeq": wake.head_seq, "leaseSeq": wake.lease_seq});
-    with_entries(head, wake.entries_json())
+    let head = ServerMessage::DocSeq {
+        doc_id: &wake.doc_id,
+        head_seq: wake.head_seq,
+        lease_seq: wake.lease_seq,
+    };
+    with_entries(head.to_json(), wake.entries_json())
 }
 
 /// `{…}` plus `,"entries":[…]` spliced in before the closing brace.
-pub(super) fn with_entries(head: serde_json::Value, entries: Option<&str>) -> String {
-    let mut text = head.to_string();
+pub(super) fn with_entries(head: String, entries: Option<&str>) -> String {
+    let mut text = head;
     if let Some(entries) = entries {
         text.pop();
         text.reserve(entries.len() + 12);
@@ -317,9 +298,7 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for WsSession {
                 ctx.close(reason);
                 ctx.stop();
             }
-            Ok(ws::Message::Binary(_)) => {
-                Self::send(ctx, json!({"type": "ERROR", "code": "bad_request"}))
-            }
+            Ok(ws::Message::Binary(_)) => Self::error(ctx, None, ErrorCode::BadRequest),
             Ok(_) => {}
             Err(_) => ctx.stop(),
         }
