@@ -92,7 +92,10 @@ scenario('7 private note: no lease requests alone; a second tab or a share switc
   await focusEnd(tab1, one);
   await tab1.keyboard.type('?');
   await waitFor(() => syncs.slice(n2).some((q) => q.body?.ops?.length), { message: 'the edit is sent' });
-  assert.ok(syncs.slice(n2).every((q) => holds(q).length === 0), 'private again: no lease requests');
+  // (a renewal sent in full mode may still have been on its way when the test saw the
+  // "private" reply; from the edit on, nothing asks for a lease)
+  const fromEdit = syncs.slice(n2).findIndex((q) => q.body?.ops?.length);
+  assert.ok(syncs.slice(n2 + fromEdit).every((q) => holds(q).length === 0), `private again: no lease requests: ${JSON.stringify(syncs.slice(n2).map((q) => q.body))}`);
 
   // Sharing flips it to full again.
   await api.setShares(doc, [[users.bob, 'write']]);

@@ -8,4 +8,5 @@ pub mod demo;
 pub mod http;
 pub mod memory;
 pub mod server;
+pub mod shutdown;
 pub mod telemetry;

@@ -211,7 +211,7 @@ async fn serve_http(
                 (c.clone(), Some(c))
             }
         };
-    let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
+    let (shutdown_trigger, shutdown) = crate::shutdown::ShutdownTrigger::new();
     let registry = Documents::start(Registry::new(
         arbiters,
         storage.clone(),
@@ -244,7 +244,7 @@ async fn serve_http(
             settings.auth.login_max_failures,
             Duration::from_secs(settings.auth.login_window_secs),
         )),
-        shutdown: shutdown_rx,
+        shutdown,
         compaction,
         manual_clock,
         metrics,
@@ -273,7 +273,6 @@ async fn serve_http(
     if demo {
         crate::demo::seed(&state, listener.local_addr()?).await?;
     }
-    let shutdown_tx = shutdown_tx;
     let workers = match settings.server.workers {
         0 => cores(),
         n => n,
@@ -322,7 +321,7 @@ async fn serve_http(
         tracing::info!("shutting down: closing streams, finishing requests in flight");
         // Streams and sockets end first (WebSocket close 1001) so clients reconnect
         // elsewhere; then the server stops accepting and drains what is in flight.
-        let _ = shutdown_tx.send(true);
+        shutdown_trigger.fire();
         handle.stop(true).await;
     });
     server.await?;

@@ -24,7 +24,7 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     pub throttle: Arc<crate::auth::throttle::LoginThrottle>,
     /// Becomes true when the server starts shutting down: streams and sockets end.
-    pub shutdown: tokio::sync::watch::Receiver<bool>,
+    pub shutdown: crate::shutdown::Shutdown,
     pub compaction: Addr<docsync_actors::compaction::CompactionSupervisor>,
     /// Set only with `testing.clock = "manual"`.
     pub manual_clock: Option<Arc<docsync_actors::clock::ManualClock>>,

@@ -77,7 +77,7 @@ pub async fn changes(
                 tokio::select! {
                     r = &mut rx => break r.unwrap_or((head_seq, lease_seq)),
                     _ = &mut deadline => break (head_seq, lease_seq),
-                    _ = shutdown.wait_for(|s| *s) => break (head_seq, lease_seq),
+                    () = shutdown.wait() => break (head_seq, lease_seq),
                     moved = epoch_moves.changed() => {
                         if moved.is_err() {
                             break (head_seq, lease_seq);

@@ -47,7 +47,7 @@ struct Stream {
     doc_id: DocId,
     rx: mpsc::UnboundedReceiver<DocEvent>,
     keepalive: tokio::time::Interval,
-    shutdown: tokio::sync::watch::Receiver<bool>,
+    shutdown: crate::shutdown::Shutdown,
     _sub: Subscription,
     _slot: StreamSlot,
     first: Option<Bytes>,
@@ -91,7 +91,7 @@ pub async fn events(
         let next = tokio::select! {
             ev = s.rx.recv() => Next::Event(ev),
             _ = s.keepalive.tick() => Next::KeepAlive,
-            _ = s.shutdown.wait_for(|v| *v) => Next::Shutdown,
+            () = s.shutdown.wait() => Next::Shutdown,
         };
         match next {
             Next::Event(Some(DocEvent::Seq(wake))) => {

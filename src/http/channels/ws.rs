@@ -223,7 +223,7 @@ impl Actor for WsSession {
         let mut shutdown = self.state.shutdown.clone();
         ctx.spawn(
             async move {
-                let _ = shutdown.wait_for(|s| *s).await;
+                shutdown.wait().await;
             }
             .into_actor(self)
             .map(|(), _act, ctx| {
