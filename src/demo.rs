@@ -7,14 +7,14 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 
+use docsync_actors::ask::ask_renewing;
 use docsync_actors::collab::block::Author;
 use docsync_actors::collab::op::{Op, OpKind};
 use docsync_actors::collab::order_key::n_keys_between;
+use docsync_actors::collab::validate::DocId;
 use docsync_actors::document::{Caller, DocError, Sync};
-use docsync_actors::registry::ask_renewing;
 use docsync_actors::storage::accounts::{self, new_id};
 use docsync_actors::storage::documents;
-use docsync_actors::storage::log::Precheck;
 use docsync_actors::storage::roles::Role;
 use docsync_actors::storage::sharing::{self, Access, Share, ShareKind};
 
@@ -174,6 +174,7 @@ pub async fn seed(state: &AppState, addr: SocketAddr) -> anyhow::Result<()> {
 }
 
 async fn seed_blocks(state: &AppState, doc_id: &str, alice: &accounts::User) -> anyhow::Result<()> {
+    let doc = DocId::parse(doc_id)?;
     let keys = n_keys_between(None, None, SAMPLE.len())?;
     let mut ops = Vec::new();
     let mut parents: Vec<String> = Vec::new();
@@ -195,7 +196,7 @@ async fn seed_blocks(state: &AppState, doc_id: &str, alice: &accounts::User) -> 
         parents.push(id);
     }
     let caller = Caller {
-        client_id: String::new(),
+        client: None,
         author: Author {
             user_id: alice.id.clone(),
             name: alice.display_name.clone(),
@@ -203,24 +204,14 @@ async fn seed_blocks(state: &AppState, doc_id: &str, alice: &accounts::User) -> 
         role: Role::Owner,
         shared: false,
     };
-    let sync = Sync {
-        caller,
-        last_seq: 0,
-        ops,
-        hold: None,
-        precheck: Precheck::default(),
-        precheck_at: Instant::now(),
-    };
+    let sync = Sync::seed(caller.clone(), ops.clone(), Instant::now());
     // A brand-new actor distrusts pre-checks older than itself; ours is empty, so renewing
     // it is only a new time stamp.
     let renew = || {
-        let fresh = Sync {
-            precheck_at: Instant::now(),
-            ..sync.clone()
-        };
+        let fresh = Sync::seed(caller.clone(), ops.clone(), Instant::now());
         async move { Ok::<_, DocError>(fresh) }
     };
-    ask_renewing(&state.registry, doc_id, sync.clone(), renew)
+    ask_renewing(&state.registry, &doc, sync.clone(), renew)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context("seeding a sample document")?;

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
+use crate::collab::validate::DocId;
 use crate::document::{DocError, DocumentActor};
 use crate::registry::{Documents, Open};
 
@@ -43,7 +44,7 @@ impl Backoff {
 
 /// Sends `msg` to the document's actor, asking the registry again while the actor restarts.
 /// Gives up with `DocError::Restarting` when every attempt met a restarting actor.
-pub async fn ask<M, T>(registry: &Documents, doc_id: &str, msg: M) -> Result<T, DocError>
+pub async fn ask<M, T>(registry: &Documents, doc_id: &DocId, msg: M) -> Result<T, DocError>
 where
     M: Message<Result = Result<T, DocError>> + Clone + Send + 'static,
     T: Send + 'static,
@@ -62,7 +63,7 @@ where
 /// end the ask as they are.
 pub async fn ask_renewing<M, T, E, R, F>(
     registry: &Documents,
-    doc_id: &str,
+    doc_id: &DocId,
     mut msg: M,
     mut renew: R,
 ) -> Result<T, E>
@@ -84,7 +85,7 @@ where
             Some(h) => h,
             None => {
                 let open = Open {
-                    doc_id: doc_id.to_string(),
+                    doc_id: doc_id.clone(),
                 };
                 // The registry gone means the server is shutting down: as good as restarting.
                 registry

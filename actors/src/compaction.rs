@@ -9,10 +9,12 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use serde::Serialize;
 
+use crate::ask::ask;
 use crate::clock::SharedClock;
+use crate::collab::validate::DocId;
 use crate::document::{Compact, DocError};
 use crate::metrics::Metrics;
-use crate::registry::{ask, Documents};
+use crate::registry::Documents;
 use crate::storage::compaction::{self, Retention};
 use crate::storage::{roles, Storage};
 
@@ -84,6 +86,11 @@ impl CompactionSupervisor {
                 }
             };
             for doc_id in due {
+                // IDs the server made itself; one that is not an ID names no document.
+                let Ok(doc) = DocId::parse(&doc_id) else {
+                    tracing::warn!(doc = %doc_id, "compaction: skipping a malformed document ID");
+                    continue;
+                };
                 let d = doc_id.clone();
                 let shared = storage
                     .read(move |c| roles::is_shared(c, &d))
@@ -94,7 +101,7 @@ impl CompactionSupervisor {
                     shared,
                     retention,
                 };
-                let outcome = ask(&registry, &doc_id, compact).await;
+                let outcome = ask(&registry, &doc, compact).await;
                 match outcome {
                     Ok(c) => {
                         summary.documents += 1;

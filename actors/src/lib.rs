@@ -2,7 +2,7 @@
 //! (`storage`), and the actors that give each document its order (`document`, `registry`).
 //! Arrows point down: actors use storage and collab; storage uses collab; collab uses nothing.
 
-mod ask;
+pub mod ask;
 pub mod clock;
 pub mod collab;
 pub mod compaction;

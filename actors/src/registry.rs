@@ -15,19 +15,18 @@ use std::sync::{Arc, RwLock};
 use actix::prelude::*;
 
 use crate::clock::SharedClock;
+use crate::collab::validate::DocId;
 use crate::document::{
-    AccessChanged, ActorConfig, ActorStats, Close, DocumentActor, GetStats, Stopped,
+    AccessChanged, ActorConfig, ActorReport, Close, DocumentActor, GetStats, Stopped,
 };
 use crate::metrics::Metrics;
 use crate::storage::Storage;
-
-pub use crate::ask::{ask, ask_renewing, Backoff, BACKOFF};
 
 /// Find or start the actor of a document (through `ask`, which retries while it restarts).
 #[derive(Message)]
 #[rtype(result = "DocHandle")]
 pub(crate) struct Open {
-    pub(crate) doc_id: String,
+    pub(crate) doc_id: DocId,
 }
 
 /// A document actor's address plus the count of requests sent to it and not yet answered
@@ -60,7 +59,7 @@ impl DocHandle {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct CloseDocument {
-    pub doc_id: String,
+    pub doc_id: DocId,
 }
 
 /// Shares changed for these documents: tell their open actors (mode may flip, streams must
@@ -68,6 +67,7 @@ pub struct CloseDocument {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct AccessChangedFor {
+    /// As storage lists them (only looked up: an ID of no open actor is ignored).
     pub doc_ids: Vec<String>,
 }
 
@@ -77,7 +77,7 @@ pub struct AccessChangedFor {
 struct ListActors;
 
 /// The map of open actors, written only by the registry actor.
-type OpenActors = Arc<RwLock<HashMap<String, DocHandle>>>;
+type OpenActors = Arc<RwLock<HashMap<DocId, DocHandle>>>;
 
 /// Handle to the document actors: the registry's address (for `do_send` of its messages)
 /// plus a read view of its map, so `ask` finds a running actor without asking the registry.
@@ -98,7 +98,7 @@ impl Documents {
     }
 
     /// The running actor of `doc_id`, if the registry has one.
-    pub(crate) fn running(&self, doc_id: &str) -> Option<DocHandle> {
+    pub(crate) fn running(&self, doc_id: &DocId) -> Option<DocHandle> {
         let open = self.open.read().unwrap_or_else(|e| e.into_inner());
         open.get(doc_id).filter(|h| h.addr.connected()).cloned()
     }
@@ -141,14 +141,14 @@ impl Registry {
 
     /// The map, for the registry's own reads and writes (a poisoned lock only means a
     /// panic elsewhere while holding it; the map itself is always whole).
-    fn docs(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, DocHandle>> {
+    fn docs(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<DocId, DocHandle>> {
         self.docs.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn arbiter_for(&self, doc_id: &str) -> &ArbiterHandle {
+    fn arbiter_for(&self, doc_id: &DocId) -> &ArbiterHandle {
         // FNV-1a: stable, cheap, spreads IDs evenly enough over a handful of threads.
         let mut h: u64 = 0xcbf29ce484222325;
-        for b in doc_id.bytes() {
+        for b in doc_id.as_str().bytes() {
             h ^= b as u64;
             h = h.wrapping_mul(0x100000001b3);
         }
@@ -240,7 +240,7 @@ impl Handler<AccessChangedFor> for Registry {
     fn handle(&mut self, msg: AccessChangedFor, _ctx: &mut Context<Self>) {
         let docs = self.docs();
         for id in msg.doc_ids {
-            if let Some(h) = docs.get(&id) {
+            if let Some(h) = docs.get(id.as_str()) {
                 h.addr.do_send(AccessChanged { shares: true });
             }
         }
@@ -256,7 +256,7 @@ impl Handler<ListActors> for Registry {
 }
 
 /// Convenience for callers that want every actor's stats.
-pub async fn all_stats(registry: &Addr<Registry>) -> Vec<ActorStats> {
+pub async fn all_stats(registry: &Addr<Registry>) -> Vec<ActorReport> {
     let Ok(addrs) = registry.send(ListActors).await else {
         return Vec::new();
     };

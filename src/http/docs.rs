@@ -79,7 +79,7 @@ pub async fn delete(
     state
         .registry
         .send(CloseDocument {
-            doc_id: doc_id.to_string(),
+            doc_id: doc_id.clone(),
         })
         .await?;
     let doc = doc_id.into_string();

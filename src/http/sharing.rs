@@ -144,7 +144,7 @@ pub async fn patch_doc(
         });
     }
     if let Some(icon) = body.icon {
-        docsync_actors::registry::ask(&state.registry, doc.as_str(), SetIcon { icon }).await?;
+        docsync_actors::ask::ask(&state.registry, &doc, SetIcon { icon }).await?;
     }
     Ok(HttpResponse::NoContent().finish())
 }

@@ -1,5 +1,5 @@
 //! Snapshot, sync and leave: the data path of PROTOCOL §3. Each request is authorised, then
-//! becomes exactly one message to the document's actor through `registry::ask`, which
+//! becomes exactly one message to the document's actor through `ask::ask`, which
 //! retries invisibly while the actor restarts (idle stop, reload after a failure).
 
 use std::time::Instant;
@@ -7,11 +7,12 @@ use std::time::Instant;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
+use docsync_actors::ask::{ask, ask_renewing};
 use docsync_actors::collab::block::Author;
 use docsync_actors::collab::op::Op;
-use docsync_actors::collab::validate::{check_hold, check_ops, ClientId, DocId};
+use docsync_actors::collab::sync_request::{SyncBody, SyncRequest};
+use docsync_actors::collab::validate::{ClientId, DocId};
 use docsync_actors::document::{Caller, Completion, GetSize, Leave, Snapshot, Sync};
-use docsync_actors::registry::{ask, ask_renewing};
 use docsync_actors::storage::log::{self, Precheck};
 
 use super::access::{access, doc_access};
@@ -41,7 +42,7 @@ pub async fn snapshot(
     claim_optional(&state, &user.id, client_id.as_ref()).await?;
     let caller = Caller {
         // Without a clientId the snapshot is a plain read and opens no session.
-        client_id: client_id.map(ClientId::into_string).unwrap_or_default(),
+        client: client_id,
         author: Author {
             user_id: user.id.clone(),
             name: user.display_name.clone(),
@@ -49,7 +50,7 @@ pub async fn snapshot(
         role,
         shared,
     };
-    let reply = ask(&state.registry, doc_id.as_str(), Snapshot { caller }).await?;
+    let reply = ask(&state.registry, &doc_id, Snapshot { caller }).await?;
     let gzip = super::compression::accepts_gzip(req.headers());
     let chunks = snapshot_body(reply, gzip).await?;
     let len = chunks.iter().map(|c| c.len() as u64).sum();
@@ -98,23 +99,6 @@ async fn snapshot_body(
     Ok(vec![prefix.into(), json, web::Bytes::from_static(SUFFIX)])
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct LeasesBody {
-    hold: Vec<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SyncBody {
-    client_id: String,
-    last_seq: i64,
-    #[serde(default)]
-    ops: Vec<Op>,
-    #[serde(default)]
-    leases: Option<LeasesBody>,
-}
-
 /// Everything the sync needs from the database before the actor sees it, in one read;
 /// `doc_id` as the request named it (parsed with the rights, `access::doc_access`).
 async fn prepare(
@@ -131,7 +115,8 @@ async fn prepare(
         ));
     }
     let caller = Caller {
-        client_id: String::new(),
+        // Set by `Sync::new` from the request.
+        client: None,
         author: Author {
             user_id: d.user.id,
             name: d.user.display_name,
@@ -174,51 +159,29 @@ pub async fn sync(
 ) -> Result<HttpResponse, ApiError> {
     let raw_doc = path.into_inner();
     let body: SyncBody = read_json(&req, payload, state.max_body()).await?;
-    let client = ClientId::parse(&body.client_id, &state.limits)?;
-    let client_id = client.as_str().to_string();
-    if body.last_seq < 0 {
-        return Err(ApiError::BadRequest("lastSeq: must not be negative".into()));
-    }
-    check_ops(&body.ops, &state.limits)?;
-    let hold = body.leases.map(|l| l.hold);
-    if let Some(h) = &hold {
-        check_hold(h, &state.limits)?;
-    }
-    let ops = body.ops;
+    let request = SyncRequest::parse(body, &state.limits)?;
     // The message with everything `prepare` read; rebuilt when the actor finds the
     // pre-check older than what it still remembers (`StalePrecheck`).
-    let message = |(_, caller, precheck, precheck_at): (DocId, Caller, Precheck, Instant)| Sync {
-        caller: Caller {
-            client_id: client_id.clone(),
-            ..caller
-        },
-        last_seq: body.last_seq,
-        ops: ops.clone(),
-        hold: hold.clone(),
-        precheck,
-        precheck_at,
+    let message = |(_, caller, precheck, precheck_at): (DocId, Caller, Precheck, Instant)| {
+        Sync::new(caller, request.clone(), precheck, precheck_at)
     };
-    let prepared = prepare(&state, &creds, &raw_doc, &ops).await?;
-    claim(&state, &prepared.1.author.user_id, &client).await?;
+    let ops = &request.ops;
+    let prepared = prepare(&state, &creds, &raw_doc, ops).await?;
+    claim(&state, &prepared.1.author.user_id, &request.client).await?;
     let doc_id = prepared.0.clone();
-    charge_write(&state, &prepared.1.author.user_id, &doc_id, &ops)?;
+    charge_write(&state, &prepared.1.author.user_id, &doc_id, ops)?;
     let first = message(prepared);
     let renew =
-        || async { Ok::<_, ApiError>(message(prepare(&state, &creds, &raw_doc, &ops).await?)) };
-    let reply = ask_renewing(&state.registry, doc_id.as_str(), first, renew).await?;
+        || async { Ok::<_, ApiError>(message(prepare(&state, &creds, &raw_doc, ops).await?)) };
+    let reply = ask_renewing(&state.registry, &doc_id, first, renew).await?;
     let response = match reply.complete() {
         Completion::Done(response) => response,
         Completion::ReadFirst(unread) => {
             // Below the actor's in-memory tail: committed entries, safe to read here.
-            let (doc, after, upto, limit) = (
-                doc_id.into_string(),
-                unread.after,
-                unread.upto,
-                unread.limit(),
-            );
+            let (doc, after, upto, limit) = (doc_id, unread.after, unread.upto, unread.limit());
             let records = state
                 .storage
-                .read(move |c| log::read_after(c, &doc, after, upto, limit))
+                .read(move |c| log::read_after(c, doc.as_str(), after, upto, limit))
                 .await?;
             unread.fill(records)
         }
@@ -273,7 +236,7 @@ pub async fn usage(
             "usage is shown to the document's editors".into(),
         ));
     }
-    let size = ask(&state.registry, doc.as_str(), GetSize).await?;
+    let size = ask(&state.registry, &doc, GetSize).await?;
     let now = state.clock.now_ms();
     Ok(HttpResponse::Ok().json(serde_json::json!({
         "size": size,
@@ -299,9 +262,6 @@ pub async fn leave(
     let client_id = ClientId::parse(&body.client_id, &state.limits)?;
     let (doc_id, user, ..) = access(&state, &creds, &path.into_inner()).await?;
     claim(&state, &user.id, &client_id).await?;
-    let leave = Leave {
-        client_id: client_id.into_string(),
-    };
-    ask(&state.registry, doc_id.as_str(), leave).await?;
+    ask(&state.registry, &doc_id, Leave { client: client_id }).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -9,6 +9,7 @@ pub mod op;
 pub mod order_key;
 pub mod replay;
 pub mod rules;
+pub mod sync_request;
 pub mod validate;
 
 #[cfg(test)]

@@ -64,7 +64,9 @@ pub mod fixed {
 /// followed by letters, digits, `_` or `-`, at most `fixed::MAX_DOC_ID_BYTES` bytes. Parsed
 /// once where it enters the server; a name that is not one can never be a document, so the
 /// HTTP layer answers it as it answers an unknown document.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(try_from = "String", into = "String")]
 pub struct DocId(String);
 
@@ -94,6 +96,13 @@ impl TryFrom<String> for DocId {
 impl From<DocId> for String {
     fn from(id: DocId) -> String {
         id.0
+    }
+}
+
+/// Lets maps keyed by `DocId` be looked up with a `&str` (hashes equal: same string).
+impl std::borrow::Borrow<str> for DocId {
+    fn borrow(&self) -> &str {
+        &self.0
     }
 }
 

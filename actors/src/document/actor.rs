@@ -5,32 +5,53 @@
 //! order. If anything goes wrong (a failed write, a panic in the rules) the state is thrown
 //! away and the actor stops; the next request starts a fresh actor that reloads from SQLite
 //! through the writer queue, behind every write of the old one.
+//!
+//! The actor is a small owner of parts, each keeping its own state behind a few methods
+//! (`Sessions`, `Subscribers`, `Waiters`, `RecentResults`, `Announcer`, `LogTail`,
+//! `BlocksCache`, `RecheckGate`, `ActorStats`, and the pure `DocState` and `LeaseTable`).
+//! This file holds what several messages share: the lifecycle, the tick, presence, telling
+//! the wake-up channels, and the re-check of open streams' rights. Each message is declared
+//! beside its handler in `actor/`; those files use this one, never the other way round.
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use actix::prelude::*;
+use serde_json::value::RawValue;
 
 use crate::clock::SharedClock;
 use crate::collab::document::DocState;
 use crate::collab::lease::LeaseTable;
-use crate::collab::op::OpResult;
+use crate::collab::validate::{ClientId, DocId};
 use crate::metrics::Metrics;
 use crate::storage::documents;
 use crate::storage::{Storage, StorageError};
 
-use super::messages::*;
+use super::announcer::{Announcer, News};
+use super::encoded::BlocksCache;
+use super::grant::Standing;
+use super::messages::{DocError, Mode, Wake};
+use super::recent::RecentResults;
+use super::recheck::RecheckGate;
 use super::sessions::Sessions;
+use super::stats::ActorStats;
 use super::subscribers::Subscribers;
 use super::tail::LogTail;
 use super::waiters::Waiters;
 
+pub(super) mod compact;
+pub(super) mod icon;
+pub(super) mod leave;
+pub(super) mod operator;
+pub(super) mod snapshot;
+pub(super) mod streams;
+pub(super) mod sync;
+
 /// After this long without requests an open actor drops its in-memory log tail and results.
-pub(super) const IDLE_TRIM_MS: i64 = 30_000;
+const IDLE_TRIM_MS: i64 = 30_000;
 
 /// How long a stopping actor lingers so replies it already produced are delivered.
-pub(super) const STOP_GRACE: Duration = Duration::from_millis(20);
+const STOP_GRACE: Duration = Duration::from_millis(20);
 
 #[derive(Debug, Clone)]
 pub struct ActorConfig {
@@ -80,71 +101,56 @@ impl Default for ActorConfig {
     }
 }
 
-/// Where the re-check of open streams' rights stands (`channels.rs::recheck_access`).
-#[derive(Default)]
-pub(super) struct Recheck {
-    /// A read is on its way.
-    pub(super) running: bool,
-    /// Asked for again while running: once more when it is done.
-    pub(super) again: bool,
-    /// A message asking for one is in the mailbox.
-    pub(super) asked: bool,
+/// Sent by a document actor to whoever started it (the registry) when it stops taking work:
+/// that owner must stop handing out `addr` for `doc_id`. Declared here, next to the actor,
+/// so the actor needs to know nothing about who listens.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Stopped {
+    pub doc_id: DocId,
+    pub addr: Addr<DocumentActor>,
 }
 
-#[derive(Default)]
-pub(super) struct Counters {
-    pub(super) applied: u64,
-    pub(super) conflicts: u64,
-    pub(super) rejected: u64,
+/// Rights may have changed (the access epoch moved): open streams are re-checked, leases of
+/// users who lost write access and sessions of users who lost read access dropped. With
+/// `shares`, this document's own shares changed, so `shared`/mode may flip: every client
+/// hears presence news.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct AccessChanged {
+    pub shares: bool,
 }
 
 pub struct DocumentActor {
-    pub(super) doc_id: String,
-    pub(super) storage: Storage,
-    pub(super) clock: SharedClock,
-    pub(super) cfg: Arc<ActorConfig>,
+    doc_id: DocId,
+    storage: Storage,
+    clock: SharedClock,
+    cfg: Arc<ActorConfig>,
     /// Told when this actor stops taking work (the registry, which then forgets it).
-    pub(super) owner: Option<Recipient<Stopped>>,
-    pub(super) state: Option<DocState>,
-    pub(super) failed: Option<DocError>,
-    pub(super) leases: LeaseTable,
-    pub(super) sessions: Sessions,
-    pub(super) lease_seq: u64,
-    pub(super) durable_seq: i64,
-    /// `(headSeq, leaseSeq)` as last told to the wake-up channels.
-    pub(super) announced: (i64, u64),
-    /// Syncs queued on the writer: each announces what changed once it committed.
-    pub(super) sync_writes: usize,
-    pub(super) tail: LogTail,
-    pub(super) recent: HashMap<String, (OpResult, u64)>,
-    pub(super) recent_order: VecDeque<String>,
-    pub(super) write_no: u64,
-    pub(super) durable_write_no: u64,
-    pub(super) inflight: usize,
-    pub(super) trust_precheck_after: Instant,
-    pub(super) stopping: bool,
-    pub(super) last_activity: i64,
-    pub(super) counters: Counters,
-    pub(super) subscribers: Subscribers,
-    pub(super) waiters: Waiters,
-    /// Re-checks of open streams' rights: at most one read at a time.
-    pub(super) recheck: Recheck,
+    owner: Option<Recipient<Stopped>>,
     /// This actor's own address, to ask itself for a re-check from code without a context.
-    pub(super) me: Option<actix::WeakAddr<DocumentActor>>,
-    pub(super) started_at: i64,
-    /// Latencies (ms) of the most recent syncs with ops: receipt to reply.
-    pub(super) latencies: VecDeque<f64>,
-    /// The snapshot's blocks at the head they were taken at (and their encodings once a
-    /// request made them), shared by every snapshot at that head. Blocks change only with
-    /// the head; a newer head, a reload or an idle trim drops them.
-    pub(super) shared_blocks: Option<Arc<super::encoded::SharedBlocks>>,
+    me: Option<actix::WeakAddr<DocumentActor>>,
+    /// The document as the rules see it; `None` until loaded and after a failure.
+    state: Option<DocState>,
+    failed: Option<DocError>,
+    stopping: bool,
+    /// Writes queued and not yet answered: the actor stops only when this is 0.
+    inflight: usize,
+    leases: LeaseTable,
+    sessions: Sessions,
+    subscribers: Subscribers,
+    waiters: Waiters,
+    recent: RecentResults,
+    announcer: Announcer,
+    tail: LogTail,
+    blocks: BlocksCache,
+    recheck: RecheckGate,
+    stats: ActorStats,
 }
-
-pub(super) const LATENCY_WINDOW: usize = 256;
 
 impl DocumentActor {
     pub fn new(
-        doc_id: String,
+        doc_id: DocId,
         storage: Storage,
         clock: SharedClock,
         cfg: Arc<ActorConfig>,
@@ -156,39 +162,27 @@ impl DocumentActor {
             storage,
             leases: LeaseTable::new(cfg.lease_ttl_ms),
             sessions: Sessions::new(cfg.session_ttl_ms),
+            recent: RecentResults::new(cfg.recent_results),
             clock,
             cfg,
             owner,
+            me: None,
             state: None,
             failed: None,
-            lease_seq: 0,
-            durable_seq: 0,
-            announced: (0, 0),
-            sync_writes: 0,
-            tail: LogTail::default(),
-            recent: HashMap::new(),
-            recent_order: VecDeque::new(),
-            write_no: 0,
-            durable_write_no: 0,
-            inflight: 0,
-            // Results written by an earlier actor of this document are only in the database;
-            // a pre-check older than this actor might have missed the newest of them.
-            trust_precheck_after: Instant::now(),
             stopping: false,
-            last_activity: now,
-            counters: Counters::default(),
+            inflight: 0,
             subscribers: Subscribers::default(),
             waiters: Waiters::default(),
-            recheck: Recheck::default(),
-            me: None,
-            started_at: now,
-            latencies: VecDeque::new(),
-            shared_blocks: None,
+            announcer: Announcer::default(),
+            tail: LogTail::default(),
+            blocks: BlocksCache::default(),
+            recheck: RecheckGate::default(),
+            stats: ActorStats::new(now),
         }
     }
 
     /// Stops taking work; the actor ends once its writes are answered.
-    pub(super) fn begin_stop(&mut self, ctx: &mut Context<Self>) {
+    fn begin_stop(&mut self, ctx: &mut Context<Self>) {
         if !self.stopping {
             self.stopping = true;
             if let Some(r) = &self.owner {
@@ -198,46 +192,44 @@ impl DocumentActor {
                 });
             }
         }
-        if self.inflight == 0 {
-            // Not `ctx.stop()` at once: replies already produced must still go out.
-            ctx.run_later(STOP_GRACE, |act, ctx| act.stop_if_idle(ctx));
+        self.stop_when_answered(ctx);
+    }
+
+    /// A stopping actor ends once no write is in flight — not at once: replies already
+    /// produced must still go out.
+    fn stop_when_answered(&mut self, ctx: &mut Context<Self>) {
+        if self.stopping && self.inflight == 0 {
+            ctx.run_later(STOP_GRACE, |act, ctx| {
+                if act.inflight == 0 {
+                    ctx.stop();
+                }
+            });
         }
     }
 
-    pub(super) fn stop_if_idle(&mut self, ctx: &mut Context<Self>) {
-        if self.inflight == 0 {
-            ctx.stop();
-        }
+    /// A write was queued on the writer.
+    fn write_queued(&mut self) {
+        self.inflight += 1;
     }
 
-    pub(super) fn record_latency(&mut self, since: Instant) {
-        if self.latencies.len() == LATENCY_WINDOW {
-            self.latencies.pop_front();
-        }
-        self.latencies
-            .push_back(since.elapsed().as_secs_f64() * 1000.0);
-    }
-
-    pub(super) fn percentile(&self, p: f64) -> f64 {
-        if self.latencies.is_empty() {
-            return 0.0;
-        }
-        let mut v: Vec<f64> = self.latencies.iter().copied().collect();
-        v.sort_by(|a, b| a.total_cmp(b));
-        v[((v.len() as f64 - 1.0) * p).round() as usize]
+    /// A queued write was answered; a stopping actor may end now.
+    fn write_answered(&mut self, ctx: &mut Context<Self>) {
+        self.inflight -= 1;
+        self.stop_when_answered(ctx);
     }
 
     /// Something went wrong mid-flight: the in-memory state can no longer be trusted.
-    pub(super) fn poison(&mut self, ctx: &mut Context<Self>, why: &str) {
+    fn poison(&mut self, ctx: &mut Context<Self>, why: &str) {
         self.cfg.metrics.actor_restarts.inc();
         tracing::error!(doc = %self.doc_id, %why, "document actor reloads from the database");
         self.state = None;
-        self.shared_blocks = None;
+        self.blocks.clear();
         self.failed = Some(DocError::Restarting);
         self.begin_stop(ctx);
     }
 
-    pub(super) fn refuse(&self) -> Option<DocError> {
+    /// Why this actor cannot take a request now, if it cannot.
+    fn refuse(&self) -> Option<DocError> {
         if let Some(e) = &self.failed {
             return Some(e.clone());
         }
@@ -247,7 +239,7 @@ impl DocumentActor {
         None
     }
 
-    pub(super) fn mode(&self, shared: bool) -> Mode {
+    fn mode(&self, shared: bool) -> Mode {
         if shared || self.sessions.len() > 1 {
             Mode::Full
         } else {
@@ -255,35 +247,173 @@ impl DocumentActor {
         }
     }
 
-    /// Lease or presence news. Not announced here: `settle` (or the commit of the sync
-    /// that caused it) announces it together with the head it belongs to.
-    pub(super) fn presence_changed(&mut self) {
-        self.lease_seq += 1;
-    }
-
-    pub(super) fn see(&mut self, caller: &Caller, now: i64) {
-        self.last_activity = now;
-        // No clientId (a plain read, server-side seeding) opens no session.
-        if !caller.client_id.is_empty()
-            && self.sessions.touch(
-                &caller.client_id,
-                &caller.author.user_id,
-                &caller.author.name,
-                now,
-            )
-        {
-            self.presence_changed();
+    /// Someone asked through `client` at `now`: the document is active, and a new tab (or a
+    /// name learned) is presence news.
+    fn see(&mut self, client: Option<&ClientId>, user_id: &str, name: &str, now: i64) {
+        self.stats.active(now);
+        if self.sessions.see(client, user_id, name, now) {
+            self.announcer.presence_changed();
         }
     }
 
-    pub(super) fn tick(&mut self, ctx: &mut Context<Self>) {
+    /// Tells the news of this message, unless a sync's write is on its way (its commit
+    /// tells it). Called at the end of every message that may have news.
+    fn settle(&mut self) {
+        if let Some(news) = self.announcer.settle() {
+            self.tell(news);
+        }
+    }
+
+    /// Tells the news now (a sync's commit).
+    fn announce(&mut self) {
+        if let Some(news) = self.announcer.take() {
+            self.tell(news);
+        }
+    }
+
+    /// Sends one change to every wake-up channel whose rights hold and answers the
+    /// long-polls whose condition now holds. Streams whose rights are unconfirmed hear
+    /// nothing until re-checked.
+    fn tell(&mut self, news: News) {
+        let entries = self.wake_entries(news.after, news.head);
+        // Read after the commit that moved the head: a revocation whose answer went out
+        // before has moved the epoch already, so its streams hear nothing of this change.
+        let epoch = self.storage.writer.access_epoch().current();
+        let wake = Wake {
+            doc_id: self.doc_id.clone(),
+            head_seq: news.head,
+            lease_seq: news.lease_seq,
+            entries,
+        };
+        let stale = self.subscribers.announce(wake, epoch, self.clock.now_ms());
+        self.waiters.answer(news.head, news.lease_seq);
+        if stale && self.recheck.ask_by_message() {
+            if let Some(me) = self.me.as_ref().and_then(|m| m.upgrade()) {
+                me.do_send(AccessChanged { shares: false });
+            }
+        }
+    }
+
+    /// The entries `after < seq <= head` for a wake-up, when they are few and small. They
+    /// are the very page a reader that had `after` asks `/sync` for, so the encoding is
+    /// shared with those pulls (`LogTail::page`).
+    fn wake_entries(&mut self, after: i64, head: i64) -> Option<Arc<RawValue>> {
+        if head <= after || head - after > self.cfg.log_page as i64 {
+            return None;
+        }
+        let small = self
+            .tail
+            .encoded_len(after, head)
+            .is_some_and(|n| n <= self.cfg.wake_entries_bytes);
+        if !small {
+            return None;
+        }
+        self.tail.page(after, head, head)
+    }
+
+    /// Re-checks, in one read, every stream whose rights do not hold at the current access
+    /// epoch (or whose login session ended), and the roles of every lease holder and
+    /// present user. Streams that lost their credential or access are ended; leases of
+    /// users who cannot write any more and sessions of users who cannot read are dropped.
+    /// One read at a time (`RecheckGate`).
+    fn recheck_access(&mut self, ctx: &mut Context<Self>) {
+        if !self.recheck.may_start() {
+            return;
+        }
+        // Read before the database: a right confirmed by this read holds at this epoch only.
+        let epoch = self.storage.writer.access_epoch().current();
+        let now = self.clock.now_ms();
+        let streams = self.subscribers.stale(epoch, now);
+        let mut users: Vec<String> = self
+            .leases
+            .holders()
+            .into_iter()
+            .chain(self.sessions.users())
+            .collect();
+        users.sort();
+        users.dedup();
+        if streams.is_empty() && users.is_empty() {
+            return;
+        }
+        self.recheck.started();
+        let doc = self.doc_id.clone();
+        let storage = self.storage.clone();
+        let check = async move {
+            storage
+                .read(move |c| {
+                    let mut standing = Vec::with_capacity(streams.len());
+                    let mut by_key: std::collections::HashMap<String, Standing> =
+                        std::collections::HashMap::new();
+                    for (id, grant) in streams {
+                        let s = match by_key.get(grant.key()) {
+                            Some(s) => *s,
+                            None => {
+                                let s = grant.recheck(c, doc.as_str(), now)?;
+                                by_key.insert(grant.key().to_string(), s);
+                                s
+                            }
+                        };
+                        standing.push((id, s));
+                    }
+                    let mut roles = Vec::with_capacity(users.len());
+                    for u in users {
+                        let role = crate::storage::roles::doc_role(c, &u, doc.as_str())?;
+                        roles.push((u, role));
+                    }
+                    Ok((standing, roles))
+                })
+                .await
+        };
+        ctx.spawn(
+            actix::fut::wrap_future::<_, Self>(check).map(move |res, act, ctx| {
+                let (standing, roles) = match res {
+                    Ok(r) => r,
+                    Err(e) => {
+                        tracing::warn!(doc = %act.doc_id, error = %e, "re-checking stream rights");
+                        act.recheck.failed();
+                        return;
+                    }
+                };
+                let current = act.storage.writer.access_epoch().current();
+                let (head, lease) = act.announcer.told();
+                let latest = Wake {
+                    doc_id: act.doc_id.clone(),
+                    head_seq: head,
+                    lease_seq: lease,
+                    entries: None,
+                };
+                let ended = act.subscribers.settle(epoch, current, standing, &latest);
+                if !ended.is_empty() {
+                    act.cfg.metrics.streams_revoked.inc_by(ended.len() as u64);
+                }
+                let mut changed = false;
+                for (user, role) in roles {
+                    if !role.is_some_and(|r| r.can_write()) {
+                        changed |= act.leases.release_user(&user);
+                    }
+                    if role.is_none() {
+                        changed |= act.sessions.remove_user(&user);
+                    }
+                }
+                if changed {
+                    act.announcer.presence_changed();
+                    act.settle();
+                }
+                if act.recheck.finished() || current != epoch {
+                    act.recheck_access(ctx);
+                }
+            }),
+        );
+    }
+
+    fn tick(&mut self, ctx: &mut Context<Self>) {
         let now = self.clock.now_ms();
         // An open stream keeps its tab present; long-polls that gave up are forgotten.
         self.subscribers.prune_closed();
         self.waiters.prune_closed();
         for (client, user) in self.subscribers.present() {
-            if self.sessions.touch(&client, &user, "", now) {
-                self.presence_changed();
+            if self.sessions.see(Some(&client), &user, "", now) {
+                self.announcer.presence_changed();
             }
         }
         let mut changed = self.leases.expire(now);
@@ -292,7 +422,7 @@ impl DocumentActor {
             changed = true;
         }
         if changed {
-            self.presence_changed();
+            self.announcer.presence_changed();
         }
         self.settle();
         // A login session behind a stream may have ended by the clock; a failed re-check
@@ -301,27 +431,19 @@ impl DocumentActor {
         if !self.subscribers.stale(epoch, now).is_empty() {
             self.recheck_access(ctx);
         }
-        if now - self.last_activity >= IDLE_TRIM_MS && self.inflight == 0 {
-            self.trim_idle();
+        if self.stats.idle_ms(now) >= IDLE_TRIM_MS && self.inflight == 0 {
+            // Nobody is typing: the log tail and the results are rebuilt from SQLite on
+            // demand (both are on disk by now).
+            self.tail.clear();
+            self.blocks.clear();
+            self.recent.forget();
         }
-        let idle = now - self.last_activity >= self.cfg.idle_stop_ms;
+        let idle = self.stats.idle_ms(now) >= self.cfg.idle_stop_ms;
         let unused =
             self.sessions.is_empty() && self.subscribers.is_empty() && self.waiters.is_empty();
         if idle && unused && self.inflight == 0 && !self.stopping {
             tracing::debug!(doc = %self.doc_id, "document actor idle, stopping");
             self.begin_stop(ctx);
-        }
-    }
-
-    /// An open document nobody is typing in keeps only its state: the log tail and the
-    /// idempotency map are rebuilt from SQLite on demand (both are on disk by now).
-    pub(super) fn trim_idle(&mut self) {
-        self.tail.clear();
-        self.shared_blocks = None;
-        if !self.recent.is_empty() {
-            self.recent = HashMap::new();
-            self.recent_order = VecDeque::new();
-            self.trust_precheck_after = Instant::now();
         }
     }
 }
@@ -336,12 +458,13 @@ impl Actor for DocumentActor {
         // Loading goes through the writer queue: it sees every write any earlier actor of
         // this document queued, which is what makes a restart lose nothing.
         let doc_id = self.doc_id.clone();
-        let load = self.storage.write(move |c| documents::load(c, &doc_id));
+        let load = self
+            .storage
+            .write(move |c| documents::load(c, doc_id.as_str()));
         ctx.wait(
             actix::fut::wrap_future::<_, Self>(load).map(|res, act, ctx| match res {
                 Ok(state) => {
-                    act.durable_seq = state.head_seq;
-                    act.announced = (state.head_seq, act.lease_seq);
+                    act.announcer.loaded(state.head_seq);
                     act.state = Some(state);
                 }
                 Err(StorageError::DocNotFound(_)) => {
@@ -364,67 +487,16 @@ impl Actor for DocumentActor {
     }
 }
 
-impl Handler<Close> for DocumentActor {
+impl Handler<AccessChanged> for DocumentActor {
     type Result = ();
 
-    fn handle(&mut self, _msg: Close, ctx: &mut Context<Self>) {
-        self.failed = Some(DocError::NotFound);
-        self.state = None;
-        self.shared_blocks = None;
-        self.begin_stop(ctx);
-    }
-}
-
-impl Handler<GetSize> for DocumentActor {
-    type Result = Result<DocSize, DocError>;
-
-    fn handle(&mut self, _msg: GetSize, _ctx: &mut Context<Self>) -> Self::Result {
-        if let Some(e) = self.refuse() {
-            return Err(e);
+    fn handle(&mut self, msg: AccessChanged, ctx: &mut Context<Self>) {
+        self.recheck.message_arrived();
+        if msg.shares {
+            // `shared` may have flipped: everyone syncs and sees the new mode.
+            self.announcer.presence_changed();
+            self.settle();
         }
-        let state = self.state.as_ref().expect("checked by refuse()");
-        Ok(DocSize {
-            content_bytes: state.content_bytes(),
-            max_bytes: self.cfg.max_document_bytes,
-            blocks: state.block_count(),
-        })
-    }
-}
-
-impl Handler<GetStats> for DocumentActor {
-    type Result = MessageResult<GetStats>;
-
-    fn handle(&mut self, _msg: GetStats, _ctx: &mut Context<Self>) -> Self::Result {
-        let now = self.clock.now_ms();
-        MessageResult(ActorStats {
-            doc_id: self.doc_id.clone(),
-            mailbox_depth: 0,
-            uptime_ms: now - self.started_at,
-            idle_ms: now - self.last_activity,
-            sync_p50_ms: self.percentile(0.5),
-            sync_p99_ms: self.percentile(0.99),
-            recent_sync_ms: self
-                .latencies
-                .iter()
-                .rev()
-                .take(60)
-                .rev()
-                .copied()
-                .collect(),
-            loaded: self.state.is_some(),
-            blocks: self.state.as_ref().map_or(0, |s| s.block_count()),
-            content_bytes: self.state.as_ref().map_or(0, |s| s.content_bytes()),
-            head_seq: self.state.as_ref().map_or(0, |s| s.head_seq),
-            durable_seq: self.durable_seq,
-            sessions: self.sessions.len(),
-            leases: self.leases.len(),
-            inflight_writes: self.inflight,
-            websocket: self.subscribers.count(Channel::WebSocket),
-            sse: self.subscribers.count(Channel::Sse),
-            long_poll: self.waiters.len() + self.subscribers.count(Channel::LongPoll),
-            ops_applied: self.counters.applied,
-            conflicts: self.counters.conflicts,
-            rejected: self.counters.rejected,
-        })
+        self.recheck_access(ctx);
     }
 }

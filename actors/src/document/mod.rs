@@ -1,16 +1,24 @@
 //! The document actor: the only writer of its document. It owns the op queue (its mailbox),
 //! the in-memory state, the lease table and the session list, and hands SQLite work to the
 //! writer thread so its event loop never waits on the disk.
+//!
+//! Layout: `actor.rs` is the owner (lifecycle, tick, telling channels, re-checking rights);
+//! `actor/` holds one file per family of messages, each message beside its handler; the
+//! other files are the parts the actor owns, each with private state behind a few methods,
+//! none of which knows the actor. Arrows point one way: `actor/*` → `actor.rs` → parts →
+//! `messages.rs`, `grant.rs`.
 
 mod actor;
-mod channels;
-mod compact;
+mod announcer;
 pub mod encoded;
 pub mod grant;
 pub mod messages;
-pub mod sessions;
+mod recent;
+mod recheck;
+mod sessions;
+mod stats;
 mod subscribers;
-mod sync;
+pub mod sync_reply;
 mod tail;
 mod waiters;
 
@@ -19,8 +27,18 @@ mod restart_tests;
 #[cfg(test)]
 mod tests;
 
-pub use actor::{ActorConfig, DocumentActor};
-pub use encoded::SharedBlocks;
+pub use actor::compact::{Compact, CompactOutcome};
+pub use actor::icon::SetIcon;
+pub use actor::leave::Leave;
+pub use actor::operator::{ActorReport, Close, DocSize, GetSize, GetStats};
+pub use actor::snapshot::{Snapshot, SnapshotOthers, SnapshotReply};
+pub use actor::streams::{Changes, Subscribe, Subscribed, Subscription, WaitChanges};
+pub use actor::sync::Sync;
+pub use actor::{AccessChanged, ActorConfig, DocumentActor, Stopped};
+pub use encoded::{SharedBlocks, SnapshotBlock};
 pub use grant::{Confirmed, Revoked, Standing, StreamGrant};
-pub use messages::*;
-pub use subscribers::Subscription;
+pub use messages::{Caller, Channel, DocError, DocEvent, Mode, Wake};
+pub use sessions::Person;
+pub use sync_reply::{
+    Completion, Entries, LeasesReply, LogPage, SyncFields, SyncReply, SyncResponse, UnreadPage,
+};

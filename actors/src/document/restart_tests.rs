@@ -14,10 +14,13 @@ use actix::prelude::*;
 use actix::MailboxError;
 use serde_json::json;
 
+use crate::ask::{ask, ask_renewing};
 use crate::clock::ManualClock;
 use crate::collab::block::Author;
 use crate::collab::op::Op;
-use crate::registry::{ask, ask_renewing, DocHandle, Documents, Open, Registry};
+use crate::collab::sync_request::SyncRequest;
+use crate::collab::validate::{ClientId, DocId, Limits};
+use crate::registry::{DocHandle, Documents, Open, Registry};
 use crate::storage::log::Precheck;
 use crate::storage::roles::Role;
 use crate::storage::{accounts, documents, Storage, StorageConfig, Synchronous};
@@ -32,7 +35,7 @@ struct World {
     registry: Documents,
     cfg_metrics: Arc<crate::metrics::Metrics>,
     caller: Caller,
-    doc: String,
+    doc: DocId,
 }
 
 fn world() -> World {
@@ -71,7 +74,7 @@ fn world() -> World {
         registry,
         cfg_metrics: metrics,
         caller: Caller {
-            client_id: "cl_r".into(),
+            client: Some(ClientId::parse("cl_r", &Limits::default()).expect("client")),
             author: Author {
                 user_id: user.id.clone(),
                 name: user.display_name.clone(),
@@ -79,7 +82,7 @@ fn world() -> World {
             role: Role::Owner,
             shared: false,
         },
-        doc: "doc_r".into(),
+        doc: DocId::parse("doc_r").expect("doc ID"),
     }
 }
 
@@ -102,14 +105,18 @@ fn set_content(op_id: &str, block: &str, text: &str, base: i64) -> Op {
 }
 
 fn sync(w: &World, ops: Vec<Op>) -> Sync {
-    Sync {
-        caller: w.caller.clone(),
+    let request = SyncRequest {
+        client: w.caller.client.clone().expect("client"),
         last_seq: 0,
         ops,
         hold: None,
-        precheck: Precheck::default(),
-        precheck_at: Instant::now(),
-    }
+    };
+    Sync::new(
+        w.caller.clone(),
+        request,
+        Precheck::default(),
+        Instant::now(),
+    )
 }
 
 /// A sync through `ask`, its pre-check renewed when a fresh actor asks for it (these ops

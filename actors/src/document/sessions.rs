@@ -7,6 +7,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::collab::validate::ClientId;
+
 /// One person with the document open, as the editors show them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -39,9 +41,17 @@ impl Sessions {
         }
     }
 
+    /// Someone asked through `client` at `now` (a sync, a snapshot, an open stream or a
+    /// long-poll); true when that is a presence change (a new session, or a name it lacked).
+    /// No client (a plain read, server-side seeding) opens no session. `name` may be empty
+    /// when the caller does not know it (a stream).
+    pub fn see(&mut self, client: Option<&ClientId>, user_id: &str, name: &str, now: i64) -> bool {
+        client.is_some_and(|c| self.touch(c.as_str(), user_id, name, now))
+    }
+
     /// Records that `client_id` is here; true when it is a new session or now has a name it
-    /// lacked (a presence change). `name` may be empty when the caller does not know it.
-    pub fn touch(&mut self, client_id: &str, user_id: &str, name: &str, now: i64) -> bool {
+    /// lacked (a presence change).
+    fn touch(&mut self, client_id: &str, user_id: &str, name: &str, now: i64) -> bool {
         match self.by_client.get_mut(client_id) {
             Some(s) => {
                 s.last_seen = now;
@@ -84,8 +94,8 @@ impl Sessions {
         v
     }
 
-    pub fn remove(&mut self, client_id: &str) -> bool {
-        self.by_client.remove(client_id).is_some()
+    pub fn remove(&mut self, client: &ClientId) -> bool {
+        self.by_client.remove(client.as_str()).is_some()
     }
 
     /// Removes sessions unseen for longer than the TTL and returns their client IDs.

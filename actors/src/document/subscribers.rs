@@ -4,16 +4,16 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use actix::Addr;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::actor::DocumentActor;
+use crate::collab::validate::ClientId;
+
 use super::grant::{Confirmed, Revoked, Standing, StreamGrant};
-use super::messages::{Channel, DocEvent, Unsubscribe, Wake};
+use super::messages::{Channel, DocEvent, Wake};
 
 struct Subscriber {
     channel: Channel,
-    client_id: Option<String>,
+    client: Option<ClientId>,
     user_id: String,
     sink: UnboundedSender<DocEvent>,
     /// What opened the stream, asked again whenever `confirmed` stops holding.
@@ -40,7 +40,7 @@ impl Subscribers {
     pub(super) fn add(
         &mut self,
         channel: Channel,
-        client_id: Option<String>,
+        client: Option<ClientId>,
         user_id: String,
         sink: UnboundedSender<DocEvent>,
         grant: Arc<dyn StreamGrant>,
@@ -50,7 +50,7 @@ impl Subscribers {
         let id = self.next_id;
         let s = Subscriber {
             channel,
-            client_id,
+            client,
             user_id,
             sink,
             grant,
@@ -71,10 +71,10 @@ impl Subscribers {
     }
 
     /// `(clientId, userId)` of every tab with an open stream (they count as present).
-    pub(super) fn present(&self) -> Vec<(String, String)> {
+    pub(super) fn present(&self) -> Vec<(ClientId, String)> {
         self.by_id
             .values()
-            .filter_map(|s| s.client_id.clone().map(|c| (c, s.user_id.clone())))
+            .filter_map(|s| s.client.clone().map(|c| (c, s.user_id.clone())))
             .collect()
     }
 
@@ -157,34 +157,16 @@ impl Subscribers {
     }
 }
 
-/// A registered stream. Dropping it (the socket or stream went away) unsubscribes; the
-/// actor's address stays inside, so no handler ever holds one.
-pub struct Subscription {
-    addr: Addr<DocumentActor>,
-    id: u64,
-}
-
-impl Subscription {
-    pub(super) fn new(addr: Addr<DocumentActor>, id: u64) -> Subscription {
-        Subscription { addr, id }
-    }
-}
-
-impl Drop for Subscription {
-    fn drop(&mut self) {
-        self.addr.do_send(Unsubscribe { id: self.id });
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collab::validate::{DocId, Limits};
     use crate::document::grant::UserGrant;
     use serde_json::value::RawValue;
 
     fn wake(head: i64, entries: Option<&str>) -> Wake {
         Wake {
-            doc_id: "doc_a".into(),
+            doc_id: DocId::parse("doc_a").unwrap(),
             head_seq: head,
             lease_seq: 0,
             entries: entries.map(|e| RawValue::from_string(e.to_string()).unwrap().into()),
@@ -274,7 +256,7 @@ mod tests {
         };
         subs.add(
             Channel::Sse,
-            Some("cl_1".into()),
+            Some(ClientId::parse("cl_1", &Limits::default()).unwrap()),
             "usr_a".into(),
             tx,
             grant,

@@ -12,6 +12,8 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use crate::clock::ManualClock;
 use crate::collab::block::Author;
 use crate::collab::op::Op;
+use crate::collab::sync_request::SyncRequest;
+use crate::collab::validate::{ClientId, DocId, Limits};
 use crate::storage::log::Precheck;
 use crate::storage::roles::Role;
 use crate::storage::{accounts, documents, Storage, StorageConfig, Synchronous};
@@ -60,7 +62,7 @@ pub(super) fn start(f: &Fixture, tick: Duration) -> Addr<DocumentActor> {
     };
     let clock = ManualClock::new(1_000_000);
     DocumentActor::new(
-        f.doc_id.clone(),
+        DocId::parse(&f.doc_id).expect("doc ID"),
         f.storage.clone(),
         clock,
         Arc::new(cfg),
@@ -69,9 +71,13 @@ pub(super) fn start(f: &Fixture, tick: Duration) -> Addr<DocumentActor> {
     .start()
 }
 
-pub(super) fn caller(f: &Fixture, client: &str) -> Caller {
+pub(super) fn client(id: &str) -> ClientId {
+    ClientId::parse(id, &Limits::default()).expect("client ID")
+}
+
+pub(super) fn caller(f: &Fixture, id: &str) -> Caller {
     Caller {
-        client_id: client.to_string(),
+        client: Some(client(id)),
         author: Author {
             user_id: f.user.id.clone(),
             name: f.user.display_name.clone(),
@@ -90,14 +96,13 @@ pub(super) fn insert(op_id: &str, block_id: &str, key: &str, text: &str) -> Op {
 }
 
 pub(super) fn sync(caller: Caller, last_seq: i64, ops: Vec<Op>, hold: Option<Vec<&str>>) -> Sync {
-    Sync {
-        caller,
+    let request = SyncRequest {
+        client: caller.client.clone().expect("a sync comes from a tab"),
         last_seq,
         ops,
         hold: hold.map(|h| h.into_iter().map(str::to_string).collect()),
-        precheck: Precheck::default(),
-        precheck_at: Instant::now(),
-    }
+    };
+    Sync::new(caller, request, Precheck::default(), Instant::now())
 }
 
 pub(super) async fn subscribe(
@@ -107,7 +112,7 @@ pub(super) async fn subscribe(
     let (sink, rx) = tokio::sync::mpsc::unbounded_channel();
     let msg = Subscribe {
         channel: Channel::WebSocket,
-        client_id: None,
+        client: None,
         user_id: f.user.id.clone(),
         sink,
         grant: Arc::new(super::grant::UserGrant(f.user.id.clone())),
@@ -129,7 +134,7 @@ pub(super) fn drain(rx: &mut UnboundedReceiver<DocEvent>) -> Vec<Arc<Wake>> {
 }
 
 /// Sends a request that is answered only after everything before it in the mailbox.
-async fn stats(addr: &Addr<DocumentActor>) -> ActorStats {
+async fn stats(addr: &Addr<DocumentActor>) -> ActorReport {
     addr.send(GetStats).await.unwrap()
 }
 
@@ -173,7 +178,7 @@ async fn a_vanished_long_poll_is_forgotten_on_the_next_tick() {
     let wait = WaitChanges {
         since: 0,
         lease_seq: 0,
-        client_id: None,
+        client: None,
         user_id: f.user.id.clone(),
     };
     let Changes::Later { rx, .. } = addr.send(wait).await.unwrap().expect("waiting") else {
@@ -291,7 +296,7 @@ async fn reader(f: &Fixture, addr: &Addr<DocumentActor>, name: &str) -> Reader {
     let (sink, rx) = tokio::sync::mpsc::unbounded_channel();
     let msg = Subscribe {
         channel: Channel::Sse,
-        client_id: None,
+        client: None,
         user_id: user.id.clone(),
         sink,
         grant: Arc::new(TokenGrant(token.clone())),
@@ -461,7 +466,7 @@ async fn a_pull_of_the_announced_change_gets_the_very_bytes_of_the_wake_up() {
 async fn snapshots_at_one_head_share_one_encoding_and_a_new_head_gets_its_own() {
     let f = fixture();
     let addr = start(&f, Duration::from_secs(3600));
-    let n = super::sync::SHARE_FROM_BLOCKS;
+    let n = super::encoded::SHARE_FROM_BLOCKS;
     let keys = crate::collab::order_key::n_keys_between(None, None, n).expect("keys");
     let ops = keys
         .iter()

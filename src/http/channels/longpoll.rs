@@ -58,10 +58,10 @@ pub async fn changes(
     let msg = WaitChanges {
         since: q.since,
         lease_seq: q.lease_seq,
-        client_id: client.map(|c| c.into_string()),
+        client,
         user_id: user.id,
     };
-    let (head, lease) = match docsync_actors::registry::ask(&state.registry, doc_id, msg).await? {
+    let (head, lease) = match docsync_actors::ask::ask(&state.registry, &doc, msg).await? {
         Changes::Now {
             head_seq,
             lease_seq,

@@ -8,9 +8,9 @@ pub mod sse;
 pub mod ws;
 pub mod ws_protocol;
 
+use docsync_actors::ask::ask;
 use docsync_actors::collab::validate::ClientId;
 use docsync_actors::document::{Channel, DocEvent, Subscribe};
-use docsync_actors::registry::ask;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::access::StreamAccess;
@@ -32,13 +32,13 @@ pub async fn subscribe(
 ) -> Result<(Subscription, i64, u64), ApiError> {
     let msg = Subscribe {
         channel,
-        client_id: client_id.map(ClientId::into_string),
+        client: client_id,
         user_id: access.user.id.clone(),
         sink,
         grant: access.grant.clone(),
         confirmed: access.confirmed,
     };
-    let s = ask(&state.registry, access.doc.as_str(), msg).await?;
+    let s = ask(&state.registry, &access.doc, msg).await?;
     Ok((s.subscription, s.head_seq, s.lease_seq))
 }
 

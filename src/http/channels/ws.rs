@@ -16,7 +16,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use actix_web_actors::ws;
 use tokio::sync::mpsc;
 
-use docsync_actors::collab::validate::ClientId;
+use docsync_actors::collab::validate::{ClientId, DocId};
 use docsync_actors::document::{Channel, DocEvent, Revoked, Wake};
 
 use super::super::access::{caller, stream_access};
@@ -35,7 +35,7 @@ pub struct WsSession {
     state: web::Data<AppState>,
     /// What opened the socket: every room is joined, and re-checked, with it.
     creds: Credentials,
-    rooms: HashMap<String, Subscription>,
+    rooms: HashMap<DocId, Subscription>,
     last_heard: Instant,
     events: Option<mpsc::UnboundedReceiver<DocEvent>>,
     sink: mpsc::UnboundedSender<DocEvent>,
@@ -90,7 +90,7 @@ impl WsSession {
             Self::error(ctx, Some(&room), ErrorCode::BadRoom);
             return;
         };
-        if self.rooms.contains_key(&doc_id) {
+        if self.rooms.contains_key(doc_id.as_str()) {
             Self::send(ctx, ServerMessage::Joined { room: &room });
             return;
         }
@@ -110,30 +110,27 @@ impl WsSession {
             // document ID is answered as one that is not there).
             let granted = match stream_access(&state, &creds, &doc_id).await {
                 Ok(g) => g,
-                Err(ApiError::NotFound) => return (doc_id, Err(ErrorCode::NotFound)),
-                Err(ApiError::Unauthorized) => return (doc_id, Err(ErrorCode::Unauthorized)),
-                Err(_) => return (doc_id, Err(ErrorCode::Unavailable)),
+                Err(ApiError::NotFound) => return Err(ErrorCode::NotFound),
+                Err(ApiError::Unauthorized) => return Err(ErrorCode::Unauthorized),
+                Err(_) => return Err(ErrorCode::Unavailable),
             };
             match claim_optional(&state, &granted.user.id, client_id.as_ref()).await {
                 Ok(()) => {}
-                Err(ApiError::Forbidden(_)) => return (doc_id, Err(ErrorCode::Forbidden)),
-                Err(_) => return (doc_id, Err(ErrorCode::Unavailable)),
+                Err(ApiError::Forbidden(_)) => return Err(ErrorCode::Forbidden),
+                Err(_) => return Err(ErrorCode::Unavailable),
             }
             match subscribe(&state, &granted, Channel::WebSocket, client_id, sink).await {
-                Ok((sub, _, _)) => (doc_id, Ok(sub)),
-                Err(_) => (doc_id, Err(ErrorCode::Unavailable)),
+                Ok((sub, _, _)) => Ok((granted.doc, sub)),
+                Err(_) => Err(ErrorCode::Unavailable),
             }
         };
-        ctx.spawn(
-            fut.into_actor(self)
-                .map(move |(doc_id, res), act, ctx| match res {
-                    Ok(sub) => {
-                        act.rooms.insert(doc_id, sub);
-                        Self::send(ctx, ServerMessage::Joined { room: &room });
-                    }
-                    Err(code) => Self::error(ctx, Some(&room), code),
-                }),
-        );
+        ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| match res {
+            Ok((doc_id, sub)) => {
+                act.rooms.insert(doc_id, sub);
+                Self::send(ctx, ServerMessage::Joined { room: &room });
+            }
+            Err(code) => Self::error(ctx, Some(&room), code),
+        }));
     }
 
     fn handle_text(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
@@ -155,7 +152,7 @@ impl WsSession {
 
     /// The document ended this room: the user lost read access (leave the room), or the
     /// socket's credential ended (close the socket).
-    fn revoked(&mut self, doc_id: String, why: Revoked, ctx: &mut ws::WebsocketContext<Self>) {
+    fn revoked(&mut self, doc_id: DocId, why: Revoked, ctx: &mut ws::WebsocketContext<Self>) {
         let room = format!("doc:{doc_id}");
         self.rooms.remove(&doc_id);
         match why {
@@ -241,7 +238,7 @@ impl Actor for WsSession {
 /// by the document; they are copied in, never re-encoded per subscriber.
 fn doc_seq_message(wake: &Wake) -> String {
     let head = ServerMessage::DocSeq {
-        doc_id: &wake.doc_id,
+        doc_id: wake.doc_id.as_str(),
         head_seq: wake.head_seq,
         lease_seq: wake.lease_seq,
     };
@@ -265,7 +262,7 @@ impl StreamHandler<DocEvent> for WsSession {
     fn handle(&mut self, ev: DocEvent, ctx: &mut Self::Context) {
         match ev {
             DocEvent::Seq(wake) => {
-                if self.rooms.contains_key(&wake.doc_id) {
+                if self.rooms.contains_key(wake.doc_id.as_str()) {
                     ctx.text(doc_seq_message(&wake));
                 }
             }

@@ -6,17 +6,36 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use actix::prelude::*;
+use serde::Serialize;
 
 use crate::collab::op::{Effect, LogEntry};
-use crate::storage::compaction;
+use crate::document::messages::DocError;
+use crate::storage::compaction::{self, Retention};
 use crate::storage::documents::{self, DocWrite};
 use crate::storage::log::LogRecord;
 
-use super::actor::{DocumentActor, STOP_GRACE};
-use super::messages::*;
+use super::DocumentActor;
 
 /// Log rows deleted per writer job, so a big backlog never holds the writer for long.
 const COMPACT_CHUNK: usize = 2_000;
+
+/// Compaction of this document, in its op order.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<CompactOutcome, DocError>")]
+pub struct Compact {
+    pub now: i64,
+    pub shared: bool,
+    pub retention: Retention,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactOutcome {
+    pub log_rows: u64,
+    pub tombstones: u64,
+    pub results: u64,
+    pub log_floor: i64,
+}
 
 impl Handler<Compact> for DocumentActor {
     type Result = ResponseActFuture<Self, Result<CompactOutcome, DocError>>;
@@ -43,7 +62,7 @@ impl Handler<Compact> for DocumentActor {
         purge.sort();
         let head_before = state.head_seq;
         let mut write = DocWrite {
-            doc_id: self.doc_id.clone(),
+            doc_id: self.doc_id.as_str().to_string(),
             expect_head: head_before,
             head_after: head_before,
             now: msg.now,
@@ -69,7 +88,7 @@ impl Handler<Compact> for DocumentActor {
             write.log.push(Arc::new(LogRecord::from_entry(&entry)));
         }
         for rec in &write.log {
-            self.push_tail(rec.clone());
+            self.tail.push(rec.clone(), self.cfg.log_tail);
         }
         let tombstones = purge.len() as u64;
         let log_cutoff = msg.now
@@ -80,9 +99,9 @@ impl Handler<Compact> for DocumentActor {
             };
         let results_cutoff = msg.now - r.results_ms;
         let head_after = write.head_after;
-        let doc = self.doc_id.clone();
+        let doc = self.doc_id.as_str().to_string();
         let storage = self.storage.clone();
-        self.inflight += 1;
+        self.write_queued();
         let first = self.storage.write(move |c| {
             if !write.log.is_empty() {
                 documents::apply_write(c, &write)?;
@@ -97,7 +116,7 @@ impl Handler<Compact> for DocumentActor {
                         s.log_floor = floor;
                     }
                     act.tail.drop_through(floor);
-                    act.durable_seq = act.durable_seq.max(head_after);
+                    act.announcer.committed(head_after);
                     act.settle();
                     Ok(floor)
                 }
@@ -150,10 +169,7 @@ impl Handler<Compact> for DocumentActor {
                 actix::fut::wrap_future::<_, Self>(work)
             })
             .map(|res, act, ctx| {
-                act.inflight -= 1;
-                if act.stopping && act.inflight == 0 {
-                    ctx.run_later(STOP_GRACE, |act, ctx| act.stop_if_idle(ctx));
-                }
+                act.write_answered(ctx);
                 res
             });
         Box::pin(fut)

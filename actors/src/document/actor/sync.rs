@@ -1,5 +1,5 @@
-//! Applying a document's requests: `/sync` (hold list, ops through the pure rules, the rows
-//! queued on the writer, the reply built once they are durable), snapshots, leave and icon.
+//! `Sync` (PROTOCOL §3): the hold list, the ops through the pure rules, the rows queued on
+//! the writer, and the reply built once they are durable.
 
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -10,20 +10,86 @@ use actix::prelude::*;
 
 use crate::collab::block::Block;
 use crate::collab::lease::HoldOutcome;
-use crate::collab::op::{Effect, LogEntry, OpKind, OpResult, OpStatus};
+use crate::collab::op::{Effect, LogEntry, Op, OpKind, OpResult, OpStatus};
 use crate::collab::rules::{apply_op, OpContext};
+use crate::collab::sync_request::SyncRequest;
+use crate::document::messages::{Caller, DocError, Mode};
+use crate::document::sync_reply::{Entries, LeasesReply, LogPage, SyncFields, SyncReply};
 use crate::metrics::OpTally;
 use crate::storage::documents::{self, DocWrite};
-use crate::storage::log::LogRecord;
+use crate::storage::log::{LogRecord, Precheck};
 use crate::storage::StorageError;
 
-use super::actor::{DocumentActor, STOP_GRACE};
-use super::encoded::SharedBlocks;
-use super::messages::*;
+use super::DocumentActor;
+
+/// A checked sync request of one tab (or of the server itself, seeding a document), with
+/// the idempotency pre-check read for it.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<SyncReply, DocError>")]
+pub struct Sync {
+    /// Its `client` is the request's tab; `None` only for the server's own seeding.
+    caller: Caller,
+    last_seq: i64,
+    ops: Vec<Op>,
+    /// `None` keeps whatever is held.
+    hold: Option<Vec<String>>,
+    precheck: Precheck,
+    /// When the pre-check was read: the actor trusts it only if it is younger than
+    /// anything the actor forgot (`RecentResults::trusts`).
+    precheck_at: Instant,
+}
+
+impl Sync {
+    /// A tab's request; the caller's client is the request's.
+    pub fn new(
+        caller: Caller,
+        request: SyncRequest,
+        precheck: Precheck,
+        precheck_at: Instant,
+    ) -> Sync {
+        Sync {
+            caller: Caller {
+                client: Some(request.client),
+                ..caller
+            },
+            last_seq: request.last_seq,
+            ops: request.ops,
+            hold: request.hold,
+            precheck,
+            precheck_at,
+        }
+    }
+
+    /// Ops the server applies in a user's name without a tab (a sample document): no
+    /// session is opened, no lease taken.
+    pub fn seed(caller: Caller, ops: Vec<Op>, precheck_at: Instant) -> Sync {
+        Sync {
+            caller: Caller {
+                client: None,
+                ..caller
+            },
+            last_seq: 0,
+            ops,
+            hold: None,
+            precheck: Precheck::default(),
+            precheck_at,
+        }
+    }
+}
+
+/// What applying a request's ops produced.
+struct Applied {
+    results: Vec<OpResult>,
+    write: DocWrite,
+    lease_changed: bool,
+    tally: OpTally,
+}
 
 impl DocumentActor {
-    pub(super) fn log_page(&mut self, last_seq: i64, ahead: bool) -> (LogPage, bool, bool) {
-        let head = self.durable_seq;
+    /// The log entries a client that has seen `last_seq` gets, whether there are more, and
+    /// whether it must reload (`resync`).
+    fn log_page(&mut self, last_seq: i64, ahead: bool) -> (LogPage, bool, bool) {
+        let head = self.announcer.durable_head();
         let floor = self.state.as_ref().map_or(0, |s| s.log_floor);
         if ahead || last_seq > head || last_seq < floor {
             return (LogPage::Ready(Entries::none()), false, true);
@@ -63,12 +129,12 @@ impl DocumentActor {
             fields: SyncFields {
                 results,
                 has_more,
-                head_seq: self.durable_seq,
-                lease_seq: self.lease_seq,
+                head_seq: self.announcer.durable_head(),
+                lease_seq: self.announcer.lease_seq(),
                 leases: LeasesReply {
                     granted: hold.granted,
                     denied: hold.denied,
-                    others: self.leases.others(&caller.client_id, now),
+                    others: self.leases.others(caller.client_str(), now),
                 },
                 role: caller.role,
                 shared: caller.shared,
@@ -79,40 +145,6 @@ impl DocumentActor {
                 icon: self.state.as_ref().and_then(|s| s.icon.clone()),
             },
         }
-    }
-
-    pub(super) fn remember(&mut self, result: &OpResult) {
-        self.recent
-            .insert(result.op_id.clone(), (result.clone(), self.write_no + 1));
-        self.recent_order.push_back(result.op_id.clone());
-    }
-
-    /// Keeps the in-memory idempotency map bounded. Only results already on disk are dropped,
-    /// and pre-checks started before now are no longer trusted to have seen them.
-    pub(super) fn trim_recent(&mut self) {
-        if self.recent.len() <= self.cfg.recent_results {
-            return;
-        }
-        let mut dropped = false;
-        while self.recent.len() > self.cfg.recent_results / 2 {
-            let Some(front) = self.recent_order.front() else {
-                break;
-            };
-            match self.recent.get(front) {
-                Some((_, w)) if *w > self.durable_write_no => break,
-                _ => {}
-            }
-            let id = self.recent_order.pop_front().expect("front exists");
-            self.recent.remove(&id);
-            dropped = true;
-        }
-        if dropped {
-            self.trust_precheck_after = Instant::now();
-        }
-    }
-
-    pub(super) fn push_tail(&mut self, rec: Arc<LogRecord>) {
-        self.tail.push(rec, self.cfg.log_tail);
     }
 
     /// Refuses a request whose new text would take the document past its size budget.
@@ -129,7 +161,7 @@ impl DocumentActor {
             .ops
             .iter()
             .filter(|o| {
-                !self.recent.contains_key(&o.op_id) && !msg.precheck.known.contains_key(&o.op_id)
+                self.recent.get(&o.op_id).is_none() && !msg.precheck.known.contains_key(&o.op_id)
             })
             .map(|o| match &o.kind {
                 // An edit replaces its block's text: only growth counts.
@@ -147,15 +179,12 @@ impl DocumentActor {
     }
 
     /// Runs the rules for every op of a request; returns the results and the rows to write.
-    fn apply_ops(
-        &mut self,
-        msg: &Sync,
-        now: i64,
-        leases_enabled: bool,
-    ) -> (Vec<OpResult>, DocWrite, bool, OpTally) {
+    fn apply_ops(&mut self, msg: &Sync, now: i64, leases_enabled: bool) -> Applied {
+        let client = msg.caller.client_str();
+        let author = &msg.caller.author;
         let state = self.state.as_mut().expect("checked by refuse()");
         let mut write = DocWrite {
-            doc_id: self.doc_id.clone(),
+            doc_id: self.doc_id.as_str().to_string(),
             expect_head: state.head_seq,
             head_after: state.head_seq,
             now,
@@ -169,7 +198,7 @@ impl DocumentActor {
         let mut fresh: Vec<OpResult> = Vec::new();
         let mut seen_in_request: HashSet<&str> = HashSet::new();
         for op in &msg.ops {
-            if let Some((r, _)) = self.recent.get(&op.op_id) {
+            if let Some(r) = self.recent.get(&op.op_id) {
                 results.push(r.clone());
                 continue;
             }
@@ -185,7 +214,7 @@ impl DocumentActor {
             }
             // Fault injection for the crash tests, compiled into debug builds only.
             #[cfg(debug_assertions)]
-            if let (Some(marker), crate::collab::op::OpKind::SetContent { content, .. }) =
+            if let (Some(marker), OpKind::SetContent { content, .. }) =
                 (&self.cfg.panic_marker, &op.kind)
             {
                 if content == marker {
@@ -193,8 +222,8 @@ impl DocumentActor {
                 }
             }
             let ctx = OpContext {
-                client_id: &msg.caller.client_id,
-                author: &msg.caller.author,
+                client_id: client,
+                author,
                 now,
                 foreign: &msg.precheck.foreign,
                 leases_enabled,
@@ -224,23 +253,17 @@ impl DocumentActor {
                     seq: state.head_seq,
                     op_id: op.op_id.clone(),
                     kind: op.kind.name().to_string(),
-                    client_id: msg.caller.client_id.clone(),
-                    user_id: msg.caller.author.user_id.clone(),
+                    client_id: client.to_string(),
+                    user_id: author.user_id.clone(),
                     at: now,
                     effects: applied.effects,
                 };
                 write.log.push(Arc::new(LogRecord::from_entry(&entry)));
             }
             for id in &applied.lease_grants {
-                lease_changed |=
-                    self.leases
-                        .grant(id, &msg.caller.client_id, &msg.caller.author, now);
+                lease_changed |= self.leases.grant(id, client, author, now);
             }
-            match result.status {
-                OpStatus::Applied => self.counters.applied += 1,
-                OpStatus::Conflict => self.counters.conflicts += 1,
-                OpStatus::Rejected => self.counters.rejected += 1,
-            }
+            self.stats.count(result.status);
             let status = match result.status {
                 OpStatus::Applied => "applied",
                 OpStatus::Conflict => "conflict",
@@ -256,10 +279,13 @@ impl DocumentActor {
         }
         write.head_after = state.head_seq;
         write.blocks = changed;
-        for r in &fresh {
-            self.remember(r);
+        self.recent.remember(&fresh);
+        Applied {
+            results,
+            write,
+            lease_changed,
+            tally,
         }
-        (results, write, lease_changed, tally)
     }
 }
 
@@ -270,7 +296,7 @@ impl Handler<Sync> for DocumentActor {
         if let Some(e) = self.refuse() {
             return Box::pin(actix::fut::ready(Err(e)));
         }
-        if !msg.ops.is_empty() && msg.precheck_at < self.trust_precheck_after {
+        if !msg.ops.is_empty() && !self.recent.trusts(msg.precheck_at) {
             return Box::pin(actix::fut::ready(Err(DocError::StalePrecheck)));
         }
         if let Some(e) = self.over_size(&msg) {
@@ -282,18 +308,22 @@ impl Handler<Sync> for DocumentActor {
             return Box::pin(actix::fut::ready(Err(e)));
         }
         let now = self.clock.now_ms();
-        let ahead = msg.last_seq > self.durable_seq;
-        self.see(&msg.caller, now);
+        let ahead = msg.last_seq > self.announcer.durable_head();
+        let author = &msg.caller.author;
+        self.see(
+            msg.caller.client.as_ref(),
+            &author.user_id,
+            &author.name,
+            now,
+        );
+        let client = msg.caller.client_str();
         // Viewers never hold leases: a read-only user must not lock editors out.
         let leases_enabled =
             self.mode(msg.caller.shared) == Mode::Full && msg.caller.role.can_write();
         let hold = match (&msg.hold, leases_enabled) {
-            (Some(list), true) => {
-                self.leases
-                    .hold(&msg.caller.client_id, &msg.caller.author, list, now)
-            }
+            (Some(list), true) => self.leases.hold(client, author, list, now),
             (Some(_), false) => HoldOutcome {
-                changed: self.leases.release_client(&msg.caller.client_id),
+                changed: self.leases.release_client(client),
                 ..HoldOutcome::default()
             },
             (None, _) => HoldOutcome::default(),
@@ -307,19 +337,24 @@ impl Handler<Sync> for DocumentActor {
             .lease_denials
             .inc_by(hold.denied.len() as u64);
         let received = Instant::now();
-        let mut lease_changed = hold.changed;
+        let last_seq = msg.last_seq;
         if msg.ops.is_empty() {
-            if lease_changed {
-                self.presence_changed();
+            if hold.changed {
+                self.announcer.presence_changed();
             }
             self.settle();
-            let reply = self.reply(&msg.caller, msg.last_seq, ahead, Vec::new(), hold);
+            let reply = self.reply(&msg.caller, last_seq, ahead, Vec::new(), hold);
             return Box::pin(actix::fut::ready(Ok(reply)));
         }
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             self.apply_ops(&msg, now, leases_enabled)
         }));
-        let (results, write, grants_changed, tally) = match outcome {
+        let Applied {
+            results,
+            write,
+            lease_changed,
+            tally,
+        } = match outcome {
             Ok(v) => v,
             Err(_) => {
                 self.poison(ctx, "panic while applying ops");
@@ -328,38 +363,33 @@ impl Handler<Sync> for DocumentActor {
                 ))));
             }
         };
-        lease_changed |= grants_changed;
-        if lease_changed {
-            self.presence_changed();
+        if hold.changed || lease_changed {
+            self.announcer.presence_changed();
         }
         for rec in &write.log {
-            self.push_tail(rec.clone());
+            self.tail.push(rec.clone(), self.cfg.log_tail);
         }
-        self.write_no += 1;
-        let my_write = self.write_no;
-        self.inflight += 1;
+        let my_write = self.recent.queue_write();
+        self.write_queued();
         // This request's session and lease news wait for its commit (see `settle`).
-        self.sync_writes += 1;
+        self.announcer.sync_write_queued();
         let head_after = write.head_after;
         let fut = self
             .storage
             .write(move |c| documents::apply_write(c, &write));
         let caller = msg.caller;
-        let last_seq = msg.last_seq;
         Box::pin(
             actix::fut::wrap_future::<_, Self>(fut).map(move |res, act, ctx| {
-                act.inflight -= 1;
-                act.sync_writes -= 1;
+                act.announcer.sync_write_answered();
                 if res.is_ok() {
                     tally.record(&act.cfg.metrics);
                 }
                 let out = match res {
                     Ok(()) if act.failed.is_none() => {
-                        act.durable_write_no = act.durable_write_no.max(my_write);
-                        act.durable_seq = act.durable_seq.max(head_after);
+                        act.recent.committed(my_write);
+                        act.announcer.committed(head_after);
                         act.announce();
-                        act.trim_recent();
-                        act.record_latency(received);
+                        act.stats.answered(received);
                         Ok(act.reply(&caller, last_seq, ahead, results, hold))
                     }
                     Ok(()) => Err(DocError::Restarting),
@@ -377,126 +407,8 @@ impl Handler<Sync> for DocumentActor {
                         Err(e.into())
                     }
                 };
-                if act.stopping && act.inflight == 0 {
-                    ctx.run_later(STOP_GRACE, |act, ctx| act.stop_if_idle(ctx));
-                }
+                act.write_answered(ctx);
                 out
-            }),
-        )
-    }
-}
-
-/// Snapshots of documents with at least this many blocks share one encoding per head.
-pub(super) const SHARE_FROM_BLOCKS: usize = 100;
-
-impl Handler<Snapshot> for DocumentActor {
-    type Result = ResponseActFuture<Self, Result<SnapshotReply, DocError>>;
-
-    fn handle(&mut self, msg: Snapshot, _ctx: &mut Context<Self>) -> Self::Result {
-        if let Some(e) = self.refuse() {
-            return Box::pin(actix::fut::ready(Err(e)));
-        }
-        let now = self.clock.now_ms();
-        self.see(&msg.caller, now);
-        self.settle();
-        let state = self.state.as_ref().expect("checked by refuse()");
-        // One `ordered()` and one encoding per head, whoever asks (see `encoded`). A small
-        // document's blocks are cheap to encode again and are not kept: an open actor of a
-        // small document stays as small as before.
-        let blocks = match &self.shared_blocks {
-            Some(b) if b.head_seq() == state.head_seq => b.clone(),
-            _ => {
-                let ordered: Vec<SnapshotBlock> = state
-                    .ordered()
-                    .into_iter()
-                    .map(|(depth, block)| SnapshotBlock { block, depth })
-                    .collect();
-                let keep = ordered.len() >= SHARE_FROM_BLOCKS;
-                let b = SharedBlocks::new(state.head_seq, ordered);
-                self.shared_blocks = keep.then(|| b.clone());
-                b
-            }
-        };
-        let reply = SnapshotReply {
-            doc_id: state.doc_id.clone(),
-            title: state.title.clone(),
-            title_version: state.title_version,
-            icon: state.icon.clone(),
-            head_seq: state.head_seq,
-            log_floor: state.log_floor,
-            lease_seq: self.lease_seq,
-            role: msg.caller.role,
-            shared: msg.caller.shared,
-            mode: self.mode(msg.caller.shared),
-            sessions: self.sessions.len(),
-            people: self.sessions.people(),
-            leases: SnapshotOthers {
-                others: self.leases.others(&msg.caller.client_id, now),
-            },
-            blocks,
-        };
-        if state.head_seq <= self.durable_seq {
-            return Box::pin(actix::fut::ready(Ok(reply)));
-        }
-        // The state includes writes still being committed: hand it out only once they are
-        // on disk (an empty job behind them in the writer queue marks that moment).
-        let barrier = self.storage.write(|_| Ok(()));
-        Box::pin(
-            actix::fut::wrap_future::<_, Self>(barrier).map(move |res, _act, _ctx| {
-                res.map(|_| reply)
-                    .map_err(|e| DocError::Storage(e.to_string()))
-            }),
-        )
-    }
-}
-
-impl Handler<Leave> for DocumentActor {
-    type Result = Result<(), DocError>;
-
-    fn handle(&mut self, msg: Leave, _ctx: &mut Context<Self>) -> Self::Result {
-        if let Some(e) = self.refuse() {
-            return Err(e);
-        }
-        let had_session = self.sessions.remove(&msg.client_id);
-        let had_leases = self.leases.release_client(&msg.client_id);
-        if had_session || had_leases {
-            self.presence_changed();
-        }
-        self.settle();
-        Ok(())
-    }
-}
-
-impl Handler<SetIcon> for DocumentActor {
-    type Result = ResponseActFuture<Self, Result<(), DocError>>;
-
-    fn handle(&mut self, msg: SetIcon, _ctx: &mut Context<Self>) -> Self::Result {
-        if let Some(e) = self.refuse() {
-            return Box::pin(actix::fut::ready(Err(e)));
-        }
-        let state = self.state.as_mut().expect("checked by refuse()");
-        state.icon = msg.icon.clone();
-        let doc = self.doc_id.clone();
-        let now = self.clock.now_ms();
-        let fut = self
-            .storage
-            .write(move |c| documents::set_icon(c, &doc, msg.icon.as_deref(), now));
-        self.inflight += 1;
-        Box::pin(
-            actix::fut::wrap_future::<_, Self>(fut).map(|res, act, ctx| {
-                act.inflight -= 1;
-                match res {
-                    Ok(()) => {
-                        // Not in the log: open editors learn the icon from their next sync.
-                        act.presence_changed();
-                        act.settle();
-                        Ok(())
-                    }
-                    Err(e) => {
-                        act.poison(ctx, &e.to_string());
-                        Err(e.into())
-                    }
-                }
             }),
         )
     }

@@ -1,0 +1,101 @@
+//! `Snapshot` (PROTOCOL §3): the whole document at its durable head, for one caller.
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+use serde::Serialize;
+
+use crate::collab::lease::OtherLease;
+use crate::collab::validate::DocId;
+use crate::document::encoded::SharedBlocks;
+use crate::document::messages::{Caller, DocError, Mode};
+use crate::document::sessions::Person;
+use crate::storage::roles::Role;
+
+use super::DocumentActor;
+
+#[derive(Message, Clone)]
+#[rtype(result = "Result<SnapshotReply, DocError>")]
+pub struct Snapshot {
+    pub caller: Caller,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotOthers {
+    pub others: Vec<OtherLease>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotReply {
+    pub doc_id: DocId,
+    pub title: String,
+    pub title_version: i64,
+    pub icon: Option<String>,
+    pub head_seq: i64,
+    pub log_floor: i64,
+    pub lease_seq: u64,
+    pub role: Role,
+    pub shared: bool,
+    pub mode: Mode,
+    pub sessions: usize,
+    /// Who has the document open, one entry per person.
+    pub people: Vec<Person>,
+    pub leases: SnapshotOthers,
+    /// The same for every caller at this head and encoded once for all of them: not part
+    /// of this struct's encoding; the HTTP layer adds it as `blocks` (`SharedBlocks::json`).
+    #[serde(skip)]
+    pub blocks: Arc<SharedBlocks>,
+}
+
+impl Handler<Snapshot> for DocumentActor {
+    type Result = ResponseActFuture<Self, Result<SnapshotReply, DocError>>;
+
+    fn handle(&mut self, msg: Snapshot, _ctx: &mut Context<Self>) -> Self::Result {
+        if let Some(e) = self.refuse() {
+            return Box::pin(actix::fut::ready(Err(e)));
+        }
+        let now = self.clock.now_ms();
+        let caller = &msg.caller;
+        self.see(
+            caller.client.as_ref(),
+            &caller.author.user_id,
+            &caller.author.name,
+            now,
+        );
+        self.settle();
+        let state = self.state.as_ref().expect("checked by refuse()");
+        let blocks = self.blocks.at(state);
+        let reply = SnapshotReply {
+            doc_id: self.doc_id.clone(),
+            title: state.title.clone(),
+            title_version: state.title_version,
+            icon: state.icon.clone(),
+            head_seq: state.head_seq,
+            log_floor: state.log_floor,
+            lease_seq: self.announcer.lease_seq(),
+            role: caller.role,
+            shared: caller.shared,
+            mode: self.mode(caller.shared),
+            sessions: self.sessions.len(),
+            people: self.sessions.people(),
+            leases: SnapshotOthers {
+                others: self.leases.others(caller.client_str(), now),
+            },
+            blocks,
+        };
+        if reply.head_seq <= self.announcer.durable_head() {
+            return Box::pin(actix::fut::ready(Ok(reply)));
+        }
+        // The state includes writes still being committed: hand it out only once they are
+        // on disk (an empty job behind them in the writer queue marks that moment).
+        let barrier = self.storage.write(|_| Ok(()));
+        Box::pin(
+            actix::fut::wrap_future::<_, Self>(barrier).map(move |res, _act, _ctx| {
+                res.map(|_| reply)
+                    .map_err(|e| DocError::Storage(e.to_string()))
+            }),
+        )
+    }
+}

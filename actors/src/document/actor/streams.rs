@@ -1,0 +1,147 @@
+//! Wake-up channels as the document sees them (PROTOCOL §4): streams (WebSocket, SSE)
+//! subscribe and hear every change until they drop their `Subscription`; long-poll waiters
+//! are answered once their condition holds. The bookkeeping is `Subscribers` and `Waiters`.
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::oneshot;
+
+use crate::collab::validate::ClientId;
+use crate::document::grant::{Confirmed, StreamGrant};
+use crate::document::messages::{Channel, DocError, DocEvent};
+
+use super::DocumentActor;
+
+/// Registers a wake-up channel. The reply holds the current `(headSeq, leaseSeq)` and the
+/// registration itself: dropping the `Subscription` unsubscribes.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<Subscribed, DocError>")]
+pub struct Subscribe {
+    pub channel: Channel,
+    /// The tab behind the channel, kept present while the channel is open.
+    pub client: Option<ClientId>,
+    pub user_id: String,
+    pub sink: UnboundedSender<DocEvent>,
+    /// What opened the channel: asked again whenever the access epoch moves.
+    pub grant: Arc<dyn StreamGrant>,
+    /// When the opener's rights were checked (the epoch read *before* that check).
+    pub confirmed: Confirmed,
+}
+
+pub struct Subscribed {
+    pub head_seq: i64,
+    pub lease_seq: u64,
+    pub subscription: Subscription,
+}
+
+/// A registered stream. Dropping it (the socket or stream went away) unsubscribes; the
+/// actor's address stays inside, so no handler ever holds one.
+pub struct Subscription {
+    addr: Addr<DocumentActor>,
+    id: u64,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.addr.do_send(Unsubscribe { id: self.id });
+    }
+}
+
+/// Sent by a `Subscription` when it is dropped.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Unsubscribe {
+    id: u64,
+}
+
+/// Long-polling: answered at once when `headSeq > since` or `leaseSeq != lease_seq`, otherwise
+/// the receiver fires on the next such change. The caller owns the timeout.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<Changes, DocError>")]
+pub struct WaitChanges {
+    pub since: i64,
+    pub lease_seq: u64,
+    pub client: Option<ClientId>,
+    pub user_id: String,
+}
+
+pub enum Changes {
+    Now {
+        head_seq: i64,
+        lease_seq: u64,
+    },
+    Later {
+        head_seq: i64,
+        lease_seq: u64,
+        rx: oneshot::Receiver<(i64, u64)>,
+    },
+}
+
+impl Handler<Subscribe> for DocumentActor {
+    type Result = Result<Subscribed, DocError>;
+
+    fn handle(&mut self, msg: Subscribe, ctx: &mut Context<Self>) -> Self::Result {
+        if let Some(e) = self.refuse() {
+            return Err(e);
+        }
+        let now = self.clock.now_ms();
+        self.see(msg.client.as_ref(), &msg.user_id, "", now);
+        self.settle();
+        let id = self.subscribers.add(
+            msg.channel,
+            msg.client,
+            msg.user_id,
+            msg.sink,
+            msg.grant,
+            msg.confirmed,
+        );
+        // The rights were checked at an epoch that has moved since: check them again.
+        let epoch = self.storage.writer.access_epoch().current();
+        if !msg.confirmed.holds(epoch, now) {
+            self.recheck_access(ctx);
+        }
+        Ok(Subscribed {
+            head_seq: self.announcer.durable_head(),
+            lease_seq: self.announcer.lease_seq(),
+            subscription: Subscription {
+                addr: ctx.address(),
+                id,
+            },
+        })
+    }
+}
+
+impl Handler<Unsubscribe> for DocumentActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Unsubscribe, _ctx: &mut Context<Self>) {
+        self.subscribers.remove(msg.id);
+    }
+}
+
+impl Handler<WaitChanges> for DocumentActor {
+    type Result = Result<Changes, DocError>;
+
+    fn handle(&mut self, msg: WaitChanges, _ctx: &mut Context<Self>) -> Self::Result {
+        if let Some(e) = self.refuse() {
+            return Err(e);
+        }
+        let now = self.clock.now_ms();
+        self.see(msg.client.as_ref(), &msg.user_id, "", now);
+        self.settle();
+        let (head, lease) = (self.announcer.durable_head(), self.announcer.lease_seq());
+        if head > msg.since || lease != msg.lease_seq {
+            return Ok(Changes::Now {
+                head_seq: head,
+                lease_seq: lease,
+            });
+        }
+        Ok(Changes::Later {
+            head_seq: head,
+            lease_seq: lease,
+            rx: self.waiters.add(msg.since, msg.lease_seq),
+        })
+    }
+}

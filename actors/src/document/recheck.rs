@@ -1,0 +1,79 @@
+//! At most one re-check of the document's open streams' rights at a time (the read is on
+//! the pool; the actor goes on meanwhile). Asked again while one runs, it runs once more
+//! when that one is done; asked from code that has no context, it is asked by message, and
+//! only one such message is ever in the mailbox.
+
+#[derive(Debug, Default)]
+pub(super) struct RecheckGate {
+    /// A read is on its way.
+    running: bool,
+    /// Asked for again while running: once more when it is done.
+    again: bool,
+    /// A message asking for one is in the mailbox.
+    asked: bool,
+}
+
+impl RecheckGate {
+    /// A re-check is wanted now: true when it may start (then call `started` if it does);
+    /// false when one runs, which will run again after.
+    pub(super) fn may_start(&mut self) -> bool {
+        if self.running {
+            self.again = true;
+        }
+        !self.running
+    }
+
+    pub(super) fn started(&mut self) {
+        self.running = true;
+    }
+
+    /// The read is done; true when it must run once more.
+    pub(super) fn finished(&mut self) -> bool {
+        self.running = false;
+        std::mem::take(&mut self.again)
+    }
+
+    /// The read failed: the tick retries (streams meanwhile hear nothing).
+    pub(super) fn failed(&mut self) {
+        self.running = false;
+        self.again = false;
+    }
+
+    /// A re-check is wanted where no context is at hand: true when a message asking for
+    /// one should be sent now.
+    pub(super) fn ask_by_message(&mut self) -> bool {
+        if self.running {
+            self.again = true;
+            return false;
+        }
+        !std::mem::replace(&mut self.asked, true)
+    }
+
+    /// The message asking for a re-check arrived.
+    pub(super) fn message_arrived(&mut self) {
+        self.asked = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_read_at_a_time_and_once_more_when_asked_meanwhile() {
+        let mut g = RecheckGate::default();
+        assert!(g.may_start());
+        g.started();
+        assert!(!g.may_start());
+        assert!(
+            !g.ask_by_message(),
+            "running: no message, it runs again after"
+        );
+        assert!(g.finished(), "asked meanwhile: once more");
+        assert!(!g.finished());
+        assert!(g.ask_by_message());
+        assert!(!g.ask_by_message(), "one message in the mailbox at most");
+        g.message_arrived();
+        assert!(g.ask_by_message());
+    }
+}
