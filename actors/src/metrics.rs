@@ -257,6 +257,12 @@ impl OpTally {
         self.0.push((kind, status, reason));
     }
 
+    /// `(applied, conflicts, rejected)` among the ops, for the actor's own figures.
+    pub fn outcomes(&self) -> (u64, u64, u64) {
+        let count = |s: &str| self.0.iter().filter(|(_, st, _)| *st == s).count() as u64;
+        (count("applied"), count("conflict"), count("rejected"))
+    }
+
     /// Counts the ops: call once their write committed.
     pub fn record(self, m: &Metrics) {
         for (kind, status, reason) in self.0 {

@@ -1,5 +1,6 @@
-//! Read-only views over committed data: markdown export, full-text search and tags. They
-//! read SQLite directly (derived data is written with each change), never an actor.
+//! Read-only views over committed data: markdown export, backlinks, full-text search and
+//! tags. They read SQLite directly (derived data is written with each change), never an
+//! actor; rights come from `access.rs` like everywhere.
 
 use std::convert::Infallible;
 
@@ -8,9 +9,9 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 
-use docsync_actors::storage::{derived, documents, roles, search};
+use docsync_actors::storage::{derived, documents, search};
 
-use super::access::read_as;
+use super::access::{doc_access, read_as};
 use super::auth::Credentials;
 use super::error::ApiError;
 use super::state::AppState;
@@ -18,28 +19,20 @@ use super::state::AppState;
 use docsync_actors::collab::validate::fixed::{
     MAX_SEARCH_HITS, MAX_SEARCH_QUERY_BYTES, MAX_TAG_BYTES,
 };
-use docsync_actors::collab::validate::DocId;
 
 pub async fn markdown(
     state: web::Data<AppState>,
     creds: Credentials,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    // Not a document ID: answered as an unknown document, after the credentials.
-    let doc_id = DocId::parse(&path.into_inner()).ok();
-    let export = read_as(&state, &creds, move |c, user| {
-        let Some(doc_id) = doc_id else {
-            return Ok(None);
-        };
-        let doc_id = doc_id.as_str();
-        if roles::doc_role(c, &user.id, doc_id)?.is_none() {
-            return Ok(None);
-        }
-        let title = documents::meta_title(c, doc_id)?.unwrap_or_default();
-        derived::markdown_export(c, doc_id, &title).map(Some)
-    })
-    .await?
-    .ok_or(ApiError::NotFound)?;
+    let (doc, _) = doc_access(&state, &creds, &path.into_inner()).await?;
+    let export = state
+        .storage
+        .read(move |c| {
+            let title = documents::meta_title(c, doc.as_str())?.unwrap_or_default();
+            derived::markdown_export(c, doc.as_str(), &title)
+        })
+        .await?;
     // Streamed chunk by chunk (indentation capped, see `derived::MAX_EXPORT_INDENT`): the
     // indented text is never built as a whole, whatever the document's size or depth.
     let body = futures::stream::iter(export.map(|chunk| Ok::<_, Infallible>(Bytes::from(chunk))));
@@ -55,18 +48,12 @@ pub async fn backlinks(
     creds: Credentials,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let doc_id = DocId::parse(&path.into_inner()).ok();
-    let links = read_as(&state, &creds, move |c, user| {
-        let Some(doc_id) = doc_id else {
-            return Ok(None);
-        };
-        if roles::doc_role(c, &user.id, doc_id.as_str())?.is_none() {
-            return Ok(None);
-        }
-        search::backlinks(c, &user.id, doc_id.as_str(), MAX_SEARCH_HITS).map(Some)
-    })
-    .await?
-    .ok_or(ApiError::NotFound)?;
+    let (doc, decision) = doc_access(&state, &creds, &path.into_inner()).await?;
+    let user = decision.user.id;
+    let links = state
+        .storage
+        .read(move |c| search::backlinks(c, &user, doc.as_str(), MAX_SEARCH_HITS))
+        .await?;
     Ok(HttpResponse::Ok().json(json!({ "backlinks": links })))
 }
 

@@ -4,8 +4,6 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use crate::collab::op::OpStatus;
-
 /// Latencies kept for the percentiles and the chart.
 const LATENCY_WINDOW: usize = 256;
 
@@ -44,12 +42,12 @@ impl ActorStats {
         now - self.started_at
     }
 
-    pub(super) fn count(&mut self, status: OpStatus) {
-        match status {
-            OpStatus::Applied => self.applied += 1,
-            OpStatus::Conflict => self.conflicts += 1,
-            OpStatus::Rejected => self.rejected += 1,
-        }
+    /// The outcomes of ops whose write committed (`OpTally::outcomes`): counted once, on
+    /// disk, like the metrics.
+    pub(super) fn count(&mut self, (applied, conflicts, rejected): (u64, u64, u64)) {
+        self.applied += applied;
+        self.conflicts += conflicts;
+        self.rejected += rejected;
     }
 
     /// `(applied, conflicts, rejected)` so far.
@@ -95,9 +93,9 @@ mod tests {
         }
         assert_eq!(s.recent(60).len(), 60);
         assert_eq!(s.recent(1_000).len(), LATENCY_WINDOW);
-        s.count(OpStatus::Conflict);
-        s.count(OpStatus::Applied);
-        assert_eq!(s.outcomes(), (1, 1, 0));
+        s.count((1, 1, 0));
+        s.count((0, 0, 2));
+        assert_eq!(s.outcomes(), (1, 1, 2));
         s.active(40);
         assert_eq!((s.idle_ms(100), s.uptime_ms(100)), (60, 100));
     }

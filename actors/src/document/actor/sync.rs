@@ -263,7 +263,6 @@ impl DocumentActor {
             for id in &applied.lease_grants {
                 lease_changed |= self.leases.grant(id, client, author, now);
             }
-            self.stats.count(result.status);
             let status = match result.status {
                 OpStatus::Applied => "applied",
                 OpStatus::Conflict => "conflict",
@@ -382,6 +381,7 @@ impl Handler<Sync> for DocumentActor {
             actix::fut::wrap_future::<_, Self>(fut).map(move |res, act, ctx| {
                 act.announcer.sync_write_answered();
                 if res.is_ok() {
+                    act.stats.count(tally.outcomes());
                     tally.record(&act.cfg.metrics);
                 }
                 let out = match res {
