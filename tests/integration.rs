@@ -18,6 +18,7 @@ mod docs;
 mod folders;
 mod limits;
 mod links;
+mod openapi;
 mod operations;
 mod permissions;
 mod proxy;

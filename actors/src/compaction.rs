@@ -18,7 +18,7 @@ use crate::registry::Documents;
 use crate::storage::compaction::{self, Retention};
 use crate::storage::{roles, Storage};
 
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PassSummary {
     pub documents: u64,

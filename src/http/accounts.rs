@@ -2,12 +2,11 @@
 
 use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
 use actix_web::{web, HttpRequest, HttpResponse};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use docsync_actors::collab::validate::fixed::{MAX_TOKEN_LABEL_BYTES, SMALL_BODY_BYTES};
 
-use docsync_actors::storage::accounts;
+use docsync_actors::storage::accounts::{self, TokenInfo};
 
 use super::access::{caller, read_as};
 use super::auth::{Credentials, Secret, SESSION_COOKIE};
@@ -18,11 +17,24 @@ use super::state::AppState;
 use crate::auth::password;
 use crate::auth::throttle::LoginKeys;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct LoginBody {
+pub(crate) struct LoginBody {
     username: String,
     password: String,
+}
+
+/// `POST /tokens`: the secret, shown this once (only its hash is kept).
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TokenCreated {
+    token_id: String,
+    token: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct TokenList {
+    tokens: Vec<TokenInfo>,
 }
 
 fn session_cookie(state: &AppState, value: String, max_age_secs: i64) -> Cookie<'static> {
@@ -35,6 +47,20 @@ fn session_cookie(state: &AppState, value: String, max_age_secs: i64) -> Cookie<
         .finish()
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/auth/login",
+    tag = "accounts",
+    summary = "Log in: sets the HttpOnly session cookie",
+    request_body = LoginBody,
+    responses(
+        (status = 200, description = "the user; the session cookie is set", body = docsync_actors::storage::accounts::User),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 429, description = "a budget or rate is spent; see Retry-After", body = crate::http::error::ErrorBody),
+    ),
+    security(()),
+)]
 pub async fn login(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -99,6 +125,16 @@ pub async fn login(
         .json(user))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/auth/logout",
+    tag = "accounts",
+    summary = "Log out: ends the session and clears its cookie",
+    responses(
+        (status = 204, description = "done"),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn logout(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -114,18 +150,40 @@ pub async fn logout(
         .finish())
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/me",
+    tag = "accounts",
+    summary = "The caller",
+    responses(
+        (status = 200, description = "the user the credentials name", body = docsync_actors::storage::accounts::User),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn me(state: web::Data<AppState>, creds: Credentials) -> Result<HttpResponse, ApiError> {
     let user = caller(&state, &creds).await?;
     Ok(HttpResponse::Ok().json(user))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct TokenBody {
+pub(crate) struct TokenBody {
     #[serde(default)]
     label: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/tokens",
+    tag = "accounts",
+    summary = "Create an API token (its secret is shown once)",
+    request_body = TokenBody,
+    responses(
+        (status = 201, description = "created", body = TokenCreated),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn create_token(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -145,17 +203,44 @@ pub async fn create_token(
         .storage
         .write(move |c| accounts::create_token_with_id(c, &user.id, &label, now))
         .await?;
-    Ok(HttpResponse::Created().json(json!({"tokenId": id, "token": token})))
+    Ok(HttpResponse::Created().json(TokenCreated {
+        token_id: id,
+        token,
+    }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/tokens",
+    tag = "accounts",
+    summary = "The caller's API tokens (never their secrets)",
+    responses(
+        (status = 200, description = "tokens", body = TokenList),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn list_tokens(
     state: web::Data<AppState>,
     creds: Credentials,
 ) -> Result<HttpResponse, ApiError> {
     let tokens = read_as(&state, &creds, |c, user| accounts::list_tokens(c, &user.id)).await?;
-    Ok(HttpResponse::Ok().json(json!({"tokens": tokens})))
+    Ok(HttpResponse::Ok().json(TokenList { tokens }))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/tokens/{id}",
+    tag = "accounts",
+    summary = "Delete one of the caller's tokens; its streams end",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    responses(
+        (status = 204, description = "done"),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn delete_token(
     state: web::Data<AppState>,
     creds: Credentials,

@@ -22,6 +22,17 @@ async fn admin(state: &AppState, creds: &Credentials) -> Result<(), ApiError> {
 }
 
 /// Runs one compaction pass now and answers with its summary.
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/compact",
+    tag = "operators",
+    summary = "Run a compaction pass now (admins)",
+    responses(
+        (status = 200, description = "what the pass did", body = docsync_actors::compaction::PassSummary),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn compact(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -62,7 +73,23 @@ pub async fn advance_clock(
     Ok(HttpResponse::Ok().json(json!({"nowMs": clock.now_ms()})))
 }
 
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub(crate) struct ActorList {
+    actors: Vec<docsync_actors::document::ActorReport>,
+}
+
 /// Every open document actor with what an operator needs to see (admin only).
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/actors",
+    tag = "operators",
+    summary = "Every open document actor (admins)",
+    responses(
+        (status = 200, description = "actors", body = ActorList),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn actors(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -70,11 +97,21 @@ pub async fn actors(
     admin(&state, &creds).await?;
     let mut stats = all_stats(&state.registry).await;
     stats.sort_by(|a, b| a.doc_id.cmp(&b.doc_id));
-    Ok(HttpResponse::Ok().json(json!({"actors": stats})))
+    Ok(HttpResponse::Ok().json(ActorList { actors: stats }))
 }
 
 /// Prometheus text exposition. Per-actor figures are summed at scrape time (no document ID
 /// ever becomes a label).
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operators",
+    summary = "Prometheus metrics",
+    responses(
+        (status = 200, description = "Prometheus text exposition", content_type = "text/plain", body = String),
+    ),
+    security(()),
+)]
 pub async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     use prometheus::Encoder;
     let stats = all_stats(&state.registry).await;

@@ -1,12 +1,12 @@
 //! Documents as a collection: create, list, delete, and who am I.
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use docsync_actors::registry::CloseDocument;
 use docsync_actors::storage::accounts::new_id;
 use docsync_actors::storage::documents;
+use docsync_actors::storage::roles::DocSummary;
 
 use super::access::{access, caller, read_as, require_folder_write};
 use super::auth::Credentials;
@@ -14,15 +14,40 @@ use super::body::read_json;
 use super::error::ApiError;
 use super::state::AppState;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreateDoc {
+pub(crate) struct CreateDoc {
     #[serde(default)]
     title: Option<String>,
     #[serde(default)]
     folder_id: Option<String>,
 }
 
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DocCreated {
+    doc_id: String,
+}
+
+/// Every document the caller can read, with their role.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct DocList {
+    documents: Vec<DocSummary>,
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/v1/docs",
+    tag = "documents",
+    summary = "Create a document (optionally in a folder)",
+    request_body = CreateDoc,
+    responses(
+        (status = 201, description = "created", body = DocCreated),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn create(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -49,9 +74,19 @@ pub async fn create(
         .storage
         .write(move |c| documents::create(c, &doc, &owner, &title, body.folder_id.as_deref(), now))
         .await?;
-    Ok(HttpResponse::Created().json(json!({"docId": id})))
+    Ok(HttpResponse::Created().json(DocCreated { doc_id: id }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/docs",
+    tag = "documents",
+    summary = "Every document the caller can read",
+    responses(
+        (status = 200, description = "documents with the caller's role", body = DocList),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn list(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -60,9 +95,24 @@ pub async fn list(
         documents::list_readable(c, &user.id)
     })
     .await?;
-    Ok(HttpResponse::Ok().json(json!({"documents": docs})))
+    Ok(HttpResponse::Ok().json(DocList { documents: docs }))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/docs/{id}",
+    tag = "documents",
+    summary = "Delete a document (owner only)",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    responses(
+        (status = 204, description = "done"),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn delete(
     state: web::Data<AppState>,
     creds: Credentials,

@@ -4,7 +4,6 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use serde_json::json;
 
 use docsync_actors::collab::validate::InvalidRequest;
 use docsync_actors::document::DocError;
@@ -117,8 +116,27 @@ impl ResponseError for ApiError {
             // The rest of the body may still be dribbling in: close rather than drain it.
             resp.force_close();
         }
-        resp.json(json!({"error": {"code": self.code(), "message": self.to_string()}}))
+        resp.json(ErrorBody {
+            error: ErrorDetail {
+                code: self.code(),
+                message: self.to_string(),
+            },
+        })
     }
+}
+
+/// The JSON error body of every 4xx and 5xx (PROTOCOL §3).
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub(crate) struct ErrorBody {
+    error: ErrorDetail,
+}
+
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub(crate) struct ErrorDetail {
+    /// Stable, for programs: `bad_request`, `not_found`, `forbidden`, `write_budget`, …
+    code: &'static str,
+    /// For people: what was wrong and, where it helps, what to do.
+    message: String,
 }
 
 impl From<StorageError> for ApiError {

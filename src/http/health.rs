@@ -8,14 +8,41 @@ use docsync_actors::storage::{health, migrate};
 use super::error::ApiError;
 use super::state::AppState;
 
+/// `/healthz` and `/readyz`: `ok` / `ready` (a 503 JSON error otherwise).
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub(crate) struct Status {
+    status: &'static str,
+}
+
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "operators",
+    summary = "The process is up",
+    responses(
+        (status = 200, description = "ok", body = Status),
+    ),
+    security(()),
+)]
 pub async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().json(json!({"status": "ok"}))
+    HttpResponse::Ok().json(Status { status: "ok" })
 }
 
 /// Ready when a write goes through the writer, the schema is the newest and writes are not
 /// failing for lack of space. While they are, each check probes for space with a real write
 /// (see `storage::health::probe`): a server reported not ready gets no traffic, so without
 /// the probe nothing would ever find out that space came back.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "operators",
+    summary = "The process can serve (database writable, disk not full)",
+    responses(
+        (status = 200, description = "ready", body = Status),
+        (status = 503, description = "not ready", body = crate::http::error::ErrorBody),
+    ),
+    security(()),
+)]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let storage_health = state.storage.writer.health().clone();
     if storage_health.is_full() {
@@ -39,7 +66,7 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
             "database schema is not current".into(),
         ));
     }
-    Ok(HttpResponse::Ok().json(json!({"status": "ready"})))
+    Ok(HttpResponse::Ok().json(Status { status: "ready" }))
 }
 
 /// Test hook, compiled only into debug builds (what `cargo test` runs) and for admins only:

@@ -18,6 +18,7 @@ pub mod docs;
 pub mod error;
 pub mod head_requests;
 pub mod health;
+pub mod openapi;
 pub mod origin;
 pub mod read;
 pub mod security_headers;
@@ -51,6 +52,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/readyz", web::get().to(health::readyz))
         .service(
             web::scope("/api/v1")
+                .route("/openapi.json", web::get().to(openapi::serve))
                 .route("/admin/compact", web::post().to(admin::compact))
                 .route("/admin/actors", web::get().to(admin::actors))
                 .route("/testing/clock", web::post().to(admin::advance_clock))

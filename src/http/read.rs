@@ -6,9 +6,9 @@ use std::convert::Infallible;
 
 use actix_web::web::Bytes;
 use actix_web::{web, HttpResponse};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
+use docsync_actors::storage::search::{BlockHit, TagCount};
 use docsync_actors::storage::{derived, documents, search};
 
 use super::access::{doc_access, read_as};
@@ -20,6 +20,43 @@ use docsync_actors::collab::validate::fixed::{
     MAX_SEARCH_HITS, MAX_SEARCH_QUERY_BYTES, MAX_TAG_BYTES,
 };
 
+/// Bullets of other readable documents that link to this one.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct Backlinks {
+    backlinks: Vec<BlockHit>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct SearchResults {
+    results: Vec<BlockHit>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct TagList {
+    tags: Vec<TagCount>,
+}
+
+/// The bullets carrying one tag (`tag` as written, without `#`, lower case).
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct TagBlocks {
+    tag: String,
+    blocks: Vec<BlockHit>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/docs/{id}/markdown",
+    tag = "read",
+    summary = "The document as Markdown",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    responses(
+        (status = 200, description = "Markdown", content_type = "text/markdown", body = String),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn markdown(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -43,6 +80,20 @@ pub async fn markdown(
 
 /// `GET /docs/{id}/backlinks`: the bullets of other readable documents that link to this one
 /// (`[[doc_…]]`). Strangers get 404, like for the document itself.
+#[utoipa::path(
+    get,
+    path = "/api/v1/docs/{id}/backlinks",
+    tag = "read",
+    summary = "Bullets of other readable documents linking here",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    responses(
+        (status = 200, description = "backlinks", body = Backlinks),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn backlinks(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -54,7 +105,7 @@ pub async fn backlinks(
         .storage
         .read(move |c| search::backlinks(c, &user, doc.as_str(), MAX_SEARCH_HITS))
         .await?;
-    Ok(HttpResponse::Ok().json(json!({ "backlinks": links })))
+    Ok(HttpResponse::Ok().json(Backlinks { backlinks: links }))
 }
 
 #[derive(Deserialize)]
@@ -63,6 +114,20 @@ pub struct SearchQuery {
     q: String,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/search",
+    tag = "read",
+    summary = "Full-text search over readable documents",
+    params(
+        ("q" = String, Query, description = "Words to find"),
+    ),
+    responses(
+        (status = 200, description = "hits", body = SearchResults),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn search(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -78,17 +143,41 @@ pub async fn search(
         search::search(c, &user.id, &q, MAX_SEARCH_HITS)
     })
     .await?;
-    Ok(HttpResponse::Ok().json(json!({"results": hits})))
+    Ok(HttpResponse::Ok().json(SearchResults { results: hits }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/tags",
+    tag = "read",
+    summary = "Every tag in readable documents, with counts",
+    responses(
+        (status = 200, description = "tags", body = TagList),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn tags(
     state: web::Data<AppState>,
     creds: Credentials,
 ) -> Result<HttpResponse, ApiError> {
     let tags = read_as(&state, &creds, |c, user| search::tags(c, &user.id)).await?;
-    Ok(HttpResponse::Ok().json(json!({"tags": tags})))
+    Ok(HttpResponse::Ok().json(TagList { tags }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/tags/{tag}",
+    tag = "read",
+    summary = "The bullets carrying a tag",
+    params(
+        ("tag" = String, Path, description = "A tag, without `#`"),
+    ),
+    responses(
+        (status = 200, description = "bullets", body = TagBlocks),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn tag(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -105,5 +194,5 @@ pub async fn tag(
         search::blocks_with_tag(c, &user.id, &tag, MAX_SEARCH_HITS)
     })
     .await?;
-    Ok(HttpResponse::Ok().json(json!({"tag": shown, "blocks": blocks})))
+    Ok(HttpResponse::Ok().json(TagBlocks { tag: shown, blocks }))
 }

@@ -2,14 +2,13 @@
 //! may do what goes through the role functions in `storage::roles`.
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use docsync_actors::document::SetIcon;
 use docsync_actors::registry::AccessChangedFor;
 use docsync_actors::storage::accounts;
-use docsync_actors::storage::roles;
-use docsync_actors::storage::sharing::{self, Share};
+use docsync_actors::storage::roles::{self, FolderSummary};
+use docsync_actors::storage::sharing::{self, NamedShare, Share, Team};
 use docsync_actors::storage::StorageError;
 
 use super::access::{access, caller, owned_folder, read_as, require_folder_write};
@@ -38,6 +37,46 @@ fn invalid(e: StorageError) -> ApiError {
     }
 }
 
+/// A document's or folder's shares, with the names of whom they name.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct SharesReply {
+    shares: Vec<NamedShare>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct TeamList {
+    teams: Vec<Team>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct FolderList {
+    folders: Vec<FolderSummary>,
+}
+
+/// A user found by exact name (to share with).
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FoundUser {
+    id: String,
+    name: String,
+    display_name: String,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/docs/{id}/shares",
+    tag = "sharing",
+    summary = "A document's shares (owner)",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    responses(
+        (status = 200, description = "shares", body = SharesReply),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn get_doc_shares(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -51,9 +90,26 @@ pub async fn get_doc_shares(
         .storage
         .read(move |c| sharing::with_names(c, sharing::doc_shares(c, doc.as_str())?))
         .await?;
-    Ok(HttpResponse::Ok().json(json!({"shares": shares})))
+    Ok(HttpResponse::Ok().json(SharesReply { shares }))
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/docs/{id}/shares",
+    tag = "sharing",
+    summary = "Replace a document's shares (owner)",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    request_body = Vec<Share>,
+    responses(
+        (status = 200, description = "the shares now", body = SharesReply),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn put_doc_shares(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -87,15 +143,19 @@ pub async fn put_doc_shares(
         .storage
         .read(move |c| sharing::with_names(c, sharing::doc_shares(c, doc.as_str())?))
         .await?;
-    Ok(HttpResponse::Ok().json(json!({"shares": shares})))
+    Ok(HttpResponse::Ok().json(SharesReply { shares }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct PatchDoc {
+pub(crate) struct PatchDoc {
+    /// An emoji or short name; `null` removes it.
     #[serde(default, deserialize_with = "double")]
+    #[schema(value_type = Option<String>)]
     icon: Option<Option<String>>,
+    /// `null` moves the document out of its folder.
     #[serde(default, deserialize_with = "double")]
+    #[schema(value_type = Option<String>)]
     folder_id: Option<Option<String>>,
 }
 
@@ -103,6 +163,23 @@ fn double<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<Option<Strin
     Option::<String>::deserialize(de).map(Some)
 }
 
+#[utoipa::path(
+    patch,
+    path = "/api/v1/docs/{id}",
+    tag = "documents",
+    summary = "Change a document's icon or folder",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    request_body = PatchDoc,
+    responses(
+        (status = 204, description = "done"),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn patch_doc(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -149,14 +226,27 @@ pub async fn patch_doc(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CreateFolder {
+pub(crate) struct CreateFolder {
     name: String,
     #[serde(default)]
     parent_id: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/folders",
+    tag = "folders",
+    summary = "Create a folder",
+    request_body = CreateFolder,
+    responses(
+        (status = 201, description = "created", body = docsync_actors::storage::sharing::Folder),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn create_folder(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -181,11 +271,13 @@ pub async fn create_folder(
 
 /// `PATCH /folders/{id}`: `{name?, parentId?}` (`parentId: null` = top level). Owner only; the
 /// new parent must be a folder the caller can add to, and not the folder or one inside it.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct PatchFolder {
+pub(crate) struct PatchFolder {
     name: Option<String>,
+    /// `null` moves the folder to the top level.
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
     parent_id: Option<Option<String>>,
 }
 
@@ -194,6 +286,23 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<Strin
     Option::<String>::deserialize(d).map(Some)
 }
 
+#[utoipa::path(
+    patch,
+    path = "/api/v1/folders/{id}",
+    tag = "folders",
+    summary = "Rename or move a folder (never into itself)",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    request_body = PatchFolder,
+    responses(
+        (status = 200, description = "the folder now", body = docsync_actors::storage::sharing::Folder),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn patch_folder(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -242,6 +351,21 @@ pub async fn patch_folder(
 
 /// `DELETE /folders/{id}`: owner only. Its documents and subfolders move to its parent; no
 /// document is ever deleted with a folder.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/folders/{id}",
+    tag = "folders",
+    summary = "Delete a folder; its contents move to its parent",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    responses(
+        (status = 204, description = "done"),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn delete_folder(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -258,6 +382,21 @@ pub async fn delete_folder(
     Ok(HttpResponse::NoContent().finish())
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/folders/{id}/shares",
+    tag = "sharing",
+    summary = "A folder's shares (owner)",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    responses(
+        (status = 200, description = "shares", body = SharesReply),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn get_folder_shares(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -269,9 +408,26 @@ pub async fn get_folder_shares(
         .storage
         .read(move |c| sharing::with_names(c, sharing::folder_shares(c, &folder)?))
         .await?;
-    Ok(HttpResponse::Ok().json(json!({"shares": shares})))
+    Ok(HttpResponse::Ok().json(SharesReply { shares }))
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/folders/{id}/shares",
+    tag = "sharing",
+    summary = "Replace a folder's shares (owner)",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    request_body = Vec<Share>,
+    responses(
+        (status = 200, description = "the shares now", body = SharesReply),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn put_folder_shares(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -302,15 +458,27 @@ pub async fn put_folder_shares(
         .storage
         .read(move |c| sharing::with_names(c, sharing::folder_shares(c, &folder)?))
         .await?;
-    Ok(HttpResponse::Ok().json(json!({"shares": shares})))
+    Ok(HttpResponse::Ok().json(SharesReply { shares }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct CreateTeam {
+pub(crate) struct CreateTeam {
     name: String,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/teams",
+    tag = "teams",
+    summary = "Create a team (the caller owns it)",
+    request_body = CreateTeam,
+    responses(
+        (status = 201, description = "created", body = Team),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn create_team(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -328,15 +496,35 @@ pub async fn create_team(
     Ok(HttpResponse::Created().json(team))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/teams",
+    tag = "teams",
+    summary = "The caller's teams",
+    responses(
+        (status = 200, description = "teams", body = TeamList),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn list_teams(
     state: web::Data<AppState>,
     creds: Credentials,
 ) -> Result<HttpResponse, ApiError> {
     let teams = read_as(&state, &creds, |c, user| sharing::my_teams(c, &user.id)).await?;
-    Ok(HttpResponse::Ok().json(json!({"teams": teams})))
+    Ok(HttpResponse::Ok().json(TeamList { teams }))
 }
 
 /// Every folder the caller can see, with their role (the home page's folder tree).
+#[utoipa::path(
+    get,
+    path = "/api/v1/folders",
+    tag = "folders",
+    summary = "Every folder the caller can see, with their role",
+    responses(
+        (status = 200, description = "folders", body = FolderList),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn list_folders(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -345,15 +533,32 @@ pub async fn list_folders(
         roles::readable_folders(c, &user.id)
     })
     .await?;
-    Ok(HttpResponse::Ok().json(json!({"folders": folders})))
+    Ok(HttpResponse::Ok().json(FolderList { folders }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct Members {
+pub(crate) struct Members {
     members: Vec<String>,
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/teams/{id}/members",
+    tag = "teams",
+    summary = "Replace a team's members (its owner)",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    request_body = Members,
+    responses(
+        (status = 200, description = "the team now", body = Team),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn put_members(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -400,6 +605,21 @@ pub struct UserQuery {
 }
 
 /// Finds a user by exact name (to share with them).
+#[utoipa::path(
+    get,
+    path = "/api/v1/users",
+    tag = "sharing",
+    summary = "Find a user by exact name (to share with them)",
+    params(
+        ("name" = String, Query, description = "The exact user name"),
+    ),
+    responses(
+        (status = 200, description = "the user", body = FoundUser),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn find_user(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -412,8 +632,11 @@ pub async fn find_user(
         .read(move |c| accounts::user_by_name(c, &name))
         .await?;
     match user {
-        Some(u) => Ok(HttpResponse::Ok()
-            .json(json!({"id": u.id, "name": u.name, "displayName": u.display_name}))),
+        Some(u) => Ok(HttpResponse::Ok().json(FoundUser {
+            id: u.id,
+            name: u.name,
+            display_name: u.display_name,
+        })),
         None => Err(ApiError::NotFound),
     }
 }
@@ -421,6 +644,20 @@ pub async fn find_user(
 /// `DELETE /docs/{id}/shares/me`: the caller declines a document shared with them directly
 /// (their own lists stop showing it; the owner's share list loses them). 404 when there is
 /// no such share (shares through a team or folder are left with the team or the folder).
+#[utoipa::path(
+    delete,
+    path = "/api/v1/docs/{id}/shares/me",
+    tag = "sharing",
+    summary = "Leave a document shared with the caller",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    responses(
+        (status = 204, description = "done"),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn leave_doc_share(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -443,6 +680,20 @@ pub async fn leave_doc_share(
 }
 
 /// `DELETE /folders/{id}/shares/me`: the caller declines a folder shared with them directly.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/folders/{id}/shares/me",
+    tag = "sharing",
+    summary = "Leave a folder shared with the caller",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    responses(
+        (status = 204, description = "done"),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn leave_folder_share(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -466,6 +717,20 @@ pub async fn leave_folder_share(
 }
 
 /// `DELETE /teams/{id}/members/me`: the caller leaves a team (its owner cannot: 403).
+#[utoipa::path(
+    delete,
+    path = "/api/v1/teams/{id}/members/me",
+    tag = "teams",
+    summary = "Leave a team",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    responses(
+        (status = 204, description = "done"),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn leave_team(
     state: web::Data<AppState>,
     creds: Credentials,

@@ -12,7 +12,7 @@ use docsync_actors::collab::block::Author;
 use docsync_actors::collab::op::Op;
 use docsync_actors::collab::sync_request::{SyncBody, SyncRequest};
 use docsync_actors::collab::validate::{ClientId, DocId};
-use docsync_actors::document::{Caller, Completion, GetSize, Leave, Snapshot, Sync};
+use docsync_actors::document::{Caller, Completion, DocSize, GetSize, Leave, Snapshot, Sync};
 use docsync_actors::storage::log::{self, Precheck};
 
 use super::access::{access, doc_access};
@@ -21,6 +21,7 @@ use super::body::read_json;
 use super::client_owners::{claim, claim_optional};
 use super::error::ApiError;
 use super::state::AppState;
+use super::write_budget::Allowance;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -29,6 +30,22 @@ pub struct SnapshotQuery {
     client_id: Option<String>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/docs/{id}/snapshot",
+    tag = "sync",
+    summary = "The whole document at its durable head (PROTOCOL §3)",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+        ("clientId" = Option<String>, Query, description = "The tab asking; without it the read opens no session"),
+    ),
+    responses(
+        (status = 200, description = "the snapshot", body = crate::http::openapi::SnapshotBody),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn snapshot(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -150,6 +167,26 @@ async fn prepare(
     Ok((doc, caller, pre, read_at))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/docs/{id}/sync",
+    tag = "sync",
+    summary = "Send ops and lease wishes, get results and the log since lastSeq (PROTOCOL §3)",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    request_body = docsync_actors::collab::sync_request::SyncBody,
+    responses(
+        (status = 200, description = "results, entries after lastSeq, leases, presence", body = docsync_actors::document::SyncResponse),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+        (status = 413, description = "the body is too large", body = crate::http::error::ErrorBody),
+        (status = 429, description = "a budget or rate is spent; see Retry-After", body = crate::http::error::ErrorBody),
+        (status = 507, description = "the server's disk is full; nothing was written", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn sync(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -223,8 +260,32 @@ fn charge_write(state: &AppState, user: &str, doc: &DocId, ops: &[Op]) -> Result
         })
 }
 
+/// The document's size against its budget, and what its and the caller's write budgets
+/// have left.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub(crate) struct Usage {
+    size: DocSize,
+    document: Allowance,
+    user: Allowance,
+}
+
 /// `GET /docs/{id}/usage`: the document's size against its budget and what its write
 /// budgets have left (the owner's view; editors see it too, readers do not).
+#[utoipa::path(
+    get,
+    path = "/api/v1/docs/{id}/usage",
+    tag = "documents",
+    summary = "The document's size and write budgets (editors)",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    responses(
+        (status = 200, description = "usage", body = Usage),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn usage(
     state: web::Data<AppState>,
     creds: Credentials,
@@ -238,19 +299,36 @@ pub async fn usage(
     }
     let size = ask(&state.registry, &doc, GetSize).await?;
     let now = state.clock.now_ms();
-    Ok(HttpResponse::Ok().json(serde_json::json!({
-        "size": size,
-        "document": state.write_budgets.document(doc.as_str(), now),
-        "user": state.write_budgets.user(&user.id, now),
-    })))
+    Ok(HttpResponse::Ok().json(Usage {
+        size,
+        document: state.write_budgets.document(doc.as_str(), now),
+        user: state.write_budgets.user(&user.id, now),
+    }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct LeaveBody {
+pub(crate) struct LeaveBody {
     client_id: String,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/docs/{id}/leave",
+    tag = "sync",
+    summary = "A tab closed the document: its session and leases end now",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    request_body = LeaveBody,
+    responses(
+        (status = 204, description = "done"),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn leave(
     state: web::Data<AppState>,
     creds: Credentials,

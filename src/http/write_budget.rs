@@ -51,7 +51,7 @@ impl Budget {
 }
 
 /// What a user or a document has left (for the owner's and the operator's view).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Allowance {
     /// 0: no budget.

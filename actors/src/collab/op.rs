@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::block::{Block, BlockType};
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Op {
     pub op_id: String,
@@ -16,13 +16,11 @@ pub struct Op {
     pub kind: OpKind,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(
-    tag = "kind",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, utoipa::ToSchema)]
+// Fields are camelCase per variant (not `rename_all_fields`) so the API document sees them too.
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum OpKind {
+    #[serde(rename_all = "camelCase")]
     Insert {
         block_id: String,
         parent_id: Option<String>,
@@ -35,30 +33,26 @@ pub enum OpKind {
         #[serde(default)]
         language: Option<String>,
     },
+    #[serde(rename_all = "camelCase")]
     SetContent {
         block_id: String,
         content: String,
         base_version: i64,
     },
-    SetProps {
-        block_id: String,
-        props: Props,
-    },
+    #[serde(rename_all = "camelCase")]
+    SetProps { block_id: String, props: Props },
+    #[serde(rename_all = "camelCase")]
     Move {
         block_id: String,
         parent_id: Option<String>,
         order_key: String,
     },
-    Delete {
-        block_id: String,
-    },
-    Restore {
-        block_id: String,
-    },
-    SetTitle {
-        title: String,
-        base_version: i64,
-    },
+    #[serde(rename_all = "camelCase")]
+    Delete { block_id: String },
+    #[serde(rename_all = "camelCase")]
+    Restore { block_id: String },
+    #[serde(rename_all = "camelCase")]
+    SetTitle { title: String, base_version: i64 },
 }
 
 impl OpKind {
@@ -113,7 +107,7 @@ impl OpKind {
 }
 
 /// `set_props` payload: every field optional; `language` may be set to null explicitly.
-#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Props {
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
@@ -139,7 +133,7 @@ where
     Option::<String>::deserialize(de).map(Some)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OpStatus {
     Applied,
@@ -147,7 +141,7 @@ pub enum OpStatus {
     Rejected,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RejectReason {
     UnknownBlock,
@@ -178,7 +172,7 @@ impl RejectReason {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OpResult {
     pub op_id: String,
@@ -228,7 +222,7 @@ impl OpResult {
 }
 
 /// Resulting state written to the log; replaying effects in `seq` order rebuilds the document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "e", rename_all = "snake_case")]
 pub enum Effect {
     Block {
@@ -246,7 +240,7 @@ pub enum Effect {
 }
 
 /// One log row (`doc_ops`), as sent to clients in `/sync` responses.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LogEntry {
     pub seq: i64,

@@ -9,7 +9,7 @@ use super::op::Op;
 use super::validate::{check_hold, check_ops, ClientId, InvalidRequest, Limits};
 
 /// The body as it arrives: shapes only, nothing checked yet.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncBody {
     pub client_id: String,
@@ -20,7 +20,7 @@ pub struct SyncBody {
     pub leases: Option<LeasesBody>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LeasesBody {
     pub hold: Vec<String>,

@@ -65,9 +65,19 @@ pub mod fixed {
 /// once where it enters the server; a name that is not one can never be a document, so the
 /// HTTP layer answers it as it answers an unknown document.
 #[derive(
-    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    utoipa::ToSchema,
 )]
 #[serde(try_from = "String", into = "String")]
+#[schema(value_type = String, pattern = "^doc_[A-Za-z0-9_-]+$", example = "doc_0190f3a2b7c84d1e9a6b5c4d3e2f1a0b")]
 pub struct DocId(String);
 
 impl DocId {

@@ -23,7 +23,7 @@ use crate::collab::block::Block;
 use crate::collab::document::DocState;
 
 /// One block of a snapshot, in document order, with its depth.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotBlock {
     #[serde(flatten)]

@@ -70,7 +70,7 @@ impl Caller {
 
 /// Whether other people can be in the document (PROTOCOL §5): with one tab on a private
 /// document there are no leases and no presence to show.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     Private,

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::collab::validate::ClientId;
 
 /// One person with the document open, as the editors show them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Person {
     pub user_id: String,

@@ -38,6 +38,28 @@ impl Entries {
     }
 }
 
+/// In the API document: an array of log entries (PROTOCOL §3), whichever form it has here.
+impl utoipa::PartialSchema for Entries {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        <Vec<crate::collab::op::LogEntry> as utoipa::PartialSchema>::schema()
+    }
+}
+
+impl utoipa::ToSchema for Entries {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        <crate::collab::op::LogEntry as utoipa::ToSchema>::schemas(schemas);
+        schemas.push((
+            "LogEntry".into(),
+            <crate::collab::op::LogEntry as utoipa::PartialSchema>::schema(),
+        ));
+    }
+}
+
 impl Serialize for Entries {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
@@ -54,7 +76,7 @@ impl Serialize for Entries {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LeasesReply {
     pub granted: Vec<String>,
@@ -71,7 +93,7 @@ pub struct SyncReply {
 }
 
 /// The `/sync` response (PROTOCOL §3), complete by construction: `ops` is in hand.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncResponse {
     pub ops: Entries,
@@ -80,7 +102,7 @@ pub struct SyncResponse {
 }
 
 /// Everything in a `/sync` response but the log entries.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncFields {
     pub results: Vec<OpResult>,

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::{Result, StorageError};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct User {
     pub id: String,
@@ -182,7 +182,7 @@ pub fn end_login_session(conn: &Connection, secret: &str) -> Result<bool> {
     )? > 0)
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenInfo {
     pub token_id: String,

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::error::Result;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Viewer,
@@ -180,7 +180,7 @@ macro_rules! folder_reach {
 
 /// One line of a user's document list: the document and the caller's role on it, with how
 /// that role was obtained (`direct`, `team:…`, `folder:…`, `owner`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DocSummary {
     pub doc_id: String,
@@ -206,7 +206,7 @@ const CANDIDATES: &str = concat!(
 );
 
 /// A folder the user can see, with their role on it (for the home page's folder tree).
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FolderSummary {
     pub folder_id: String,

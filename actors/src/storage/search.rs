@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::error::Result;
 use super::roles;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BlockHit {
     pub doc_id: String,
@@ -15,7 +15,7 @@ pub struct BlockHit {
     pub content: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TagCount {
     pub tag: String,

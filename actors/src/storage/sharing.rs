@@ -8,14 +8,14 @@ use serde::{Deserialize, Serialize};
 use super::accounts::new_id;
 use super::error::{Result, StorageError};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ShareKind {
     User,
     Team,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Access {
     Read,
@@ -39,7 +39,7 @@ impl Access {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Share {
     pub kind: ShareKind,
@@ -49,11 +49,14 @@ pub struct Share {
 
 /// A share as the owner sees it: who (with a name a person can read) and what access.
 /// Only in answers; `PUT` takes plain `Share`s.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NamedShare {
-    #[serde(flatten)]
-    pub share: Share,
+    // Spelled out rather than a flattened `Share`: `Share` refuses unknown fields (it is a
+    // request body), which a schema cannot combine with more fields.
+    pub kind: ShareKind,
+    pub id: String,
+    pub access: Access,
     /// The user's login name or the team's name.
     pub name: String,
     /// The user's display name (users only).
@@ -81,7 +84,9 @@ pub fn with_names(conn: &Connection, shares: Vec<Share>) -> Result<Vec<NamedShar
                     .map_or_else(|| (share.id.clone(), None), |n| (n, None)),
             };
             Ok(NamedShare {
-                share,
+                kind: share.kind,
+                id: share.id,
+                access: share.access,
                 name,
                 display_name,
             })
@@ -89,7 +94,7 @@ pub fn with_names(conn: &Connection, shares: Vec<Share>) -> Result<Vec<NamedShar
         .collect()
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Team {
     pub team_id: String,
@@ -98,7 +103,7 @@ pub struct Team {
     pub members: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Folder {
     pub folder_id: String,

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
 use docsync_actors::collab::validate::fixed::MAX_LONG_POLL_WAIT_SECS;
 use docsync_actors::document::{Changes, WaitChanges};
@@ -34,6 +33,34 @@ pub struct ChangesQuery {
     client_id: Option<String>,
 }
 
+/// Where the document stands: the client syncs when either moved past what it knew.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Heads {
+    head_seq: i64,
+    lease_seq: u64,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/docs/{id}/changes",
+    tag = "wake-ups",
+    summary = "Long-poll: answers when headSeq passes since or leaseSeq differs (PROTOCOL §4)",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+        ("since" = i64, Query, description = "The headSeq the client has"),
+        ("leaseSeq" = Option<u64>, Query, description = "The leaseSeq the client has"),
+        ("wait" = Option<u64>, Query, description = "Seconds to wait, 1 to 25"),
+        ("clientId" = Option<String>, Query, description = "The tab waiting"),
+    ),
+    responses(
+        (status = 200, description = "where the document stands", body = Heads),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+        (status = 429, description = "a budget or rate is spent; see Retry-After", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn changes(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -93,5 +120,8 @@ pub async fn changes(
     doc_access(&state, &creds, doc_id).await?;
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "no-store"))
-        .json(json!({"headSeq": head, "leaseSeq": lease})))
+        .json(Heads {
+            head_seq: head,
+            lease_seq: lease,
+        }))
 }

@@ -53,6 +53,23 @@ struct Stream {
     first: Option<Bytes>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/docs/{id}/events",
+    tag = "wake-ups",
+    summary = "Server-sent events: doc_seq on every change (PROTOCOL §4)",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+        ("clientId" = Option<String>, Query, description = "The tab listening"),
+    ),
+    responses(
+        (status = 200, description = "an event stream of `doc_seq` events (`{docId, headSeq, leaseSeq, entries?}`)", content_type = "text/event-stream", body = String),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+        (status = 429, description = "a budget or rate is spent; see Retry-After", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn events(
     state: web::Data<AppState>,
     req: HttpRequest,

@@ -43,6 +43,18 @@ pub struct WsSession {
     _slot: StreamSlot,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/ws",
+    tag = "wake-ups",
+    summary = "WebSocket: JOIN rooms `doc:{id}`, hear DOC_SEQ (PROTOCOL §4)",
+    responses(
+        (status = 101, description = "switching protocols"),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+        (status = 429, description = "a budget or rate is spent; see Retry-After", body = crate::http::error::ErrorBody),
+    ),
+)]
 pub async fn connect(
     state: web::Data<AppState>,
     creds: Credentials,

@@ -28,7 +28,7 @@ pub struct Compact {
     pub retention: Retention,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactOutcome {
     pub log_rows: u64,

@@ -30,7 +30,7 @@ impl Handler<Close> for DocumentActor {
 #[rtype(result = "Result<DocSize, DocError>")]
 pub struct GetSize;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DocSize {
     pub content_bytes: usize,
@@ -60,7 +60,7 @@ impl Handler<GetSize> for DocumentActor {
 #[rtype(result = "ActorReport")]
 pub struct GetStats;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ActorReport {
     pub doc_id: DocId,

@@ -20,13 +20,13 @@ pub struct Snapshot {
     pub caller: Caller,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotOthers {
     pub others: Vec<OtherLease>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotReply {
     pub doc_id: DocId,

@@ -1,0 +1,161 @@
+//! The HTTP API as an OpenAPI 3.1 document for integrators, served at
+//! `GET /api/v1/openapi.json`. Generated from the server's own types: every request body and
+//! response is the Rust type the handler decodes or encodes (`utoipa::ToSchema` derived beside
+//! it, serde's renames and tags included), and every operation is declared on its handler
+//! (`#[utoipa::path]`). The test hooks (`/api/v1/testing/…`) are left out: they exist only
+//! for the test suite. The wake-up channels' messages (PROTOCOL §4) are described in words:
+//! OpenAPI has no vocabulary for a WebSocket's frames.
+
+use std::sync::OnceLock;
+
+use actix_web::HttpResponse;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
+
+use docsync_actors::document::{SnapshotBlock, SnapshotReply};
+
+use super::auth::SESSION_COOKIE;
+
+/// The snapshot's body as sent: `SnapshotReply`'s fields plus `blocks`, which the handler
+/// splices in from the encoding shared by every caller at that head.
+pub struct SnapshotBody;
+
+impl PartialSchema for SnapshotBody {
+    fn schema() -> RefOr<Schema> {
+        use utoipa::openapi::schema::{AllOfBuilder, ArrayBuilder, ObjectBuilder};
+        AllOfBuilder::new()
+            .item(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
+                SnapshotReply::name(),
+            )))
+            .item(
+                ObjectBuilder::new()
+                    .property(
+                        "blocks",
+                        ArrayBuilder::new().items(RefOr::Ref(
+                            utoipa::openapi::Ref::from_schema_name(SnapshotBlock::name()),
+                        )),
+                    )
+                    .required("blocks"),
+            )
+            .into()
+    }
+}
+
+impl ToSchema for SnapshotBody {
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        for (name, schema) in [
+            (SnapshotReply::name(), SnapshotReply::schema()),
+            (SnapshotBlock::name(), SnapshotBlock::schema()),
+        ] {
+            schemas.push((name.into_owned(), schema));
+        }
+        SnapshotReply::schemas(schemas);
+        SnapshotBlock::schemas(schemas);
+    }
+}
+
+/// Bearer tokens (API tokens) and the browser's session cookie; every operation takes either
+/// unless it says otherwise.
+struct Security;
+
+impl Modify for Security {
+    fn modify(&self, api: &mut utoipa::openapi::OpenApi) {
+        let components = api.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        components.add_security_scheme(
+            "session",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new(SESSION_COOKIE))),
+        );
+        let either = [
+            utoipa::openapi::security::SecurityRequirement::new("bearer", Vec::<String>::new()),
+            utoipa::openapi::security::SecurityRequirement::new("session", Vec::<String>::new()),
+        ];
+        api.security = Some(either.to_vec());
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "docsync",
+        description = "Live outliner notes: a server-authoritative op log per document.                        The contract in prose is PROTOCOL.md; this document gives the shapes.                        Writes from a browser must come from the server's own origin.",
+    ),
+    paths(
+        crate::http::accounts::login,
+        crate::http::accounts::logout,
+        crate::http::accounts::me,
+        crate::http::accounts::create_token,
+        crate::http::accounts::list_tokens,
+        crate::http::accounts::delete_token,
+        crate::http::docs::create,
+        crate::http::docs::list,
+        crate::http::docs::delete,
+        crate::http::sync::snapshot,
+        crate::http::sync::sync,
+        crate::http::sync::leave,
+        crate::http::sync::usage,
+        crate::http::sharing::get_doc_shares,
+        crate::http::sharing::put_doc_shares,
+        crate::http::sharing::patch_doc,
+        crate::http::sharing::create_folder,
+        crate::http::sharing::patch_folder,
+        crate::http::sharing::delete_folder,
+        crate::http::sharing::get_folder_shares,
+        crate::http::sharing::put_folder_shares,
+        crate::http::sharing::create_team,
+        crate::http::sharing::list_teams,
+        crate::http::sharing::list_folders,
+        crate::http::sharing::put_members,
+        crate::http::sharing::find_user,
+        crate::http::sharing::leave_doc_share,
+        crate::http::sharing::leave_folder_share,
+        crate::http::sharing::leave_team,
+        crate::http::read::markdown,
+        crate::http::read::backlinks,
+        crate::http::read::search,
+        crate::http::read::tags,
+        crate::http::read::tag,
+        crate::http::channels::longpoll::changes,
+        crate::http::channels::sse::events,
+        crate::http::channels::ws::connect,
+        crate::http::admin::compact,
+        crate::http::admin::actors,
+        crate::http::admin::metrics,
+        crate::http::health::healthz,
+        crate::http::health::readyz,
+    ),
+    components(schemas(
+        crate::http::error::ErrorBody,
+        docsync_actors::collab::op::Op,
+        docsync_actors::collab::op::LogEntry,
+    )),
+    modifiers(&Security),
+    tags(
+        (name = "sync", description = "The data path: snapshot, sync, leave (PROTOCOL §3)"),
+        (name = "wake-ups", description = "Hints that something changed; data always comes over /sync (PROTOCOL §4)"),
+        (name = "documents"), (name = "folders"), (name = "sharing"), (name = "teams"),
+        (name = "accounts"), (name = "read"), (name = "operators"),
+    )
+)]
+pub struct ApiDoc;
+
+/// The document, built once (it never changes while the server runs).
+pub fn document() -> &'static str {
+    static JSON: OnceLock<String> = OnceLock::new();
+    JSON.get_or_init(|| {
+        let mut doc = ApiDoc::openapi();
+        doc.info.version = env!("CARGO_PKG_VERSION").to_string();
+        doc.to_pretty_json().expect("the API document serialises")
+    })
+}
+
+/// `GET /api/v1/openapi.json`: public, like the protocol it describes.
+pub async fn serve() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(document())
+}
