@@ -1,7 +1,6 @@
 //! Liveness and readiness.
 
 use actix_web::{web, HttpResponse};
-use serde_json::json;
 
 use docsync_actors::storage::{health, migrate};
 
@@ -100,5 +99,5 @@ pub async fn set_max_page_count(
         .storage
         .write(move |c| docsync_actors::storage::health::cap_pages(c, body.max_page_count))
         .await?;
-    Ok(HttpResponse::Ok().json(json!({"maxPageCount": limit, "pageCount": pages})))
+    Ok(HttpResponse::Ok().json(serde_json::json!({"maxPageCount": limit, "pageCount": pages})))
 }

@@ -52,6 +52,14 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/readyz", web::get().to(health::readyz))
         .service(
             web::scope("/api/v1")
+                // The data path first: routes are tried in order (a regex each), and these
+                // are most of the requests.
+                .route("/docs/{id}/sync", web::post().to(sync::sync))
+                .route("/docs/{id}/snapshot", web::get().to(sync::snapshot))
+                .route(
+                    "/docs/{id}/changes",
+                    web::get().to(channels::longpoll::changes),
+                )
                 .route("/openapi.json", web::get().to(openapi::serve))
                 .route("/admin/compact", web::post().to(admin::compact))
                 .route("/admin/actors", web::get().to(admin::actors))
@@ -98,12 +106,6 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/docs/{id}", web::delete().to(docs::delete))
                 .route("/ws", web::get().to(channels::ws::connect))
                 .route("/docs/{id}/events", web::get().to(channels::sse::events))
-                .route(
-                    "/docs/{id}/changes",
-                    web::get().to(channels::longpoll::changes),
-                )
-                .route("/docs/{id}/snapshot", web::get().to(sync::snapshot))
-                .route("/docs/{id}/sync", web::post().to(sync::sync))
                 .route("/docs/{id}/leave", web::post().to(sync::leave))
                 .route("/docs/{id}/usage", web::get().to(sync::usage))
                 .route("/docs/{id}/markdown", web::get().to(read::markdown))

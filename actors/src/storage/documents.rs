@@ -150,21 +150,20 @@ fn upsert_block(conn: &Connection, doc_id: &str, b: &Block) -> Result<i64> {
 /// Writes one sync's effects. Runs inside the writer's transaction (its own savepoint).
 pub fn apply_write(conn: &Connection, w: &DocWrite) -> Result<()> {
     let changed = match &w.title {
-        Some((title, version)) => conn.execute(
-            "UPDATE documents SET head_seq = ?2, title = ?3, title_version = ?4, updated_at = ?5
-             WHERE id = ?1 AND head_seq = ?6",
-            params![w.doc_id, w.head_after, title, version, w.now, w.expect_head],
-        )?,
-        None if w.head_after != w.expect_head => conn.execute(
-            "UPDATE documents SET head_seq = ?2, updated_at = ?3 WHERE id = ?1 AND head_seq = ?4",
-            params![w.doc_id, w.head_after, w.now, w.expect_head],
-        )?,
+        Some((title, version)) => conn
+            .prepare_cached(
+                "UPDATE documents SET head_seq = ?2, title = ?3, title_version = ?4, updated_at = ?5
+                 WHERE id = ?1 AND head_seq = ?6",
+            )?
+            .execute(params![w.doc_id, w.head_after, title, version, w.now, w.expect_head])?,
+        None if w.head_after != w.expect_head => conn
+            .prepare_cached(
+                "UPDATE documents SET head_seq = ?2, updated_at = ?3 WHERE id = ?1 AND head_seq = ?4",
+            )?
+            .execute(params![w.doc_id, w.head_after, w.now, w.expect_head])?,
         None => conn
-            .query_row(
-                "SELECT 1 FROM documents WHERE id = ?1 AND head_seq = ?2",
-                params![w.doc_id, w.expect_head],
-                |_| Ok(()),
-            )
+            .prepare_cached("SELECT 1 FROM documents WHERE id = ?1 AND head_seq = ?2")?
+            .query_row(params![w.doc_id, w.expect_head], |_| Ok(()))
             .optional()?
             .map_or(0, |_| 1),
     };

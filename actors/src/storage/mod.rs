@@ -58,7 +58,13 @@ pub struct Storage {
     path: Arc<PathBuf>,
 }
 
+/// Prepared statements kept per connection. The writer alone runs about 30 distinct ones
+/// (a sync touches blocks, the log, results, markdown, FTS, tags and links); with rusqlite's
+/// default of 16 they pushed each other out and were parsed again on every write.
+const STATEMENT_CACHE: usize = 128;
+
 fn pragmas(conn: &Connection, sync: Synchronous, cache_kib: u32) -> rusqlite::Result<()> {
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     let sync = match sync {
         Synchronous::Full => "FULL",
         Synchronous::Normal => "NORMAL",

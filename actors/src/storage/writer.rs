@@ -210,23 +210,29 @@ fn run_loop(
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
 }
 
+/// Runs one statement through the connection's cache: the transaction's own statements run
+/// several times per commit and need no parsing after the first.
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
 fn run_batch(
     conn: &Connection,
     batch: &mut [Box<dyn Job>],
 ) -> std::result::Result<(), CommitFailure> {
-    conn.execute_batch("BEGIN IMMEDIATE")?;
+    exec(conn, "BEGIN IMMEDIATE")?;
     for job in batch.iter_mut() {
-        if let Err(e) = conn.execute_batch("SAVEPOINT job") {
+        if let Err(e) = exec(conn, "SAVEPOINT job") {
             let _ = conn.execute_batch("ROLLBACK");
             return Err(e.into());
         }
         let ok = job.run(conn);
         let end = if ok {
-            "RELEASE job"
+            exec(conn, "RELEASE job")
         } else {
-            "ROLLBACK TO job; RELEASE job"
+            exec(conn, "ROLLBACK TO job").and_then(|()| exec(conn, "RELEASE job"))
         };
-        if let Err(e) = conn.execute_batch(end) {
+        if let Err(e) = end {
             let _ = conn.execute_batch("ROLLBACK");
             let mut failure = CommitFailure::from(e);
             // After SQLITE_FULL, SQLite may have rolled the whole transaction back already
@@ -235,7 +241,7 @@ fn run_batch(
             return Err(failure);
         }
     }
-    if let Err(e) = conn.execute_batch("COMMIT") {
+    if let Err(e) = exec(conn, "COMMIT") {
         let _ = conn.execute_batch("ROLLBACK");
         return Err(e.into());
     }
