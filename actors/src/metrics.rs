@@ -15,6 +15,7 @@ pub struct Metrics {
     pub streams_revoked: IntCounter,
     /// Writes refused by a budget: `budget` = user_rate, document_rate or document_size.
     pub quota_refusals: IntCounterVec,
+    pub sync_prechecks: IntCounter,
     /// Logins refused because every password thread was busy and the queue full.
     pub logins_refused_busy: IntCounter,
     pub mailbox_depth: IntGauge,
@@ -72,6 +73,12 @@ impl Metrics {
                     "Writes refused by a write budget (429 write_budget / 413 document_full)",
                 ),
                 &["budget"],
+            )
+            .unwrap(),
+            sync_prechecks: IntCounter::new(
+                "sync_prechecks_total",
+                "Writes whose document could not tell their ops new by itself and asked for the \
+                 database pre-check (an op ID that may be a retry, a block it does not have)",
             )
             .unwrap(),
             logins_refused_busy: IntCounter::new(
@@ -204,6 +211,7 @@ impl Metrics {
         r.register(Box::new(m.streams_revoked.clone())).unwrap();
         r.register(Box::new(m.logins_refused_busy.clone())).unwrap();
         r.register(Box::new(m.quota_refusals.clone())).unwrap();
+        r.register(Box::new(m.sync_prechecks.clone())).unwrap();
         r.register(Box::new(m.mailbox_depth.clone())).unwrap();
         r.register(Box::new(m.ops.clone())).unwrap();
         r.register(Box::new(m.rejected.clone())).unwrap();

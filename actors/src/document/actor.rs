@@ -24,14 +24,14 @@ use crate::collab::document::DocState;
 use crate::collab::lease::LeaseTable;
 use crate::collab::validate::{ClientId, DocId};
 use crate::metrics::Metrics;
-use crate::storage::documents;
+use crate::storage::{documents, log};
 use crate::storage::{Storage, StorageError};
 
 use super::announcer::{Announcer, News};
 use super::encoded::BlocksCache;
 use super::grant::Standing;
 use super::messages::{DocError, Mode, Wake};
-use super::recent::RecentResults;
+use super::recent::{op_hash, RecentResults};
 use super::recheck::RecheckGate;
 use super::sessions::Sessions;
 use super::stats::ActorStats;
@@ -406,6 +406,32 @@ impl DocumentActor {
         );
     }
 
+    /// Loads the filter of op IDs that may be retries (`RecentResults::surely_new`) in one
+    /// read. Called once the state is loaded: that load went through the writer queue, so
+    /// every result an earlier actor of this document queued is committed by now. Until the
+    /// filter is in, and if its read fails, every write is pre-checked as before.
+    fn load_op_filter(&mut self, ctx: &mut Context<Self>) {
+        self.recent.filter_loading();
+        let (doc, storage) = (self.doc_id.clone(), self.storage.clone());
+        let read = async move {
+            storage
+                .read(move |c| {
+                    let mut hashes = Vec::new();
+                    log::for_each_result_op_id(c, doc.as_str(), |id| hashes.push(op_hash(id)))?;
+                    Ok(hashes)
+                })
+                .await
+        };
+        ctx.spawn(
+            actix::fut::wrap_future::<_, Self>(read).map(|res, act, _ctx| match res {
+                Ok(hashes) => act.recent.filter_loaded(hashes),
+                Err(e) => {
+                    tracing::warn!(doc = %act.doc_id, error = %e, "loading the op ID filter")
+                }
+            }),
+        );
+    }
+
     fn tick(&mut self, ctx: &mut Context<Self>) {
         let now = self.clock.now_ms();
         // An open stream keeps its tab present; long-polls that gave up are forgotten.
@@ -466,6 +492,7 @@ impl Actor for DocumentActor {
                 Ok(state) => {
                     act.announcer.loaded(state.head_seq);
                     act.state = Some(state);
+                    act.load_op_filter(ctx);
                 }
                 Err(StorageError::DocNotFound(_)) => {
                     act.failed = Some(DocError::NotFound);

@@ -5,8 +5,15 @@
 //! request reaches the actor. A result may be dropped from memory only once it is on disk,
 //! and a pre-check begun before the drop may have missed it: such a pre-check is no longer
 //! trusted (`trusts`), and the caller redoes it.
+//!
+//! Most ops are new, and for those no read is needed at all: the memory also keeps a filter
+//! of every op ID the document has ever stored a result for (`surely_new`), loaded once
+//! after the actor started and kept up to date with every result it remembers. An op whose
+//! ID is not in it cannot be a retry; only the others (a hash may collide: then a needless
+//! read, never a wrong answer) need the pre-check.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{DefaultHasher, Hasher};
 use std::time::Instant;
 
 use crate::collab::op::OpResult;
@@ -21,6 +28,23 @@ pub(super) struct RecentResults {
     /// Pre-checks read before this moment may have missed results dropped from memory.
     trust_after: Instant,
     cap: usize,
+    /// The filter; `None` until loaded (every op then needs the pre-check).
+    ever: Option<OpIdFilter>,
+    /// Hashes remembered while the filter's read runs: it may not see them.
+    loading: Option<Vec<u64>>,
+}
+
+/// Hashes of op IDs: those read at load, sorted (8 bytes each), and those added since.
+struct OpIdFilter {
+    loaded: Vec<u64>,
+    added: HashSet<u64>,
+}
+
+/// The filter's hash of an op ID (SipHash with fixed keys: the same within the process).
+pub(super) fn op_hash(op_id: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    h.write(op_id.as_bytes());
+    h.finish()
 }
 
 impl RecentResults {
@@ -34,7 +58,36 @@ impl RecentResults {
             durable: 0,
             trust_after: Instant::now(),
             cap,
+            ever: None,
+            loading: None,
         }
+    }
+
+    /// The filter's read is about to start.
+    pub(super) fn filter_loading(&mut self) {
+        self.loading = Some(Vec::new());
+    }
+
+    /// The filter's read returned these hashes (every stored result at the time it ran).
+    pub(super) fn filter_loaded(&mut self, mut hashes: Vec<u64>) {
+        hashes.extend(self.loading.take().unwrap_or_default());
+        hashes.extend(self.by_op.keys().map(|id| op_hash(id)));
+        hashes.sort_unstable();
+        hashes.dedup();
+        self.ever = Some(OpIdFilter {
+            loaded: hashes,
+            added: HashSet::new(),
+        });
+    }
+
+    /// Whether `op_id` has certainly never been answered for this document (so no stored
+    /// result can exist for it); false when unsure.
+    pub(super) fn surely_new(&self, op_id: &str) -> bool {
+        let Some(f) = &self.ever else {
+            return false;
+        };
+        let h = op_hash(op_id);
+        f.loaded.binary_search(&h).is_err() && !f.added.contains(&h)
     }
 
     pub(super) fn get(&self, op_id: &str) -> Option<&OpResult> {
@@ -49,6 +102,14 @@ impl RecentResults {
     /// Remembers the results of the write about to be queued (`queue_write`).
     pub(super) fn remember(&mut self, results: &[OpResult]) {
         for r in results {
+            let h = op_hash(&r.op_id);
+            match (&mut self.ever, &mut self.loading) {
+                (Some(f), _) => {
+                    f.added.insert(h);
+                }
+                (None, Some(pending)) => pending.push(h),
+                (None, None) => {}
+            }
             self.by_op
                 .insert(r.op_id.clone(), (r.clone(), self.queued + 1));
             self.order.push_back(r.op_id.clone());
@@ -130,5 +191,22 @@ mod tests {
             "a pre-check older than the drop may miss op_1"
         );
         assert!(r.trusts(Instant::now()));
+    }
+
+    #[test]
+    fn only_op_ids_never_answered_are_surely_new() {
+        let mut r = RecentResults::new(100);
+        assert!(!r.surely_new("op_x"), "unsure until the filter is loaded");
+        r.filter_loading();
+        r.remember(&[result("op_during_load")]);
+        r.filter_loaded(vec![op_hash("op_stored")]);
+        assert!(!r.surely_new("op_stored"));
+        assert!(!r.surely_new("op_during_load"));
+        assert!(r.surely_new("op_x"));
+        r.remember(&[result("op_x")]);
+        assert!(!r.surely_new("op_x"), "answered now");
+        // Forgetting the results keeps the filter: a retry still gets its pre-check.
+        r.forget();
+        assert!(!r.surely_new("op_x"));
     }
 }

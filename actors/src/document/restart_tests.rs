@@ -114,8 +114,7 @@ fn sync(w: &World, ops: Vec<Op>) -> Sync {
     Sync::new(
         w.caller.clone(),
         request,
-        Precheck::default(),
-        Instant::now(),
+        Some((Precheck::default(), Instant::now())),
     )
 }
 

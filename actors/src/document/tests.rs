@@ -102,7 +102,7 @@ pub(super) fn sync(caller: Caller, last_seq: i64, ops: Vec<Op>, hold: Option<Vec
         ops,
         hold: hold.map(|h| h.into_iter().map(str::to_string).collect()),
     };
-    Sync::new(caller, request, Precheck::default(), Instant::now())
+    Sync::new(caller, request, Some((Precheck::default(), Instant::now())))
 }
 
 pub(super) async fn subscribe(
@@ -507,4 +507,77 @@ async fn snapshots_at_one_head_share_one_encoding_and_a_new_head_gets_its_own() 
     );
     let text = String::from_utf8(c.blocks.json().to_vec()).unwrap();
     assert!(text.contains("\"edited\""), "{text}");
+}
+
+fn set_content_op(op_id: &str, block_id: &str, text: &str, base: i64) -> Op {
+    serde_json::from_value(json!({
+        "opId": op_id, "kind": "set_content", "blockId": block_id, "content": text,
+        "baseVersion": base,
+    }))
+    .expect("op")
+}
+
+/// The same request as `sync`, sent without a pre-check.
+fn unchecked(caller: Caller, last_seq: i64, ops: Vec<Op>) -> Sync {
+    let request = SyncRequest {
+        client: caller.client.clone().expect("a sync comes from a tab"),
+        last_seq,
+        ops,
+        hold: None,
+    };
+    Sync::new(caller, request, None)
+}
+
+/// Sends `msg` until the actor stops asking for a pre-check for want of its op ID filter
+/// (loaded by a read right after the actor started); returns its first other answer.
+async fn once_filtered(addr: &Addr<DocumentActor>, msg: Sync) -> Result<SyncReply, DocError> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let r = addr.send(msg.clone()).await.expect("mailbox");
+        if !matches!(r, Err(DocError::StalePrecheck)) || Instant::now() > deadline {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+#[actix::test]
+async fn without_a_precheck_only_surely_new_ops_on_blocks_it_has_are_applied() {
+    let f = fixture();
+    let c = caller(&f, "cl_1");
+    let addr = start(&f, Duration::from_secs(3600));
+    let first = sync(c.clone(), 0, vec![insert("op_1", "blk_1", "a0", "x")], None);
+    addr.send(first).await.unwrap().expect("insert");
+    // A new op on a block the document has: no read needed.
+    let edit = unchecked(c.clone(), 1, vec![set_content_op("op_2", "blk_1", "y", 1)]);
+    let r = once_filtered(&addr, edit)
+        .await
+        .expect("applied without a pre-check");
+    assert_eq!(r.fields.results[0].seq, Some(2));
+    // A block it does not have may belong to another document: only the database knows.
+    let other = unchecked(c.clone(), 2, vec![insert("op_3", "blk_2", "a1", "z")]);
+    assert_eq!(
+        addr.send(other).await.unwrap().unwrap_err(),
+        DocError::StalePrecheck
+    );
+    // A fresh actor (after a restart) no longer has op_2 in memory, but its filter says it
+    // was answered: a retry without a pre-check is sent back for one, never applied again.
+    addr.send(Close).await.unwrap();
+    let again = start(&f, Duration::from_secs(3600));
+    let retry = unchecked(c.clone(), 2, vec![set_content_op("op_2", "blk_1", "y", 1)]);
+    let new_op = unchecked(c.clone(), 2, vec![set_content_op("op_4", "blk_1", "w", 2)]);
+    assert_eq!(
+        once_filtered(&again, new_op)
+            .await
+            .expect("new op")
+            .fields
+            .results[0]
+            .seq,
+        Some(3),
+        "the filter is loaded once a new op goes through"
+    );
+    assert_eq!(
+        again.send(retry).await.unwrap().unwrap_err(),
+        DocError::StalePrecheck
+    );
 }

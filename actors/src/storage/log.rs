@@ -98,6 +98,21 @@ pub fn read_after(
     Ok(out)
 }
 
+/// Calls `f` with every op ID the document has a stored result for (the document actor's
+/// filter of op IDs that may be retries; one index range scan).
+pub fn for_each_result_op_id(
+    conn: &Connection,
+    doc_id: &str,
+    mut f: impl FnMut(&str),
+) -> Result<()> {
+    let mut stmt = conn.prepare_cached("SELECT op_id FROM doc_op_results WHERE doc_id = ?1")?;
+    let mut rows = stmt.query([doc_id])?;
+    while let Some(row) = rows.next()? {
+        f(row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?);
+    }
+    Ok(())
+}
+
 /// What must be known before a request's ops are applied, read off the actor's thread:
 /// results already given for its op IDs, and which named block IDs belong elsewhere.
 #[derive(Debug, Clone, Default)]

@@ -23,7 +23,9 @@ use crate::storage::StorageError;
 use super::DocumentActor;
 
 /// A checked sync request of one tab (or of the server itself, seeding a document), with
-/// the idempotency pre-check read for it.
+/// the idempotency pre-check read for it — or without, first: the actor answers
+/// `StalePrecheck` ("read it and send again") only when one of the ops needs it (an op ID
+/// that may be a retry, a block this document does not have).
 #[derive(Message, Clone)]
 #[rtype(result = "Result<SyncReply, DocError>")]
 pub struct Sync {
@@ -33,10 +35,9 @@ pub struct Sync {
     ops: Vec<Op>,
     /// `None` keeps whatever is held.
     hold: Option<Vec<String>>,
-    precheck: Precheck,
-    /// When the pre-check was read: the actor trusts it only if it is younger than
-    /// anything the actor forgot (`RecentResults::trusts`).
-    precheck_at: Instant,
+    /// The pre-check and when it was read: the actor trusts it only if it is younger than
+    /// anything the actor forgot (`RecentResults::trusts`). `None`: not read.
+    precheck: Option<(Precheck, Instant)>,
 }
 
 impl Sync {
@@ -44,8 +45,7 @@ impl Sync {
     pub fn new(
         caller: Caller,
         request: SyncRequest,
-        precheck: Precheck,
-        precheck_at: Instant,
+        precheck: Option<(Precheck, Instant)>,
     ) -> Sync {
         Sync {
             caller: Caller {
@@ -56,13 +56,12 @@ impl Sync {
             ops: request.ops,
             hold: request.hold,
             precheck,
-            precheck_at,
         }
     }
 
     /// Ops the server applies in a user's name without a tab (a sample document): no
     /// session is opened, no lease taken.
-    pub fn seed(caller: Caller, ops: Vec<Op>, precheck_at: Instant) -> Sync {
+    pub fn seed(caller: Caller, ops: Vec<Op>, read_at: Instant) -> Sync {
         Sync {
             caller: Caller {
                 client: None,
@@ -71,11 +70,18 @@ impl Sync {
             last_seq: 0,
             ops,
             hold: None,
-            precheck: Precheck::default(),
-            precheck_at,
+            precheck: Some((Precheck::default(), read_at)),
         }
     }
+
+    fn known(&self, op_id: &str) -> Option<&OpResult> {
+        self.precheck.as_ref().and_then(|(p, _)| p.known.get(op_id))
+    }
 }
+
+/// No blocks belong to another document as far as a request without a pre-check knows
+/// (it names only blocks this document has: `needs_precheck`).
+static NO_FOREIGN: std::sync::LazyLock<HashSet<String>> = std::sync::LazyLock::new(HashSet::new);
 
 /// What applying a request's ops produced.
 struct Applied {
@@ -147,6 +153,26 @@ impl DocumentActor {
         }
     }
 
+    /// Whether a request sent without a pre-check needs one: an op that is neither in
+    /// memory nor surely new may be a retry of an op answered long ago, and a block this
+    /// document does not have may belong to another one — both are known only to the
+    /// database.
+    fn needs_precheck(&self, msg: &Sync) -> bool {
+        let Some(state) = &self.state else {
+            return true;
+        };
+        msg.ops.iter().any(|op| {
+            let answered = self.recent.get(&op.op_id).is_some();
+            let unsure = !answered && !self.recent.surely_new(&op.op_id);
+            unsure
+                || op
+                    .kind
+                    .referenced_blocks()
+                    .iter()
+                    .any(|b| state.get(b).is_none() && !state.is_purged(b))
+        })
+    }
+
     /// Refuses a request whose new text would take the document past its size budget.
     /// Retries of ops already answered add nothing (they get their stored answers), and a
     /// request that adds no text (moves, deletes, leases) always passes, so a full document
@@ -160,9 +186,7 @@ impl DocumentActor {
         let adds: usize = msg
             .ops
             .iter()
-            .filter(|o| {
-                self.recent.get(&o.op_id).is_none() && !msg.precheck.known.contains_key(&o.op_id)
-            })
+            .filter(|o| self.recent.get(&o.op_id).is_none() && msg.known(&o.op_id).is_none())
             .map(|o| match &o.kind {
                 // An edit replaces its block's text: only growth counts.
                 OpKind::SetContent {
@@ -202,7 +226,7 @@ impl DocumentActor {
                 results.push(r.clone());
                 continue;
             }
-            if let Some(r) = msg.precheck.known.get(&op.op_id) {
+            if let Some(r) = msg.known(&op.op_id) {
                 results.push(r.clone());
                 continue;
             }
@@ -225,7 +249,10 @@ impl DocumentActor {
                 client_id: client,
                 author,
                 now,
-                foreign: &msg.precheck.foreign,
+                foreign: msg
+                    .precheck
+                    .as_ref()
+                    .map_or(&*NO_FOREIGN, |(p, _)| &p.foreign),
                 leases_enabled,
                 max_depth: self.cfg.max_depth,
             };
@@ -295,7 +322,13 @@ impl Handler<Sync> for DocumentActor {
         if let Some(e) = self.refuse() {
             return Box::pin(actix::fut::ready(Err(e)));
         }
-        if !msg.ops.is_empty() && !self.recent.trusts(msg.precheck_at) {
+        let precheck_missing = match &msg.precheck {
+            _ if msg.ops.is_empty() => false,
+            Some((_, read_at)) => !self.recent.trusts(*read_at),
+            None => self.needs_precheck(&msg),
+        };
+        if precheck_missing {
+            self.cfg.metrics.sync_prechecks.inc();
             return Box::pin(actix::fut::ready(Err(DocError::StalePrecheck)));
         }
         if let Some(e) = self.over_size(&msg) {
