@@ -187,13 +187,16 @@ export function recordSyncReplies(page) {
   const out = [];
   page.on('response', async (res) => {
     if (res.request().method() === 'POST' && /\/api\/v1\/docs\/[^/]+\/sync$/.test(new URL(res.url()).pathname)) {
-      let body = null;
+      // Recorded at once, the body filled in when it has arrived: reading it takes a round
+      // trip to the browser, during which the page may already show what the reply caused.
+      /** @type {{t: number, status: number, body: any}} */
+      const entry = { t: Date.now(), status: res.status(), body: null };
+      out.push(entry);
       try {
-        body = await res.json();
+        entry.body = await res.json();
       } catch {
         /* not JSON */
       }
-      out.push({ t: Date.now(), status: res.status(), body });
     }
   });
   return out;
