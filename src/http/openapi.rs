@@ -10,50 +10,9 @@ use std::sync::OnceLock;
 
 use actix_web::HttpResponse;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{RefOr, Schema};
-use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
-
-use docsync_actors::document::{SnapshotBlock, SnapshotReply};
+use utoipa::{Modify, OpenApi};
 
 use super::auth::SESSION_COOKIE;
-
-/// The snapshot's body as sent: `SnapshotReply`'s fields plus `blocks`, which the handler
-/// splices in from the encoding shared by every caller at that head.
-pub struct SnapshotBody;
-
-impl PartialSchema for SnapshotBody {
-    fn schema() -> RefOr<Schema> {
-        use utoipa::openapi::schema::{AllOfBuilder, ArrayBuilder, ObjectBuilder};
-        AllOfBuilder::new()
-            .item(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
-                SnapshotReply::name(),
-            )))
-            .item(
-                ObjectBuilder::new()
-                    .property(
-                        "blocks",
-                        ArrayBuilder::new().items(RefOr::Ref(
-                            utoipa::openapi::Ref::from_schema_name(SnapshotBlock::name()),
-                        )),
-                    )
-                    .required("blocks"),
-            )
-            .into()
-    }
-}
-
-impl ToSchema for SnapshotBody {
-    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        for (name, schema) in [
-            (SnapshotReply::name(), SnapshotReply::schema()),
-            (SnapshotBlock::name(), SnapshotBlock::schema()),
-        ] {
-            schemas.push((name.into_owned(), schema));
-        }
-        SnapshotReply::schemas(schemas);
-        SnapshotBlock::schemas(schemas);
-    }
-}
 
 /// Bearer tokens (API tokens) and the browser's session cookie; every operation takes either
 /// unless it says otherwise.

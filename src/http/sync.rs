@@ -12,7 +12,9 @@ use docsync_actors::collab::block::Author;
 use docsync_actors::collab::op::Op;
 use docsync_actors::collab::sync_request::{SyncBody, SyncRequest};
 use docsync_actors::collab::validate::{ClientId, DocId};
-use docsync_actors::document::{Caller, Completion, DocSize, GetSize, Leave, Snapshot, Sync};
+use docsync_actors::document::{
+    Caller, Completion, DocSize, GetSize, Leave, Snapshot, SnapshotBlock, SnapshotReply, Sync,
+};
 use docsync_actors::storage::log::{self, Precheck};
 
 use super::access::{access, doc_access};
@@ -30,6 +32,52 @@ pub struct SnapshotQuery {
     client_id: Option<String>,
 }
 
+/// The snapshot's body as sent: `SnapshotReply`'s fields plus `blocks`, which the handler
+/// splices in from the encoding shared by every caller at that head.
+pub struct SnapshotBody;
+
+impl utoipa::PartialSchema for SnapshotBody {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::schema::{AllOfBuilder, ArrayBuilder, ObjectBuilder};
+        AllOfBuilder::new()
+            .item(utoipa::openapi::RefOr::Ref(
+                utoipa::openapi::Ref::from_schema_name(<SnapshotReply as utoipa::ToSchema>::name()),
+            ))
+            .item(
+                ObjectBuilder::new()
+                    .property(
+                        "blocks",
+                        ArrayBuilder::new().items(utoipa::openapi::RefOr::Ref(
+                            utoipa::openapi::Ref::from_schema_name(
+                                <SnapshotBlock as utoipa::ToSchema>::name(),
+                            ),
+                        )),
+                    )
+                    .required("blocks"),
+            )
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for SnapshotBody {
+    fn schemas(schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::Schema>)>) {
+        for (name, schema) in [
+            (
+                <SnapshotReply as utoipa::ToSchema>::name(),
+                <SnapshotReply as utoipa::PartialSchema>::schema(),
+            ),
+            (
+                <SnapshotBlock as utoipa::ToSchema>::name(),
+                <SnapshotBlock as utoipa::PartialSchema>::schema(),
+            ),
+        ] {
+            schemas.push((name.into_owned(), schema));
+        }
+        <SnapshotReply as utoipa::ToSchema>::schemas(schemas);
+        <SnapshotBlock as utoipa::ToSchema>::schemas(schemas);
+    }
+}
+
 #[utoipa::path(
     get,
     path = "/api/v1/docs/{id}/snapshot",
@@ -40,7 +88,7 @@ pub struct SnapshotQuery {
         ("clientId" = Option<String>, Query, description = "The tab asking; without it the read opens no session"),
     ),
     responses(
-        (status = 200, description = "the snapshot", body = crate::http::openapi::SnapshotBody),
+        (status = 200, description = "the snapshot", body = SnapshotBody),
         (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
         (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
         (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
