@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use docsync_actors::ask::{ask, ask_renewing};
 use docsync_actors::collab::block::Author;
-use docsync_actors::collab::op::Op;
+use docsync_actors::collab::op::{Op, OpKind};
 use docsync_actors::collab::sync_request::{SyncBody, SyncRequest};
 use docsync_actors::collab::validate::{ClientId, DocId};
 use docsync_actors::document::{
@@ -254,10 +254,19 @@ pub async fn sync(
     let (doc_id, caller) = authorize(&state, &creds, &raw_doc, ops).await?;
     claim(&state, &caller.author.user_id, &request.client).await?;
     charge_write(&state, &caller.author.user_id, &doc_id, ops)?;
-    // First without a pre-check: most ops are new, which the actor can tell by itself. When
-    // it cannot (or its memory is younger than the read), it answers `StalePrecheck` and the
-    // request is sent again with one, read now, with the rights checked again.
-    let first = Sync::new(caller, request.clone(), None);
+    // Without a pre-check when the actor can likely tell by itself that the ops are new
+    // (edits of bullets it has). An insert names a block the document does not have yet,
+    // which only the database can place, so its request reads the pre-check at once instead
+    // of being sent back for it. Whenever the actor cannot tell (or its memory is younger
+    // than the read), it answers `StalePrecheck` and the request is sent again with one, read
+    // now, with the rights checked again.
+    let inserts = ops.iter().any(|o| matches!(o.kind, OpKind::Insert { .. }));
+    let first = if inserts {
+        Some(precheck(&state, &doc_id, ops).await?)
+    } else {
+        None
+    };
+    let first = Sync::new(caller, request.clone(), first);
     let renew = || async {
         let (doc, caller) = authorize(&state, &creds, &raw_doc, ops).await?;
         let pre = precheck(&state, &doc, ops).await?;
