@@ -1072,6 +1072,7 @@ fn bad_requests_are_4xx_with_json_errors_and_write_nothing() {
     let control_tables = [
         "blocks",
         "block_tags",
+        "block_changes",
         "doc_op_results",
         "doc_ops",
         "documents",

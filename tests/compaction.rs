@@ -109,9 +109,19 @@ fn pull(
     }
 }
 
-/// The seqs of the document's rows in `doc_ops`, ascending.
+/// The seqs of the document's rows in `doc_ops`, ascending. Checks on the way that the index
+/// of which entries changed which bullet names only entries still in the log.
 fn db_seqs(srv: &TestServer, doc: &str) -> Vec<i64> {
     let db = srv.db();
+    let orphans: i64 = db
+        .query_row(
+            "SELECT count(*) FROM block_changes c WHERE c.doc_id = ?1 AND NOT EXISTS
+               (SELECT 1 FROM doc_ops o WHERE o.doc_id = c.doc_id AND o.seq = c.seq)",
+            [doc],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(orphans, 0, "block_changes outlived their log entries");
     let mut stmt = db
         .prepare("SELECT seq FROM doc_ops WHERE doc_id = ?1 ORDER BY seq")
         .unwrap();

@@ -16,6 +16,7 @@ mod crash;
 mod disk_full;
 mod docs;
 mod folders;
+mod history;
 mod limits;
 mod links;
 mod openapi;

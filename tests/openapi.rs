@@ -460,6 +460,25 @@ fn requests_shaped_as_the_protocol_says_and_the_real_answers_fit_the_document() 
     );
     assert_eq!(s, 200);
     assert!(md.as_str().is_some_and(|t| t.contains("stale")), "{md}");
+    let history = d(&format!("/blocks/{b}/history?limit=2"));
+    let (s, h) = c.call(
+        &alice,
+        "GET",
+        "/api/v1/docs/{id}/blocks/{blockId}/history",
+        &history,
+        None,
+    );
+    assert_eq!(s, 200);
+    assert_eq!(h["more"], true, "{h}");
+    let bad = d("/blocks/nope/history");
+    let (s, _) = c.call(
+        &alice,
+        "GET",
+        "/api/v1/docs/{id}/blocks/{blockId}/history",
+        &bad,
+        None,
+    );
+    assert_eq!(s, 400);
     assert_eq!(
         c.call(
             &alice,

@@ -110,6 +110,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/docs/{id}/usage", web::get().to(sync::usage))
                 .route("/docs/{id}/markdown", web::get().to(read::markdown))
                 .route("/docs/{id}/backlinks", web::get().to(read::backlinks))
+                .route(
+                    "/docs/{id}/blocks/{blockId}/history",
+                    web::get().to(read::history),
+                )
                 .route("/search", web::get().to(read::search))
                 .route("/tags", web::get().to(read::tags))
                 .route("/tags/{tag}", web::get().to(read::tag)),

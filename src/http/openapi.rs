@@ -75,6 +75,7 @@ impl Modify for Security {
         crate::http::sharing::leave_team,
         crate::http::read::markdown,
         crate::http::read::backlinks,
+        crate::http::read::history,
         crate::http::read::search,
         crate::http::read::tags,
         crate::http::read::tag,

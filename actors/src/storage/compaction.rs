@@ -73,6 +73,15 @@ pub fn raise_floor(conn: &Connection, doc_id: &str, cutoff: i64, head: i64) -> R
 }
 
 /// Deletes up to `limit` log rows at or below the floor; returns how many went.
+/// Forgets which bullets the deleted log entries changed (after `delete_log_chunk` took the
+/// entries at or below `floor`; one pass per compaction of the document).
+pub fn delete_block_changes(conn: &Connection, doc_id: &str, floor: i64) -> Result<usize> {
+    Ok(conn.execute(
+        "DELETE FROM block_changes WHERE doc_id = ?1 AND seq <= ?2",
+        params![doc_id, floor],
+    )?)
+}
+
 pub fn delete_log_chunk(
     conn: &Connection,
     doc_id: &str,

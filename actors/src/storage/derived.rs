@@ -178,6 +178,7 @@ pub fn forget_document(conn: &Connection, doc_id: &str) -> Result<()> {
     conn.execute("DELETE FROM markdown_cache WHERE doc_id = ?1", [doc_id])?;
     conn.execute("DELETE FROM block_tags WHERE doc_id = ?1", [doc_id])?;
     conn.execute("DELETE FROM block_links WHERE doc_id = ?1", [doc_id])?;
+    conn.execute("DELETE FROM block_changes WHERE doc_id = ?1", [doc_id])?;
     Ok(())
 }
 

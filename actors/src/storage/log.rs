@@ -7,7 +7,7 @@ use std::sync::Arc;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::value::RawValue;
 
-use crate::collab::op::{LogEntry, OpResult};
+use crate::collab::op::{Effect, LogEntry, OpResult};
 
 use super::error::{Result, StorageError};
 
@@ -21,6 +21,8 @@ pub struct LogRecord {
     pub at: i64,
     /// The whole entry as sent to clients and stored in `doc_ops.entry`.
     pub json: Box<RawValue>,
+    /// The bullets the entry changed (for `block_changes`; empty when read back).
+    pub blocks: Vec<String>,
 }
 
 impl LogRecord {
@@ -33,6 +35,15 @@ impl LogRecord {
             user_id: e.user_id.clone(),
             at: e.at,
             json: serde_json::value::to_raw_value(e).expect("log entry serialises"),
+            blocks: e
+                .effects
+                .iter()
+                .flat_map(|eff| match eff {
+                    Effect::Block { block } => vec![block.id.clone()],
+                    Effect::Purge { block_ids } => block_ids.clone(),
+                    Effect::Title { .. } => Vec::new(),
+                })
+                .collect(),
         }
     }
 }
@@ -41,6 +52,9 @@ pub fn insert(conn: &Connection, doc_id: &str, records: &[Arc<LogRecord>]) -> Re
     let mut stmt = conn.prepare_cached(
         "INSERT INTO doc_ops (doc_id, seq, op_id, kind, client_id, user_id, at, entry)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    let mut changes = conn.prepare_cached(
+        "INSERT OR IGNORE INTO block_changes (doc_id, block_id, seq) VALUES (?1, ?2, ?3)",
     )?;
     for r in records {
         stmt.execute(params![
@@ -53,8 +67,85 @@ pub fn insert(conn: &Connection, doc_id: &str, records: &[Arc<LogRecord>]) -> Re
             r.at,
             r.json.get()
         ])?;
+        for b in &r.blocks {
+            changes.execute(params![doc_id, b, r.seq])?;
+        }
     }
     Ok(())
+}
+
+/// One change of a bullet as its history shows it (PROTOCOL §8), from the log.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockChange {
+    pub seq: i64,
+    pub at: i64,
+    pub user_id: String,
+    /// The author's display name (their user ID when the account is gone).
+    pub name: String,
+    /// The op kind (`insert`, `set_content`, `move`, `delete`, …, `purge`).
+    pub kind: String,
+    /// The bullet as this change left it (absent for a purge).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    pub deleted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conflict_of: Option<String>,
+}
+
+/// The changes of one bullet still in the log, newest first, below `before` (a `seq`), at
+/// most `limit`: a range of `block_changes` joined to the log (indexed; the log's length
+/// does not matter).
+pub fn block_history(
+    conn: &Connection,
+    doc_id: &str,
+    block_id: &str,
+    before: i64,
+    limit: usize,
+) -> Result<Vec<BlockChange>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT o.seq, o.at, o.user_id, o.kind, o.entry, u.display_name
+         FROM block_changes c
+         JOIN doc_ops o ON o.doc_id = c.doc_id AND o.seq = c.seq
+         LEFT JOIN users u ON u.id = o.user_id
+         WHERE c.doc_id = ?1 AND c.block_id = ?2 AND c.seq < ?3
+         ORDER BY c.seq DESC LIMIT ?4",
+    )?;
+    let rows = stmt.query_map(params![doc_id, block_id, before, limit as i64], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+            r.get::<_, String>(4)?,
+            r.get::<_, Option<String>>(5)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (seq, at, user_id, kind, entry, name) = row?;
+        let entry: LogEntry = serde_json::from_str(&entry)
+            .map_err(|e| StorageError::Corrupt(format!("doc_ops {seq}: {e}")))?;
+        let block = entry.effects.iter().find_map(|e| match e {
+            Effect::Block { block } if block.id == block_id => Some(block.clone()),
+            _ => None,
+        });
+        let purged = block.is_none();
+        out.push(BlockChange {
+            seq,
+            at,
+            name: name.unwrap_or_else(|| user_id.clone()),
+            user_id,
+            kind: if purged { "purge".into() } else { kind },
+            content: block.as_ref().map(|b| b.content.clone()),
+            parent_id: block.as_ref().and_then(|b| b.parent_id.clone()),
+            deleted: purged || block.as_ref().is_some_and(|b| b.deleted),
+            conflict_of: block.and_then(|b| b.conflict_of.clone()),
+        });
+    }
+    Ok(out)
 }
 
 /// Log entries with `after < seq <= upto`, at most `limit`, in order.
@@ -93,6 +184,7 @@ pub fn read_after(
             user_id,
             at,
             json,
+            blocks: Vec::new(),
         }));
     }
     Ok(out)

@@ -146,6 +146,11 @@ impl Handler<Compact> for DocumentActor {
                             break;
                         }
                     }
+                    let d = doc.clone();
+                    storage
+                        .write(move |c| compaction::delete_block_changes(c, &d, floor))
+                        .await
+                        .map_err(|e| DocError::Storage(e.to_string()))?;
                     loop {
                         let d = doc.clone();
                         let n = storage
