@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
-use crate::collab::op::LogEntry;
+use crate::collab::block::Block;
+use crate::collab::op::{Effect, LogEntry};
 
 use super::documents::{self, DocWrite};
 use super::error::Result;
@@ -56,4 +57,59 @@ pub fn aged_documents(conn: &Connection, spec: &AgedLog) -> Result<Vec<String>> 
         ids.push(doc_id);
     }
     Ok(ids)
+}
+
+/// A document of `blocks` bullets whose log holds `entries` changes, entry `n` rewriting
+/// bullet `n % blocks` (so each bullet has `entries / blocks` changes spread over the whole
+/// log); returns the document and its bullets' IDs. For a database no server uses.
+pub fn long_history(
+    conn: &Connection,
+    owner: &str,
+    blocks: usize,
+    entries: i64,
+    at: i64,
+) -> Result<(String, Vec<String>)> {
+    let doc_id = format!("doc_{}", uuid::Uuid::new_v4().simple());
+    documents::create(conn, &doc_id, owner, "bench long history", None, at)?;
+    let ids: Vec<String> = (0..blocks).map(|i| format!("blk_bench_{i}")).collect();
+    let mut state: Vec<Arc<Block>> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let key = format!("a{i:06}");
+            Arc::new(Block::new(id.clone(), None, key, String::new(), at, owner))
+        })
+        .collect();
+    let mut log = Vec::with_capacity(entries as usize);
+    for seq in 1..=entries {
+        let i = (seq as usize - 1) % blocks;
+        let mut b = (*state[i]).clone();
+        b.content = format!("version {seq} of bullet {i}");
+        b.version += 1;
+        b.updated_at = at + seq;
+        let b = Arc::new(b);
+        state[i] = b.clone();
+        log.push(Arc::new(LogRecord::from_entry(&LogEntry {
+            seq,
+            op_id: format!("op_bench_{seq}"),
+            kind: "set_content".into(),
+            client_id: "cl_bench".into(),
+            user_id: owner.to_string(),
+            at: at + seq,
+            effects: vec![Effect::Block { block: b }],
+        })));
+    }
+    documents::apply_write(
+        conn,
+        &DocWrite {
+            doc_id: doc_id.clone(),
+            expect_head: 0,
+            head_after: entries,
+            blocks: state,
+            log,
+            now: at + entries,
+            ..DocWrite::default()
+        },
+    )?;
+    Ok((doc_id, ids))
 }

@@ -283,6 +283,17 @@ impl Api {
         Ok(serde_json::from_slice(&self.send(req).await?)?)
     }
 
+    /// `GET /docs/{id}/blocks/{blockId}/history?limit=…` (a bullet's history, newest first).
+    pub async fn history(&self, doc_id: &str, block_id: &str, limit: usize) -> Result<Value> {
+        let url = format!(
+            "{}/docs/{doc_id}/blocks/{block_id}/history?limit={limit}",
+            self.base
+        );
+        Ok(serde_json::from_slice(
+            &self.send(self.http.get(url)).await?,
+        )?)
+    }
+
     /// `GET /metrics` (Prometheus text).
     pub async fn metrics(&self) -> Result<String> {
         let req = self.http.get(format!("{}/metrics", self.root));

@@ -2,6 +2,7 @@
 
 mod compaction;
 pub mod fanout;
+mod history;
 mod hostile;
 mod hot_doc;
 mod idle_actors;
@@ -42,6 +43,7 @@ pub enum ScenarioArg {
     Wakeup,
     Fanout,
     Compaction,
+    History,
     Hostile,
     Typists,
 }
@@ -58,6 +60,8 @@ pub enum Scenario {
     /// Channel, readers, offered edits per second.
     Fanout(Channel, usize, u32),
     Compaction,
+    /// A bullet's history on a document with a long log.
+    History,
     /// What one user can do to everyone else (placement, tags, logins, write budget).
     Hostile,
     /// Many people typing at once in one document: sending rule, keys per second each.
@@ -75,6 +79,7 @@ impl Scenario {
             Scenario::Wakeup(..) => "wakeup",
             Scenario::Fanout(..) => "fanout",
             Scenario::Compaction => "compaction",
+            Scenario::History => "history",
             Scenario::Hostile => "hostile",
             Scenario::Typists(..) => "typists",
         }
@@ -125,7 +130,7 @@ impl Scenario {
                 vec![Scenario::HotDoc, Scenario::ManyDocs, Scenario::Snapshot10k],
                 wakeups,
                 fanout.scenarios(),
-                vec![Scenario::Compaction, Scenario::Hostile],
+                vec![Scenario::Compaction, Scenario::History, Scenario::Hostile],
                 typists.clone(),
             ]
             .concat(),
@@ -137,6 +142,7 @@ impl Scenario {
             ScenarioArg::Wakeup => wakeups,
             ScenarioArg::Fanout => fanout.scenarios(),
             ScenarioArg::Compaction => vec![Scenario::Compaction],
+            ScenarioArg::History => vec![Scenario::History],
             ScenarioArg::Hostile => vec![Scenario::Hostile],
             ScenarioArg::Typists => typists,
         }
@@ -167,6 +173,7 @@ pub async fn run(scenario: Scenario, env: &Env) -> Result<Line> {
         Scenario::Wakeup(channel, n) => wakeup::run(api, channel, n, pid).await,
         Scenario::Fanout(channel, readers, rate) => fanout::run(env, channel, readers, rate).await,
         Scenario::Compaction => compaction::run(env).await,
+        Scenario::History => history::run(env).await,
         Scenario::Hostile => hostile::run(env).await,
         Scenario::Typists(rule, rate) => typists::run(api, rule, rate, env.duration, pid).await,
     }
