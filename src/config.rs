@@ -21,6 +21,7 @@ pub struct Settings {
     pub limits: LimitSettings,
     pub actors: ActorSettings,
     pub compaction: CompactionSettings,
+    pub history: HistorySettings,
     pub auth: AuthSettings,
     pub logging: LoggingSettings,
     pub testing: TestingSettings,
@@ -74,6 +75,30 @@ impl CompactionSettings {
             tombstone_ms: ms(self.tombstone_days),
             results_ms: ms(self.results_days),
         }
+    }
+}
+
+/// Versions and the trash (PROTOCOL §8).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySettings {
+    pub auto_every_minutes: f64,
+    pub hourly_days: f64,
+    pub daily_days: f64,
+    pub trash_days: f64,
+}
+
+impl HistorySettings {
+    pub fn versions(&self) -> docsync_actors::storage::versions::VersionPolicy {
+        docsync_actors::storage::versions::VersionPolicy {
+            auto_every_ms: (self.auto_every_minutes * 60_000.0) as i64,
+            hourly_ms: (self.hourly_days * 86_400_000.0) as i64,
+            daily_ms: (self.daily_days * 86_400_000.0) as i64,
+        }
+    }
+
+    pub fn trash_ms(&self) -> i64 {
+        (self.trash_days * 86_400_000.0) as i64
     }
 }
 
@@ -336,6 +361,28 @@ impl Settings {
                 l.max_streams_per_address,
                 "must be at least limits.max_streams_per_user",
             ));
+        }
+        let h = &self.history;
+        if h.auto_every_minutes.is_nan() || h.auto_every_minutes < 0.0 {
+            return Err(bad(
+                "history.auto_every_minutes",
+                h.auto_every_minutes,
+                "must be 0 (off) or more",
+            ));
+        }
+        if h.hourly_days.is_nan()
+            || h.hourly_days < 0.0
+            || h.daily_days.is_nan()
+            || h.daily_days < h.hourly_days
+        {
+            return Err(bad(
+                "history.daily_days",
+                h.daily_days,
+                "must be at least history.hourly_days (and neither negative)",
+            ));
+        }
+        if h.trash_days.is_nan() || h.trash_days < 0.0 {
+            return Err(bad("history.trash_days", h.trash_days, "must be 0 or more"));
         }
         let a = &self.actors;
         if a.lease_ttl_ms < 1000 {

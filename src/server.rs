@@ -54,6 +54,7 @@ pub fn actor_config(s: &Settings, metrics: Arc<Metrics>) -> ActorConfig {
         max_depth: s.limits.max_depth,
         max_tags_per_block: s.limits.max_tags_per_block,
         max_document_bytes: s.limits.max_document_bytes,
+        auto_version_every_ms: s.history.versions().auto_every_ms,
         panic_marker: Some(s.testing.panic_marker.clone()).filter(|m| !m.is_empty()),
         metrics,
         ..ActorConfig::default()
@@ -115,6 +116,7 @@ pub fn compact_offline(settings: Settings) -> anyhow::Result<()> {
             false,
             metrics.clone(),
         )
+        .with_history(settings.history.versions(), settings.history.trash_ms())
         .start();
         let summary = supervisor.send(docsync_actors::compaction::RunPass).await;
         arbiter.stop();
@@ -227,6 +229,7 @@ async fn serve_http(
         settings.compaction.run_at_start,
         metrics.clone(),
     )
+    .with_history(settings.history.versions(), settings.history.trash_ms())
     .start();
     // A full-disk episode ends only when a write as big as the biggest sync fits again (a
     // sync stores its text about twice: the block and the log).

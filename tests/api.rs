@@ -141,9 +141,11 @@ fn other_users_get_404_and_owner_deletes() {
     assert_eq!(s, 404);
     let (_, v) = srv.get(&alice, "/api/v1/search?q=secret");
     assert!(v["results"].as_array().unwrap().is_empty());
+    // In the owner's trash until she purges it; then nothing of it is left.
+    assert_eq!(srv.delete(&alice, &format!("/api/v1/trash/{doc}")), 204);
     let db = srv.db();
     let rows: i64 = db
-        .query_row("SELECT (SELECT count(*) FROM blocks) + (SELECT count(*) FROM doc_ops) + (SELECT count(*) FROM block_tags)", [], |r| r.get(0))
+        .query_row("SELECT (SELECT count(*) FROM blocks) + (SELECT count(*) FROM doc_ops) + (SELECT count(*) FROM block_tags) + (SELECT count(*) FROM documents)", [], |r| r.get(0))
         .unwrap();
     assert_eq!(rows, 0);
 }

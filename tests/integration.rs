@@ -27,4 +27,5 @@ mod revocation;
 mod simulation;
 mod static_files;
 mod streams;
+mod versions;
 mod wakeups;

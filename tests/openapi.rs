@@ -518,6 +518,116 @@ fn requests_shaped_as_the_protocol_says_and_the_real_answers_fit_the_document() 
         200
     );
 
+    // History: versions, diff, restore, conflicts.
+    let vpath = d("/versions");
+    let (s, v) = c.call(
+        &alice,
+        "POST",
+        "/api/v1/docs/{id}/versions",
+        &vpath,
+        Some(json!({"name": "Draft"})),
+    );
+    assert_eq!(s, 201, "{v}");
+    let (s, _) = c.call(
+        &alice,
+        "POST",
+        "/api/v1/docs/{id}/versions",
+        &vpath,
+        Some(json!({"name": ""})),
+    );
+    assert_eq!(s, 400);
+    let vid = v["versionId"].as_str().unwrap().to_string();
+    let one = d(&format!("/versions/{vid}"));
+    assert_eq!(
+        c.call(&alice, "GET", "/api/v1/docs/{id}/versions", &vpath, None)
+            .0,
+        200
+    );
+    assert_eq!(
+        c.call(
+            &alice,
+            "GET",
+            "/api/v1/docs/{id}/versions/{versionId}",
+            &one,
+            None
+        )
+        .0,
+        200
+    );
+    assert_eq!(
+        c.call(
+            &alice,
+            "GET",
+            "/api/v1/docs/{id}/versions/{versionId}",
+            &d("/versions/ver_none"),
+            None
+        )
+        .0,
+        404
+    );
+    let (s, _) = c.call(
+        &alice,
+        "PATCH",
+        "/api/v1/docs/{id}/versions/{versionId}",
+        &one,
+        Some(json!({"name": "Draft 1"})),
+    );
+    assert_eq!(s, 200);
+    let (s, _) = c.call(
+        &alice,
+        "GET",
+        "/api/v1/docs/{id}/versions/{versionId}/diff",
+        &format!("{one}/diff?to=head"),
+        None,
+    );
+    assert_eq!(s, 200);
+    let (s, r) = c.call(
+        &alice,
+        "POST",
+        "/api/v1/docs/{id}/versions/{versionId}/restore",
+        &format!("{one}/restore"),
+        Some(json!({"clientId": "cl_api", "opIdPrefix": "op_api_restore", "blockIds": [b]})),
+    );
+    assert_eq!(s, 200, "{r}");
+    let (s, _) = c.call(
+        &alice,
+        "POST",
+        "/api/v1/docs/{id}/versions/{versionId}/restore",
+        &format!("{one}/restore"),
+        Some(json!({"clientId": "cl_api", "opIdPrefix": "nope"})),
+    );
+    assert_eq!(s, 400);
+    let (s, _) = c.call(
+        &alice,
+        "GET",
+        "/api/v1/conflicts",
+        &format!("/api/v1/conflicts?docId={doc}"),
+        None,
+    );
+    assert_eq!(s, 200);
+    assert_eq!(
+        c.call(
+            &alice,
+            "GET",
+            "/api/v1/conflicts",
+            "/api/v1/conflicts",
+            None
+        )
+        .0,
+        200
+    );
+    assert_eq!(
+        c.call(
+            &alice,
+            "DELETE",
+            "/api/v1/docs/{id}/versions/{versionId}",
+            &one,
+            None
+        )
+        .0,
+        204
+    );
+
     // Leaving what was shared, renaming and deleting.
     let fpath = format!("/api/v1/folders/{folder}");
     let (s, _) = c.call(
@@ -562,6 +672,44 @@ fn requests_shaped_as_the_protocol_says_and_the_real_answers_fit_the_document() 
     );
     assert_eq!(
         c.call(&alice, "DELETE", "/api/v1/docs/{id}", &d(""), None)
+            .0,
+        204
+    );
+
+    // The trash: the deleted document is there, comes back, goes again and is purged.
+    let (s, t) = c.call(&alice, "GET", "/api/v1/trash", "/api/v1/trash", None);
+    assert_eq!(s, 200);
+    assert_eq!(t["documents"][0]["docId"], json!(doc), "{t}");
+    let tpath = format!("/api/v1/trash/{doc}");
+    assert_eq!(
+        c.call(
+            &alice,
+            "POST",
+            "/api/v1/trash/{id}/restore",
+            &format!("{tpath}/restore"),
+            None
+        )
+        .0,
+        204
+    );
+    assert_eq!(
+        c.call(
+            &alice,
+            "POST",
+            "/api/v1/trash/{id}/restore",
+            &format!("{tpath}/restore"),
+            None
+        )
+        .0,
+        404
+    );
+    assert_eq!(
+        c.call(&alice, "DELETE", "/api/v1/docs/{id}", &d(""), None)
+            .0,
+        204
+    );
+    assert_eq!(
+        c.call(&alice, "DELETE", "/api/v1/trash/{id}", &tpath, None)
             .0,
         204
     );

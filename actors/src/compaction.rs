@@ -2,6 +2,12 @@
 //! document's rows itself: for each document due it sends that document's actor a `Compact`
 //! message (starting the actor if needed), so compaction takes its place in the document's
 //! op order. Documents are done one after another so a pass never floods the writer.
+//!
+//! The same pass applies the versions' own retention (automatic versions thinned to daily,
+//! then removed; named ones never) and purges for good the documents that stayed in the
+//! trash past `history.trash_days`. Neither needs a document's op order: versions are not
+//! part of the document's state, and a trashed document has no readers (and so no actor
+//! taking ops) — its actor is closed first all the same.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,9 +20,10 @@ use crate::clock::SharedClock;
 use crate::collab::validate::DocId;
 use crate::document::{Compact, DocError};
 use crate::metrics::Metrics;
-use crate::registry::Documents;
+use crate::registry::{CloseDocument, Documents};
 use crate::storage::compaction::{self, Retention};
-use crate::storage::{roles, Storage};
+use crate::storage::versions::{self, VersionPolicy};
+use crate::storage::{documents, roles, trash, Storage};
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -25,6 +32,10 @@ pub struct PassSummary {
     pub log_rows: u64,
     pub tombstones: u64,
     pub results: u64,
+    /// Automatic versions removed by their retention.
+    pub versions: u64,
+    /// Documents purged for good from the trash.
+    pub trashed: u64,
     pub failed: u64,
     pub duration_ms: u64,
 }
@@ -42,6 +53,8 @@ pub struct CompactionSupervisor {
     interval: Duration,
     run_at_start: bool,
     metrics: Arc<Metrics>,
+    versions: VersionPolicy,
+    trash_ms: i64,
 }
 
 impl CompactionSupervisor {
@@ -62,7 +75,16 @@ impl CompactionSupervisor {
             interval,
             run_at_start,
             metrics,
+            versions: VersionPolicy::default(),
+            trash_ms: 30 * 86_400_000,
         }
+    }
+
+    /// How long versions and trashed documents are kept (`[history]`).
+    pub fn with_history(mut self, versions: VersionPolicy, trash_ms: i64) -> Self {
+        self.versions = versions;
+        self.trash_ms = trash_ms;
+        self
     }
 
     fn pass(&self) -> impl std::future::Future<Output = PassSummary> + use<> {
@@ -71,10 +93,13 @@ impl CompactionSupervisor {
         let clock = self.clock.clone();
         let retention = self.retention;
         let metrics = self.metrics.clone();
+        let (policy, trash_ms) = (self.versions, self.trash_ms);
         async move {
             let started = Instant::now();
             let now = clock.now_ms();
             let mut summary = PassSummary::default();
+            purge_trash(&storage, &registry, now - trash_ms, &mut summary, &metrics).await;
+            expire_versions(&storage, now, &policy, &mut summary, &metrics).await;
             let due = match storage
                 .read(move |c| compaction::due_documents(c, now, &retention))
                 .await
@@ -130,11 +155,89 @@ impl CompactionSupervisor {
                 log_rows = summary.log_rows,
                 tombstones = summary.tombstones,
                 results = summary.results,
+                versions = summary.versions,
+                trashed = summary.trashed,
                 failed = summary.failed,
                 duration_ms = summary.duration_ms,
                 "compaction pass done"
             );
             summary
+        }
+    }
+}
+
+/// Purges for good every document trashed before `cutoff`: its actor closed first (queued
+/// writes stay ahead of the purge in the writer queue), then every row, versions included.
+async fn purge_trash(
+    storage: &Storage,
+    registry: &Documents,
+    cutoff: i64,
+    summary: &mut PassSummary,
+    metrics: &Metrics,
+) {
+    let due = match storage.read(move |c| trash::due(c, cutoff)).await {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::error!(error = %e, "compaction: cannot list the trash");
+            return;
+        }
+    };
+    for doc_id in due {
+        if let Ok(doc) = DocId::parse(&doc_id) {
+            let _ = registry.send(CloseDocument { doc_id: doc }).await;
+        }
+        let d = doc_id.clone();
+        let purged = storage
+            .write(move |c| {
+                // Restored in the meantime: not ours to purge.
+                if !trash::due(c, cutoff)?.contains(&d) {
+                    return Ok(false);
+                }
+                documents::delete(c, &d)
+            })
+            .await;
+        match purged {
+            Ok(true) => {
+                summary.trashed += 1;
+                metrics.trash_purged.inc();
+                tracing::info!(doc = %doc_id, "purged from the trash for good");
+            }
+            Ok(false) => {}
+            Err(e) => {
+                summary.failed += 1;
+                tracing::warn!(doc = %doc_id, error = %e, "purging a trashed document failed");
+            }
+        }
+    }
+}
+
+/// Applies the versions' retention and sets the versions' gauges.
+async fn expire_versions(
+    storage: &Storage,
+    now: i64,
+    policy: &VersionPolicy,
+    summary: &mut PassSummary,
+    metrics: &Metrics,
+) {
+    let p = *policy;
+    let outcome = storage
+        .write(move |c| {
+            let old = versions::automatic_older_than(c, now - p.hourly_ms)?;
+            let gone = versions::expired(&old, now, &p);
+            let n = versions::delete_ids(c, &gone)?;
+            Ok((n, versions::totals(c)?))
+        })
+        .await;
+    match outcome {
+        Ok((n, (kept, bytes))) => {
+            summary.versions += n as u64;
+            metrics.versions_expired.inc_by(n as u64);
+            metrics.versions_kept.set(kept);
+            metrics.versions_bytes.set(bytes);
+        }
+        Err(e) => {
+            summary.failed += 1;
+            tracing::warn!(error = %e, "version retention failed");
         }
     }
 }

@@ -34,6 +34,17 @@ pub struct Metrics {
     pub compaction_tombstones: IntCounter,
     pub compaction_results: IntCounter,
     pub compaction_seconds: Histogram,
+    /// Versions written, by kind (auto, named, restore).
+    pub versions_taken: IntCounterVec,
+    /// Versions removed by their retention.
+    pub versions_expired: IntCounter,
+    /// Versions kept and their stored bytes (set by each compaction pass and at start).
+    pub versions_kept: IntGauge,
+    pub versions_bytes: IntGauge,
+    /// Restores applied (not counting retries answered from memory).
+    pub restores: IntCounter,
+    /// Documents in the trash purged for good after the trash period.
+    pub trash_purged: IntCounter,
     pub storage_full_total: IntCounter,
     pub storage_full: IntGauge,
     /// Filled at scrape time from the actors' own view.
@@ -174,6 +185,28 @@ impl Metrics {
                     .buckets(vec![0.01, 0.1, 1.0, 10.0, 60.0, 300.0, 1800.0]),
             )
             .unwrap(),
+            versions_taken: IntCounterVec::new(
+                Opts::new("versions_taken_total", "Versions written, by kind"),
+                &["kind"],
+            )
+            .unwrap(),
+            versions_expired: IntCounter::new(
+                "versions_expired_total",
+                "Automatic versions removed by their retention",
+            )
+            .unwrap(),
+            versions_kept: IntGauge::new("versions_kept", "Versions kept (all documents)").unwrap(),
+            versions_bytes: IntGauge::new(
+                "versions_bytes",
+                "Stored (compressed) bytes of all kept versions",
+            )
+            .unwrap(),
+            restores: IntCounter::new("restores_total", "Versions restored").unwrap(),
+            trash_purged: IntCounter::new(
+                "trash_purged_total",
+                "Documents purged for good after the trash period",
+            )
+            .unwrap(),
             storage_full_total: IntCounter::new(
                 "storage_full_total",
                 "Writes refused because the database or its disk is full (answered 507)",
@@ -230,6 +263,12 @@ impl Metrics {
             .unwrap();
         r.register(Box::new(m.compaction_results.clone())).unwrap();
         r.register(Box::new(m.compaction_seconds.clone())).unwrap();
+        r.register(Box::new(m.versions_taken.clone())).unwrap();
+        r.register(Box::new(m.versions_expired.clone())).unwrap();
+        r.register(Box::new(m.versions_kept.clone())).unwrap();
+        r.register(Box::new(m.versions_bytes.clone())).unwrap();
+        r.register(Box::new(m.restores.clone())).unwrap();
+        r.register(Box::new(m.trash_purged.clone())).unwrap();
         r.register(Box::new(m.storage_full_total.clone())).unwrap();
         r.register(Box::new(m.storage_full.clone())).unwrap();
         r.register(Box::new(m.sessions.clone())).unwrap();

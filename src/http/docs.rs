@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use docsync_actors::registry::CloseDocument;
 use docsync_actors::storage::accounts::new_id;
-use docsync_actors::storage::documents;
 use docsync_actors::storage::roles::DocSummary;
+use docsync_actors::storage::{documents, trash};
 
 use super::access::{access, caller, read_as, require_folder_write};
 use super::auth::Credentials;
@@ -102,7 +102,7 @@ pub async fn list(
     delete,
     path = "/api/v1/docs/{id}",
     tag = "documents",
-    summary = "Delete a document (owner only)",
+    summary = "Delete a document (owner only): it goes to the owner's trash for history.trash_days",
     params(
         ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
     ),
@@ -118,24 +118,25 @@ pub async fn delete(
     creds: Credentials,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let (doc_id, _, role, _) = access(&state, &creds, &path.into_inner()).await?;
+    let (doc_id, user, role, _) = access(&state, &creds, &path.into_inner()).await?;
     if !role.can_delete() {
         return Err(ApiError::Forbidden(
             "only the owner may delete a document".into(),
         ));
     }
     // Close the actor first so nothing new is applied; its queued writes stay ahead of the
-    // delete in the writer queue.
+    // move to the trash in the writer queue. Nobody reads a trashed document (the role
+    // function), so collaborators' late syncs are refused and their tabs keep the text.
     state
         .registry
         .send(CloseDocument {
             doc_id: doc_id.clone(),
         })
         .await?;
-    let doc = doc_id.into_string();
+    let (doc, by, now) = (doc_id.into_string(), user.id.clone(), state.clock.now_ms());
     let deleted = state
         .storage
-        .write(move |c| documents::delete(c, &doc))
+        .write(move |c| trash::trash(c, &doc, &by, now))
         .await?;
     if !deleted {
         return Err(ApiError::NotFound);

@@ -18,6 +18,7 @@ pub mod docs;
 pub mod error;
 pub mod head_requests;
 pub mod health;
+pub mod history;
 pub mod openapi;
 pub mod origin;
 pub mod read;
@@ -112,8 +113,40 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/docs/{id}/backlinks", web::get().to(read::backlinks))
                 .route(
                     "/docs/{id}/blocks/{blockId}/history",
-                    web::get().to(read::history),
+                    web::get().to(history::block_history),
                 )
+                .route("/docs/{id}/versions", web::get().to(history::list_versions))
+                .route(
+                    "/docs/{id}/versions",
+                    web::post().to(history::create_version),
+                )
+                .route(
+                    "/docs/{id}/versions/{versionId}",
+                    web::get().to(history::get_version),
+                )
+                .route(
+                    "/docs/{id}/versions/{versionId}",
+                    web::patch().to(history::rename_version),
+                )
+                .route(
+                    "/docs/{id}/versions/{versionId}",
+                    web::delete().to(history::delete_version),
+                )
+                .route(
+                    "/docs/{id}/versions/{versionId}/diff",
+                    web::get().to(history::diff_version),
+                )
+                .route(
+                    "/docs/{id}/versions/{versionId}/restore",
+                    web::post().to(history::restore_version),
+                )
+                .route("/conflicts", web::get().to(history::list_conflicts))
+                .route("/trash", web::get().to(history::list_trash))
+                .route(
+                    "/trash/{id}/restore",
+                    web::post().to(history::restore_trashed),
+                )
+                .route("/trash/{id}", web::delete().to(history::purge_trashed))
                 .route("/search", web::get().to(read::search))
                 .route("/tags", web::get().to(read::tags))
                 .route("/tags/{tag}", web::get().to(read::tag)),

@@ -8,8 +8,6 @@ use actix_web::web::Bytes;
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
 
-use docsync_actors::collab::validate::check_id;
-use docsync_actors::storage::log::{self, BlockChange};
 use docsync_actors::storage::search::{BlockHit, TagCount};
 use docsync_actors::storage::{derived, documents, search};
 
@@ -108,69 +106,6 @@ pub async fn backlinks(
         .read(move |c| search::backlinks(c, &user, doc.as_str(), MAX_SEARCH_HITS))
         .await?;
     Ok(HttpResponse::Ok().json(Backlinks { backlinks: links }))
-}
-
-/// Most changes one page of a bullet's history holds (and the default).
-const HISTORY_PAGE: usize = 100;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HistoryQuery {
-    /// Only changes with a smaller `seq` (the previous page's last); default: all.
-    #[serde(default)]
-    before: Option<i64>,
-    #[serde(default)]
-    limit: Option<usize>,
-}
-
-/// A page of a bullet's history, newest first; `more` when older changes are in the log.
-#[derive(Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct BlockHistory {
-    changes: Vec<BlockChange>,
-    more: bool,
-}
-
-#[utoipa::path(
-    get,
-    path = "/api/v1/docs/{id}/blocks/{blockId}/history",
-    tag = "read",
-    summary = "A bullet's history: its changes still in the log, newest first (PROTOCOL §8)",
-    params(
-        ("id" = String, Path, description = "The document's ID"),
-        ("blockId" = String, Path, description = "The bullet's ID"),
-        ("before" = Option<i64>, Query, description = "Only changes below this seq (paging)"),
-        ("limit" = Option<usize>, Query, description = "At most this many changes, 1 to 100 (default 100)"),
-    ),
-    responses(
-        (status = 200, description = "changes, newest first", body = BlockHistory),
-        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
-        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
-        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
-    ),
-)]
-pub async fn history(
-    state: web::Data<AppState>,
-    creds: Credentials,
-    path: web::Path<(String, String)>,
-    query: web::Query<HistoryQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let (doc, block) = path.into_inner();
-    let (doc, _) = doc_access(&state, &creds, &doc).await?;
-    check_id("blockId", &block, "blk_", state.limits.max_id_bytes)?;
-    let q = query.into_inner();
-    let limit = q.limit.unwrap_or(HISTORY_PAGE);
-    if !(1..=HISTORY_PAGE).contains(&limit) {
-        return Err(ApiError::BadRequest(format!("limit: 1 to {HISTORY_PAGE}")));
-    }
-    let before = q.before.unwrap_or(i64::MAX);
-    let mut changes = state
-        .storage
-        .read(move |c| log::block_history(c, doc.as_str(), &block, before, limit + 1))
-        .await?;
-    let more = changes.len() > limit;
-    changes.truncate(limit);
-    Ok(HttpResponse::Ok().json(BlockHistory { changes, more }))
 }
 
 #[derive(Deserialize)]

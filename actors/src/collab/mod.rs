@@ -3,11 +3,13 @@
 //! whole conflict matrix is tested here, fast. The browser's `model.js` mirrors these rules.
 
 pub mod block;
+pub mod diff;
 pub mod document;
 pub mod lease;
 pub mod op;
 pub mod order_key;
 pub mod replay;
+pub mod restore_plan;
 pub mod rules;
 pub mod sync_request;
 pub mod validate;

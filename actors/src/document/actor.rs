@@ -24,6 +24,9 @@ use crate::collab::document::DocState;
 use crate::collab::lease::LeaseTable;
 use crate::collab::validate::{ClientId, DocId};
 use crate::metrics::Metrics;
+use crate::storage::versions::{
+    self as stored_versions, NewVersion, VersionKind, VersionMeta, VersionState,
+};
 use crate::storage::{documents, log};
 use crate::storage::{Storage, StorageError};
 
@@ -37,6 +40,7 @@ use super::sessions::Sessions;
 use super::stats::ActorStats;
 use super::subscribers::Subscribers;
 use super::tail::LogTail;
+use super::version_clock::VersionClock;
 use super::waiters::Waiters;
 
 pub(super) mod compact;
@@ -46,6 +50,7 @@ pub(super) mod operator;
 pub(super) mod snapshot;
 pub(super) mod streams;
 pub(super) mod sync;
+pub(super) mod versions;
 
 /// After this long without requests an open actor drops its in-memory log tail and results.
 const IDLE_TRIM_MS: i64 = 30_000;
@@ -75,6 +80,9 @@ pub struct ActorConfig {
     pub max_document_bytes: usize,
     /// `limits.max_tags_per_block`: most `#tags` indexed per block.
     pub max_tags_per_block: usize,
+    /// `history.auto_every_minutes` in ms: an automatic version is kept when the document
+    /// changed and the newest version is this old (0: never).
+    pub auto_version_every_ms: i64,
     /// Test hook: content equal to this makes the rules panic. Only debug builds look at it
     /// (the service refuses to start a release build with it set).
     pub panic_marker: Option<String>,
@@ -95,6 +103,7 @@ impl Default for ActorConfig {
             max_depth: crate::collab::rules::DEFAULT_MAX_DEPTH,
             max_tags_per_block: crate::storage::derived::DEFAULT_MAX_TAGS_PER_BLOCK,
             max_document_bytes: 0,
+            auto_version_every_ms: 60 * 60_000,
             panic_marker: None,
             metrics: Arc::new(Metrics::new()),
         }
@@ -146,6 +155,7 @@ pub struct DocumentActor {
     blocks: BlocksCache,
     recheck: RecheckGate,
     stats: ActorStats,
+    versions: VersionClock,
 }
 
 impl DocumentActor {
@@ -178,6 +188,7 @@ impl DocumentActor {
             blocks: BlocksCache::default(),
             recheck: RecheckGate::default(),
             stats: ActorStats::new(now),
+            versions: VersionClock::default(),
         }
     }
 
@@ -406,6 +417,59 @@ impl DocumentActor {
         );
     }
 
+    /// Queues a version of the state as it is now, behind the writes of every op it holds;
+    /// the writer refuses it unless the head on disk is exactly its `seq`. The caller has
+    /// checked `refuse()`.
+    fn take_version(
+        &mut self,
+        kind: VersionKind,
+        name: Option<String>,
+        created_by: Option<String>,
+    ) -> ResponseActFuture<Self, Result<VersionMeta, DocError>> {
+        let Some(state) = &self.state else {
+            return Box::pin(actix::fut::ready(Err(DocError::Restarting)));
+        };
+        let version = NewVersion {
+            version_id: crate::storage::accounts::new_id("ver_"),
+            doc_id: self.doc_id.as_str().to_string(),
+            seq: state.head_seq,
+            at: self.clock.now_ms(),
+            kind,
+            name,
+            created_by,
+            state: VersionState {
+                title: state.title.clone(),
+                blocks: state.blocks().filter(|b| !b.deleted).cloned().collect(),
+            },
+        };
+        self.versions.started();
+        self.write_queued();
+        let write = self
+            .storage
+            .write(move |c| stored_versions::insert(c, &version));
+        Box::pin(
+            actix::fut::wrap_future::<_, Self>(write).map(move |res, act, ctx| {
+                act.write_answered(ctx);
+                act.versions
+                    .finished(res.as_ref().ok().map(|m| (m.seq, m.at)));
+                match res {
+                    Ok(m) => {
+                        act.cfg
+                            .metrics
+                            .versions_taken
+                            .with_label_values(&[kind.as_str()])
+                            .inc();
+                        Ok(m)
+                    }
+                    Err(e) => {
+                        tracing::warn!(doc = %act.doc_id, error = %e, "keeping a version");
+                        Err(e.into())
+                    }
+                }
+            }),
+        )
+    }
+
     /// Loads the filter of op IDs that may be retries (`RecentResults::surely_new`) in one
     /// read. Called once the state is loaded: that load went through the writer queue, so
     /// every result an earlier actor of this document queued is committed by now. Until the
@@ -451,6 +515,11 @@ impl DocumentActor {
             self.announcer.presence_changed();
         }
         self.settle();
+        let head = self.state.as_ref().map_or(0, |s| s.head_seq);
+        if self.refuse().is_none() && self.versions.due(head, now, self.cfg.auto_version_every_ms) {
+            let take = self.take_version(VersionKind::Auto, None, None);
+            ctx.spawn(take.map(|_, _, _| ()));
+        }
         // A login session behind a stream may have ended by the clock; a failed re-check
         // is retried here too.
         let epoch = self.storage.writer.access_epoch().current();
@@ -484,12 +553,14 @@ impl Actor for DocumentActor {
         // Loading goes through the writer queue: it sees every write any earlier actor of
         // this document queued, which is what makes a restart lose nothing.
         let doc_id = self.doc_id.clone();
-        let load = self
-            .storage
-            .write(move |c| documents::load(c, doc_id.as_str()));
+        let load = self.storage.write(move |c| {
+            let state = documents::load(c, doc_id.as_str())?;
+            Ok((state, stored_versions::latest(c, doc_id.as_str())?))
+        });
         ctx.wait(
             actix::fut::wrap_future::<_, Self>(load).map(|res, act, ctx| match res {
-                Ok(state) => {
+                Ok((state, last_version)) => {
+                    act.versions.loaded(last_version);
                     act.announcer.loaded(state.head_seq);
                     act.state = Some(state);
                     act.load_op_filter(ctx);

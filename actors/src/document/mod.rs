@@ -20,6 +20,7 @@ mod stats;
 mod subscribers;
 pub mod sync_reply;
 mod tail;
+mod version_clock;
 mod waiters;
 
 #[cfg(test)]
@@ -34,6 +35,7 @@ pub use actor::operator::{ActorReport, Close, DocSize, GetSize, GetStats};
 pub use actor::snapshot::{Snapshot, SnapshotOthers, SnapshotReply};
 pub use actor::streams::{Changes, Subscribe, Subscribed, Subscription, WaitChanges};
 pub use actor::sync::Sync;
+pub use actor::versions::{Restore, RestoreReply, TakeVersion};
 pub use actor::{AccessChanged, ActorConfig, DocumentActor, Stopped};
 pub use encoded::{SharedBlocks, SnapshotBlock};
 pub use grant::{Confirmed, Revoked, Standing, StreamGrant};

@@ -213,13 +213,15 @@ pub fn set_icon(conn: &Connection, doc_id: &str, icon: Option<&str>, now: i64) -
     Ok(())
 }
 
-/// Removes a document and everything hanging off it.
+/// Removes a document and everything hanging off it, versions included, for good (the trash
+/// after its period, or its owner emptying it).
 pub fn delete(conn: &Connection, doc_id: &str) -> Result<bool> {
     derived::forget_document(conn, doc_id)?;
     for sql in [
         "DELETE FROM doc_ops WHERE doc_id = ?1",
         "DELETE FROM doc_op_results WHERE doc_id = ?1",
         "DELETE FROM purged_blocks WHERE doc_id = ?1",
+        "DELETE FROM doc_versions WHERE doc_id = ?1",
         "DELETE FROM blocks WHERE doc_id = ?1",
     ] {
         conn.execute(sql, [doc_id])?;
@@ -233,6 +235,17 @@ pub use super::roles::DocSummary;
 /// Documents the user can read, newest first, with the role and how it was obtained.
 pub fn list_readable(conn: &Connection, user_id: &str) -> Result<Vec<DocSummary>> {
     super::roles::readable_documents(conn, user_id)
+}
+
+/// The document's log floor: the log holds every entry above it.
+pub fn load_floor(conn: &Connection, doc_id: &str) -> Result<i64> {
+    conn.query_row(
+        "SELECT log_floor FROM documents WHERE id = ?1",
+        [doc_id],
+        |r| r.get(0),
+    )
+    .optional()?
+    .ok_or_else(|| StorageError::DocNotFound(doc_id.to_string()))
 }
 
 pub fn meta_title(conn: &Connection, doc_id: &str) -> Result<Option<String>> {

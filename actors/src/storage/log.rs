@@ -74,7 +74,8 @@ pub fn insert(conn: &Connection, doc_id: &str, records: &[Arc<LogRecord>]) -> Re
     Ok(())
 }
 
-/// One change of a bullet as its history shows it (PROTOCOL §8), from the log.
+/// One change of a bullet as its history shows it (PROTOCOL §8): from the log, or — past
+/// the log's retention — the bullet's state in a kept version (`kind` "version").
 #[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BlockChange {
@@ -93,6 +94,9 @@ pub struct BlockChange {
     pub deleted: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conflict_of: Option<String>,
+    /// The version this state comes from (kind "version" only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version_id: Option<String>,
 }
 
 /// The changes of one bullet still in the log, newest first, below `before` (a `seq`), at
@@ -143,6 +147,7 @@ pub fn block_history(
             parent_id: block.as_ref().and_then(|b| b.parent_id.clone()),
             deleted: purged || block.as_ref().is_some_and(|b| b.deleted),
             conflict_of: block.and_then(|b| b.conflict_of.clone()),
+            version_id: None,
         });
     }
     Ok(out)

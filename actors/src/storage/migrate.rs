@@ -7,7 +7,7 @@ use rusqlite_migration::{Migrations, M};
 use super::error::Result;
 
 /// Every migration, in order (its position is its version).
-const SQL: [&str; 7] = [
+const SQL: [&str; 8] = [
     include_str!("../../../migrations/0001_core.sql"),
     include_str!("../../../migrations/0002_sharing.sql"),
     include_str!("../../../migrations/0003_deleted_by.sql"),
@@ -15,6 +15,7 @@ const SQL: [&str; 7] = [
     include_str!("../../../migrations/0005_client_owners.sql"),
     include_str!("../../../migrations/0006_block_links.sql"),
     include_str!("../../../migrations/0007_block_changes.sql"),
+    include_str!("../../../migrations/0008_versions_trash.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -7,6 +7,7 @@ pub mod accounts;
 pub mod backup;
 pub mod clients;
 pub mod compaction;
+pub mod conflicts;
 pub mod derived;
 pub mod documents;
 pub mod error;
@@ -17,6 +18,8 @@ pub mod roles;
 pub mod search;
 pub mod seed;
 pub mod sharing;
+pub mod trash;
+pub mod versions;
 pub mod writer;
 
 use std::path::{Path, PathBuf};

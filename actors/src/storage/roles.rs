@@ -72,10 +72,13 @@ const ANCESTORS: &str = "WITH RECURSIVE chain(id, parent_id, owner_id, name, dep
         JOIN chain c ON f.id = c.parent_id WHERE c.depth < 64)";
 
 /// The effective role of `user_id` on `doc_id` and how it was obtained, or None (no access
-/// or no such document — callers answer both with 404 so existence is not revealed).
+/// or no such document — callers answer both with 404 so existence is not revealed). A
+/// document in the trash has no readers at all until its owner restores it.
 pub fn doc_grant(conn: &Connection, user_id: &str, doc_id: &str) -> Result<Option<Grant>> {
     let doc: Option<(String, Option<String>)> = conn
-        .prepare_cached("SELECT owner_id, folder_id FROM documents WHERE id = ?1")?
+        .prepare_cached(
+            "SELECT owner_id, folder_id FROM documents WHERE id = ?1 AND trashed_at IS NULL",
+        )?
         .query_row([doc_id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     let Some((owner, folder)) = doc else {
@@ -195,14 +198,15 @@ pub struct DocSummary {
 }
 
 /// Candidate documents: owned, shared directly or by team, or inside a folder the user owns
-/// or that is shared with them or a team of theirs (including subfolders).
+/// or that is shared with them or a team of theirs (including subfolders) — none in the trash.
 const CANDIDATES: &str = concat!(
     folder_reach!(),
-    "
-    SELECT id FROM documents WHERE owner_id = ?1
-    UNION SELECT doc_id FROM doc_shares WHERE user_id = ?1
-    UNION SELECT doc_id FROM doc_team_shares WHERE team_id IN (SELECT id FROM my_teams)
-    UNION SELECT id FROM documents WHERE folder_id IN (SELECT id FROM reach)"
+    ",
+    trashed(id) AS (SELECT id FROM documents WHERE trashed_at IS NOT NULL)
+    SELECT id FROM documents WHERE owner_id = ?1 AND trashed_at IS NULL
+    UNION SELECT doc_id FROM doc_shares WHERE user_id = ?1 AND doc_id NOT IN trashed
+    UNION SELECT doc_id FROM doc_team_shares WHERE team_id IN (SELECT id FROM my_teams) AND doc_id NOT IN trashed
+    UNION SELECT id FROM documents WHERE folder_id IN (SELECT id FROM reach) AND trashed_at IS NULL"
 );
 
 /// A folder the user can see, with their role on it (for the home page's folder tree).

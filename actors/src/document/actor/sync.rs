@@ -38,6 +38,9 @@ pub struct Sync {
     /// The pre-check and when it was read: the actor trusts it only if it is younger than
     /// anything the actor forgot (`RecentResults::trusts`). `None`: not read.
     precheck: Option<(Precheck, Instant)>,
+    /// An op ID answered as applied together with the ops, with no op of its own: a
+    /// restore's `opIdPrefix`, so a retry of the whole batch is recognised as one.
+    marker: Option<String>,
 }
 
 impl Sync {
@@ -56,6 +59,26 @@ impl Sync {
             ops: request.ops,
             hold: request.hold,
             precheck,
+            marker: None,
+        }
+    }
+
+    /// The ops of a restore (PROTOCOL §8), by the restoring tab, answered as one batch
+    /// under `marker` (the request's `opIdPrefix`). `precheck` must cover `marker`.
+    pub(crate) fn batch(
+        caller: Caller,
+        ops: Vec<Op>,
+        marker: String,
+        last_seq: i64,
+        precheck: Option<(Precheck, Instant)>,
+    ) -> Sync {
+        Sync {
+            caller,
+            last_seq,
+            ops,
+            hold: None,
+            precheck,
+            marker: Some(marker),
         }
     }
 
@@ -71,6 +94,7 @@ impl Sync {
             ops,
             hold: None,
             precheck: Some((Precheck::default(), read_at)),
+            marker: None,
         }
     }
 
@@ -302,6 +326,14 @@ impl DocumentActor {
             ));
             fresh.push(result.clone());
             results.push(result);
+        }
+        if let Some(marker) = &msg.marker {
+            let done = OpResult::applied(marker, None);
+            write.results.push((
+                marker.clone(),
+                serde_json::to_string(&done).expect("result serialises"),
+            ));
+            fresh.push(done);
         }
         write.head_after = state.head_seq;
         write.blocks = changed;
