@@ -525,7 +525,11 @@ pub async fn restore_version(
             Some(ids.into_iter().collect())
         }
     };
-    let (_, version) = load_version(&state, &doc, vid.clone()).await?;
+    let (meta, version) = load_version(&state, &doc, vid.clone()).await?;
+    let label = match &meta.name {
+        Some(name) => format!("“{name}”"),
+        None => "an earlier version".to_string(),
+    };
     claim(&state, &d.user.id, &client).await?;
     let marker = format!("{}:restore", body.op_id_prefix);
     let version = Arc::new(version);
@@ -539,7 +543,7 @@ pub async fn restore_version(
             role: d.role,
             shared: d.shared,
         },
-        version_id: vid.clone(),
+        version_label: label.clone(),
         version: version.clone(),
         only: only.clone(),
         op_id_prefix: marker.clone(),

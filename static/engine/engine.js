@@ -418,6 +418,24 @@ export class DocSyncEngine {
   }
 
   /**
+   * Keep both: the copy stays as an ordinary bullet below the original, marked resolved (no
+   * more Accept / Discard, no longer counted as an open conflict).
+   * @param {string} copyId
+   * @returns {EditResult}
+   */
+  keepConflict(copyId) {
+    const refused = this.refuseIfViewer();
+    if (refused) return refused;
+    const copy = this.view.get(copyId);
+    if (!copy || copy.deleted || !copy.conflictOf) return this.invalid('That conflict copy is gone.');
+    /** @type {Op[]} */
+    const ops = [{ opId: newOpId(), kind: 'set_props', blockId: copyId, props: { conflictResolved: true } }];
+    const locked = this.lockedBy(ops);
+    if (locked) return this.refuseLocked(locked);
+    return this.applyLocal(ops, 'props', true);
+  }
+
+  /**
    * Tab hidden: send what is pending with keepalive and release every lease (hold: []).
    * Visible again: sync at once (which asks for the focused bullet again).
    * @param {boolean} visible

@@ -86,7 +86,7 @@ function editorOf(text) {
   const engine = fakeEngine(outline(text));
   /** @type {string[]} */
   const zooms = [];
-  const chrome = new EditorChrome(document, { docId: 'doc_1', onShare() {}, onZoom() {}, menu: [] });
+  const chrome = new EditorChrome(document, { docId: 'doc_1', onShare() {}, onZoom() {}, onConflicts() {}, menu: [] });
   document.body.append(chrome.editor);
   /** @type {InputController} */
   // eslint-disable-next-line prefer-const

@@ -996,6 +996,20 @@ describe('edits, locks and conflicts', () => {
     expect(server.model.get(copy.id)).toMatchObject({ deleted: false, content: 'theirs', conflictResolved: true });
   });
 
+  it('keepConflict: both texts stay, the copy is marked resolved and counts as no open conflict', async () => {
+    const [b0] = seed(['original']);
+    const e = await openEngine(await makeEngine());
+    server.apply({ opId: 'op_other1', kind: 'set_content', blockId: b0, content: 'theirs', baseVersion: 0 });
+    await e.syncNow();
+    await run();
+    const copy = /** @type {any} */ (e.state.rows.find((r) => r.conflictOf === b0));
+    expect(e.keepConflict(copy.id).ok).toBe(true);
+    await run(300);
+    expect(server.model.get(copy.id)).toMatchObject({ deleted: false, content: 'theirs', conflictResolved: true });
+    expect(e.state.rows.map((x) => [x.content, x.conflictResolved])).toEqual([['original', false], ['theirs', true]]);
+    expect(e.keepConflict('blk_nope')).toMatchObject({ ok: false });
+  });
+
   it('accept and discard are refused while another client holds the copy or original', async () => {
     const [b0] = seed(['original']);
     const e = await openEngine(await makeEngine());

@@ -164,18 +164,46 @@ pub fn diff(
 /// between their common beginning and end (quadratic work stays bounded).
 const MAX_WORD_CELLS: usize = 250_000;
 
-/// Words and the spaces between them, each its own token.
+/// What kind of token a character belongs to: a word (letters, digits, `_`), a run of
+/// spaces, or a character standing alone (punctuation, symbols), so "nights," and "nights"
+/// share their word.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Word,
+    Space,
+    Alone,
+}
+
+fn class(c: char) -> Class {
+    if c.is_whitespace() {
+        Class::Space
+    } else if c.is_alphanumeric() || c == '_' || is_mark(c) {
+        Class::Word
+    } else {
+        Class::Alone
+    }
+}
+
+/// Combining marks (accents written as their own code point) belong to their word.
+fn is_mark(c: char) -> bool {
+    matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+}
+
+/// Words, runs of spaces and single other characters, each its own token (the browser's
+/// `word-diff.js` splits the same way).
 fn tokens(s: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
-    let mut space: Option<bool> = None;
+    let mut prev: Option<Class> = None;
     for (i, c) in s.char_indices() {
-        let is_space = c.is_whitespace();
-        if space.is_some_and(|sp| sp != is_space) {
-            out.push(&s[start..i]);
-            start = i;
+        let k = class(c);
+        if let Some(p) = prev {
+            if p != k || k == Class::Alone {
+                out.push(&s[start..i]);
+                start = i;
+            }
         }
-        space = Some(is_space);
+        prev = Some(k);
     }
     if start < s.len() {
         out.push(&s[start..]);
@@ -287,6 +315,14 @@ mod tests {
                 Piece::Add(_) => None,
             }),
             "buy milk and bread"
+        );
+        // Punctuation is a token of its own: only the addition is marked.
+        assert_eq!(
+            words("three nights", "three nights, 2 rooms"),
+            vec![
+                Piece::Same("three nights".into()),
+                Piece::Add(", 2 rooms".into())
+            ]
         );
         assert_eq!(words("", "new"), vec![Piece::Add("new".into())]);
         assert_eq!(words("same", "same"), vec![Piece::Same("same".into())]);

@@ -78,6 +78,7 @@ class Notice {
  *   userId?: string,
  *   onShare: () => void,
  *   onZoom: (id: string|null) => void,
+ *   onConflicts: () => void,
  *   menu: MenuItem[],
  * }} ChromeOptions
  */
@@ -111,9 +112,15 @@ export class EditorChrome {
     this.share.type = 'button';
     this.share.hidden = true;
     this.share.addEventListener('click', () => opts.onShare());
+    // Open conflict copies of this document: a count that opens the review.
+    this.conflicts = m('button', 'ed-badge ed-conflicts');
+    this.conflicts.id = 'conflicts-badge';
+    this.conflicts.type = 'button';
+    this.conflicts.hidden = true;
+    this.conflicts.addEventListener('click', () => opts.onConflicts());
     const menu = menuButton({ label: 'Document menu', items: opts.menu, className: 'ed-menu' });
     menu.id = 'editor-menu';
-    bar.append(this.presence, this.viewOnly, this.share, menu);
+    bar.append(this.presence, this.conflicts, this.viewOnly, this.share, menu);
     this.crumbs = m('nav', 'ed-crumbs');
     this.crumbs.id = 'breadcrumbs';
     this.crumbs.setAttribute('aria-label', 'Zoomed into');
@@ -168,6 +175,19 @@ export class EditorChrome {
     this.notice.show(msg, o);
   }
 
+  /** The count of open conflict copies (live, unresolved), hidden when there are none. @param {EngineState} s */
+  #renderConflicts(s) {
+    let n = 0;
+    for (const r of s.rows) if (r.conflictOf && !r.conflictResolved) n++;
+    const text = n ? plural(n, 'conflict', 'conflicts') : '';
+    if (this.conflicts.textContent !== text) {
+      this.conflicts.textContent = text;
+      this.conflicts.setAttribute('aria-label', n ? `${text} to review` : '');
+      this.conflicts.title = 'Review conflicts';
+    }
+    this.conflicts.hidden = n === 0;
+  }
+
   /**
    * @param {EngineState} s
    * @param {{readOnly: boolean, zoomPath: Row[]|null, zoomFound: boolean, signedOut: boolean}} how
@@ -180,6 +200,7 @@ export class EditorChrome {
     if (e.classList.contains('is-readonly') !== ro) e.classList.toggle('is-readonly', ro);
     this.viewOnly.hidden = s.role !== 'viewer';
     this.share.hidden = s.role !== 'owner';
+    this.#renderConflicts(s);
     let titleChanged = false;
     const title = this.title;
     if (s.loaded && s.title !== this.#lastTitle) {

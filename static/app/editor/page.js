@@ -25,6 +25,7 @@ import { setSelectionOffsets } from './caret.js';
 import { TouchToolbar } from './touch-toolbar.js';
 import { LinkPicker } from './link-picker.js';
 import { setLinkTitles } from './markdown.js';
+import { newOpId } from '../../engine/ids.js';
 
 /** @typedef {import('./editor.js').MountOptions} MountOptions */
 /** @typedef {import('./editor.js').EditorMount} EditorMount */
@@ -92,6 +93,8 @@ export async function mountEditor(root, opts) {
   let destroyed = false;
   let firstShown = false;
   let hideDone = localStorage.getItem(HIDE_DONE_KEY) === '1';
+  /** @type {string|null} the bullet the caret was last in (a menu takes the focus away) */
+  let lastFocusedId = null;
   /** @type {string|null} the #bullet to reveal (once) */
   let revealId = opts.blockId;
   /** @type {string|null} */
@@ -109,8 +112,12 @@ export async function mountEditor(root, opts) {
     userId: me?.userId ?? me?.id ?? '',
     onShare: () => openShareDialog?.(docId),
     onZoom: (id) => zoomTo(id),
+    onConflicts: () => void openConflicts(),
     menu: [
       { label: 'Find in document (Ctrl+F)', icon: 'search', onSelect: () => void openFind() },
+      { label: 'History and versions (Alt+Shift+H)', onSelect: () => void openHistory() },
+      { label: 'History of this bullet (Alt+H)', onSelect: () => void openBulletHistory() },
+      { label: 'Review conflicts', onSelect: () => void openConflicts() },
       { label: 'Expand all', onSelect: () => void controller.foldAll(false) },
       { label: 'Collapse all', onSelect: () => void controller.foldAll(true) },
       { label: 'Show two levels', onSelect: () => void controller.foldAll(true, 2) },
@@ -196,6 +203,61 @@ export async function mountEditor(root, opts) {
     find.show();
   }
   const openKeysHelp = () => import('./keys-help.js').then((m) => m.openKeysHelp());
+
+  // ---- history (versions, a bullet's past, conflicts): loaded on first use ------------------
+  async function openHistory() {
+    const { openHistoryPanel } = await import('../history/history-panel.js');
+    if (destroyed) return;
+    openHistoryPanel({
+      api: opts.api,
+      docId,
+      clientId,
+      canEdit: canEdit() && state?.role != null,
+      onRestored: (summary) => chrome.showNotice(summary),
+    });
+  }
+  /** The history of the focused bullet (else the first one shown). */
+  async function openBulletHistory() {
+    const rows = /** @type {Row[]} */ (engine.state.rows);
+    const id = view.focusedId ?? lastFocusedId ?? rows[0]?.id;
+    if (!id) {
+      chrome.showNotice('Put the caret into a bullet to see its history.');
+      return;
+    }
+    const { openBulletHistory: open } = await import('../history/bullet-history.js');
+    if (destroyed) return;
+    const row = () => /** @type {Row[]} */ (engine.state.rows).find((r) => r.id === id) ?? null;
+    open({
+      api: opts.api,
+      docId,
+      blockId: id,
+      canEdit: canEdit() && state?.role != null,
+      current: () => row()?.content ?? null,
+      restoreText: (text) => {
+        const r = row();
+        /** @type {import('../../engine/types.js').Op} */
+        const op = { opId: newOpId(), kind: 'set_content', blockId: id, content: text, baseVersion: r?.version ?? 0 };
+        return engine.submitOps([op], { step: 'restore' });
+      },
+    });
+  }
+  async function openConflicts() {
+    const { openConflictReview } = await import('../history/conflict-review.js');
+    if (destroyed) return;
+    openConflictReview({
+      rows: () => /** @type {Row[]} */ (engine.state.rows),
+      title: () => engine.state.title,
+      canEdit: canEdit(),
+      subscribe: (fn) => engine.subscribe(() => fn()),
+      accept: (id) => engine.acceptConflict(id),
+      discard: (id) => engine.discardConflict(id),
+      keep: (id) => engine.keepConflict(id),
+      reveal: (id) => {
+        revealId = id;
+        revealBullet();
+      },
+    });
+  }
   /** @type {import('./backlinks.js').BacklinksPanel|null} */
   let backlinks = null;
   async function refreshBacklinks() {
@@ -566,6 +628,13 @@ export async function mountEditor(root, opts) {
       void openFind();
       return;
     }
+    // Alt+H: this bullet's history; Alt+Shift+H: the document's (by the key's place, so a
+    // layout where Alt+H types a character still has it).
+    if (e.altKey && !e.ctrlKey && !e.metaKey && e.code === 'KeyH') {
+      e.preventDefault();
+      void (e.shiftKey ? openHistory() : openBulletHistory());
+      return;
+    }
     if (e.key === '?' && !typingField && !e.ctrlKey && !e.metaKey) {
       e.preventDefault();
       void openKeysHelp();
@@ -579,7 +648,11 @@ export async function mountEditor(root, opts) {
   const detach = controller.attach();
   const detachToolbar = toolbar.attach();
   // the touch toolbar follows the caret: shown while a bullet (or a selection) is being edited
-  const onFocusChange = () => setTimeout(() => toolbar.show(!destroyed && canEdit() && (view.focusedId != null || controller.selection.active)), 0);
+  const onFocusChange = () =>
+    setTimeout(() => {
+      if (view.focusedId) lastFocusedId = view.focusedId;
+      toolbar.show(!destroyed && canEdit() && (view.focusedId != null || controller.selection.active));
+    }, 0);
   chrome.editor.addEventListener('focusin', onFocusChange);
   chrome.editor.addEventListener('focusout', onFocusChange);
   const onVisibility = () => {

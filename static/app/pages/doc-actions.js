@@ -119,7 +119,7 @@ export function moveDocument(api, d, folders) {
 export async function deleteDocument(api, d) {
   const ok = await confirmDialog({
     title: 'Delete document?',
-    message: `“${displayTitle(d.title)}” will be deleted for everyone it is shared with. This cannot be undone.`,
+    message: `“${displayTitle(d.title)}” goes to your Trash: nobody it is shared with can open it until you restore it from there. After 30 days it is removed for good.`,
     confirmLabel: 'Delete document',
     danger: true,
   });

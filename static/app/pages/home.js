@@ -41,6 +41,8 @@ export function renderHome(root, ctx) {
   /** @type {{kind: 'search', q: string}|{kind: 'tag', tag: string}|null} */
   let view = null;
   let searchTimer = 0;
+  /** @type {Map<string, number>} open conflict copies per document */
+  const conflictCounts = new Map();
   let searchSeq = 0;
 
   // ---- skeleton ----
@@ -52,6 +54,7 @@ export function renderHome(root, ctx) {
     icon('search', { size: 16, class: 'search-icon' }), search, h('kbd', { class: 'search-kbd', 'aria-hidden': 'true' }, '/'));
   const newDoc = h('button', { type: 'button', id: 'new-doc', class: 'btn btn-primary' }, icon('plus', { size: 16 }), h('span', null, 'New document'));
   const newFolder = h('button', { type: 'button', id: 'new-folder', class: 'btn' }, icon('folder', { size: 16 }), h('span', null, 'New folder'));
+  const trashBtn = h('button', { type: 'button', id: 'open-trash', class: 'btn', title: 'Deleted documents' }, icon('trash', { size: 16 }), h('span', null, 'Trash'));
   const importDoc = h('button', { type: 'button', id: 'import-doc', class: 'btn', title: 'A new document from a Markdown, OPML or text file (Workflowy, Dynalist, Logseq exports)' }, h('span', null, 'Import…'));
   const target = h('p', { class: 'create-target', id: 'create-target', 'aria-live': 'polite' });
   const main = h('div', { class: 'home-main', id: 'home-main' });
@@ -65,11 +68,15 @@ export function renderHome(root, ctx) {
   replaceChildren(root, h('section', { class: 'page home' },
     h('div', { class: 'home-head' },
       h('h1', { class: 'page-title' }, 'Documents'),
-      h('div', { class: 'toolbar' }, searchForm, h('div', { class: 'toolbar-buttons' }, importDoc, newFolder, newDoc))),
+      h('div', { class: 'toolbar' }, searchForm, h('div', { class: 'toolbar-buttons' }, trashBtn, importDoc, newFolder, newDoc))),
     target,
     h('div', { class: 'home-grid' }, main, aside)));
 
   newDoc.addEventListener('click', () => createDoc());
+  trashBtn.addEventListener('click', async () => {
+    const { openTrash } = await import('../history/trash.js');
+    openTrash({ api, onRestored: () => void load() });
+  });
   newFolder.addEventListener('click', () => createFolder(lists.selected));
   importDoc.addEventListener('click', () => pickImport());
   search.addEventListener('input', () => {
@@ -132,6 +139,7 @@ export function renderHome(root, ctx) {
     try {
       const [list, fl] = await Promise.all([api.get('/docs'), loadFolders()]);
       if (destroyed) return;
+      void loadConflicts();
       lists.setAll(list.documents ?? [], fl);
       for (const d of lists.docs) {
         pendingTitles.set(d.docId, { title: d.title, icon: d.icon });
@@ -145,6 +153,18 @@ export function renderHome(root, ctx) {
       else replaceChildren(main, errorBox(describeError(e), load));
     }
     loadTags();
+  }
+
+  /** Open conflict copies per document, shown beside each document that has any. */
+  async function loadConflicts() {
+    try {
+      const r = await api.get('/conflicts', { quiet401: true });
+      conflictCounts.clear();
+      for (const c of r.conflicts ?? []) conflictCounts.set(c.docId, (conflictCounts.get(c.docId) ?? 0) + 1);
+      if (!destroyed && conflictCounts.size) renderList();
+    } catch {
+      // offline, or an older server: no counts
+    }
   }
 
   /** Folders: GET /folders when the server has it; otherwise the ones created on this device. */
@@ -305,6 +325,7 @@ export function renderHome(root, ctx) {
         h('span', { class: 'doc-meta' },
           h('span', { class: `badge badge-${d.role}` }, roleLabel(d.role)),
           d.via !== 'owner' ? h('span', { class: 'via' }, viaLabel(d.via)) : null,
+          conflictCounts.get(d.docId) ? h('span', { class: 'conflict-count', title: 'Open conflicts to review' }, `${conflictCounts.get(d.docId)} ${conflictCounts.get(d.docId) === 1 ? 'conflict' : 'conflicts'}`) : null,
           d.updatedAt ? h('span', { class: 'updated' }, h('time', { datetime: new Date(d.updatedAt).toISOString() }, relativeTime(d.updatedAt))) : null)));
     /** @type {import('../ui/menu.js').MenuItem[]} */
     const items = [];
@@ -442,7 +463,7 @@ export function renderHome(root, ctx) {
     // Focus the document that took its place (keyboard users keep their position).
     const after = [...main.querySelectorAll('a[data-doc-id]')];
     /** @type {HTMLElement|undefined} */ (after[Math.min(Math.max(at, 0), after.length - 1)] ?? newDoc)?.focus();
-    toast('Document deleted.');
+    toast('Moved to the Trash.');
   }
 
   // ---- search and tags ----

@@ -46,7 +46,8 @@ impl Handler<TakeVersion> for DocumentActor {
 #[rtype(result = "Result<RestoreReply, DocError>")]
 pub struct Restore {
     pub caller: Caller,
-    pub version_id: String,
+    /// How the version is called in the name of the one kept before the restore.
+    pub version_label: String,
     pub version: Arc<VersionState>,
     pub only: Option<HashSet<String>>,
     pub op_id_prefix: String,
@@ -122,7 +123,7 @@ impl Handler<Restore> for DocumentActor {
                 head,
             ))));
         }
-        let label = format!("Before restoring {}", msg.version_id);
+        let label = format!("Before restoring {}", msg.version_label);
         let before = self.take_version(
             VersionKind::Restore,
             Some(label),
