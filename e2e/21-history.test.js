@@ -172,3 +172,43 @@ scenario('21 history: name a version, compare, restore while bob types (conflict
     });
   }
 });
+
+scenario('21 home: a document with open conflicts says so; a deleted document waits in the Trash and comes back whole', async (h) => {
+  const srv = await h.server();
+  const { alice, bob } = await h.users(srv, ['alice', 'bob']);
+  const api = srv.api(alice);
+  const bobApi = srv.api(bob);
+  const doc = await api.createDoc('Packing list');
+  await api.setShares(doc, [[bob, 'write']]);
+  const [b] = await api.insertBullets(doc, ['Sun cream']);
+  // A conflict: bob holds the bullet and types, alice's edit becomes a copy.
+  const snap = await api.snapshot(doc);
+  const bobClient = newId('cl_');
+  await bobApi.sync(doc, { clientId: bobClient, lastSeq: snap.headSeq, ops: [{ opId: newId('op_'), kind: 'set_content', blockId: b, content: 'Sun cream SPF 50', baseVersion: 1 }], leases: { hold: [b] } });
+  const r = await api.sync(doc, { clientId: newId('cl_'), lastSeq: 0, ops: [{ opId: newId('op_'), kind: 'set_content', blockId: b, content: 'Sun cream and hat', baseVersion: 1 }] });
+  assert.equal(r.results[0].status, 'conflict');
+  await bobApi.leave(doc, bobClient);
+
+  const ctx = await h.loggedIn('alice', srv.base, alice);
+  const page = await ctx.newPage();
+  await page.goto('/');
+  const row = page.locator(`a.doc-link[data-doc-id="${doc}"]`);
+  await waitFor(async () => ((await row.locator('.conflict-count').textContent().catch(() => '')) ?? '') === '1 conflict', { message: 'the conflict count beside the document' });
+  await shot(page, 'home-conflicts');
+
+  // Delete → Trash → Restore: shares and text are back, bob can open it again.
+  await page.locator(`li.doc:has(a[data-doc-id="${doc}"]) .menu-trigger`).click();
+  await page.locator(`li.doc:has(a[data-doc-id="${doc}"]) [role=menuitem]`, { hasText: 'Delete' }).click();
+  await page.locator('dialog button.btn-danger').click();
+  await waitFor(async () => (await row.count()) === 0, { message: 'gone from the list' });
+  assert.equal((await bobApi.req('GET', `/api/v1/docs/${doc}/snapshot`)).status, 404);
+  await page.locator('#open-trash').click();
+  await waitFor(async () => (await page.locator(`#trash .trash-item[data-doc-id="${doc}"]`).count()) === 1, { message: 'listed in the trash' });
+  await shot(page, 'home-trash');
+  await page.locator(`#trash .trash-item[data-doc-id="${doc}"] .trash-restore`).click();
+  await waitFor(async () => /Restored/.test((await page.locator('#trash .hist-status').textContent()) ?? ''), { message: 'restored' });
+  await page.keyboard.press('Escape');
+  await waitFor(async () => (await row.count()) === 1, { message: 'back in the list' });
+  const back = await bobApi.json('GET', `/api/v1/docs/${doc}/snapshot`);
+  assert.ok(back.blocks.some((x) => x.content === 'Sun cream SPF 50'));
+});

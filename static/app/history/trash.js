@@ -5,7 +5,7 @@
 import { h, replaceChildren } from '../ui/dom.js';
 import { confirmDialog, openModal } from '../ui/dialog.js';
 import { describeError, seg } from '../api.js';
-import { dayLabel, when } from './format.js';
+import { when } from './format.js';
 
 /** @typedef {import('../api.js').Api} Api */
 /** @typedef {{docId: string, title: string, icon: string|null, trashedAt: number, purgeAt: number, blocks: number}} Trashed */
@@ -69,7 +69,7 @@ export function openTrash(o) {
         return h(
           'li',
           { class: 'trash-item', dataset: { docId: d.docId } },
-          h('span', { class: 'trash-name' }, d.icon ? `${d.icon} ${title}` : title, h('span', { class: 'trash-meta' }, `Deleted ${when(d.trashedAt)} · ${d.blocks === 1 ? '1 bullet' : `${d.blocks} bullets`} · removed for good ${dayLabel(d.purgeAt).toLowerCase()}`)),
+          h('span', { class: 'trash-name' }, d.icon ? `${d.icon} ${title}` : title, h('span', { class: 'trash-meta' }, `Deleted ${when(d.trashedAt)} · ${d.blocks === 1 ? '1 bullet' : `${d.blocks} bullets`} · removed for good on ${new Date(d.purgeAt).toLocaleDateString(undefined, { day: 'numeric', month: 'short', year: 'numeric' })}`)),
           restore,
           purge,
         );
