@@ -2,7 +2,9 @@
 -- JSON that stands on its own — log compaction never touches it; only the versions'
 -- own retention (or the document's purge) removes a row. `kind`: 'auto' (hourly when
 -- changed, thinned to daily), 'named' (kept until an editor deletes it), 'restore' (kept
--- right before a restore, retained like an automatic one).
+-- right before a restore, retained like an automatic one). A row is reserved in the
+-- document's op order with `body` NULL and filled once compressed (off the writer); rows
+-- never filled (a crash in between) are not versions and are cleared.
 CREATE TABLE doc_versions (
     id          TEXT PRIMARY KEY,
     doc_id      TEXT NOT NULL,
@@ -13,7 +15,7 @@ CREATE TABLE doc_versions (
     created_by  TEXT,
     blocks      INTEGER NOT NULL,
     raw_bytes   INTEGER NOT NULL,
-    body        BLOB NOT NULL
+    body        BLOB
 );
 CREATE INDEX doc_versions_doc ON doc_versions(doc_id, seq);
 

@@ -683,3 +683,90 @@ fn a_deleted_document_waits_in_its_owners_trash_with_everything() {
     // Purging an empty trash entry by hand: 404.
     assert_eq!(srv.delete(&p.alice, &format!("/api/v1/trash/{doc}")), 404);
 }
+
+/// Versions are durable (acknowledged means on disk: a `kill -9` loses none), travel in the
+/// backup, and carry a bullet's history on once compaction has removed its log entries.
+#[test]
+fn versions_survive_kill_9_travel_in_backups_and_outlive_the_log() {
+    let mut srv = TestServer::start_with(&[
+        ("DOCSYNC_TESTING__CLOCK", "manual"),
+        ("DOCSYNC_COMPACTION__RUN_AT_START", "false"),
+        ("DOCSYNC_HISTORY__AUTO_EVERY_MINUTES", "0"),
+    ]);
+    let (ok, out, err) = srv.cli(&["user", "add", "root", "--admin"]);
+    assert!(ok, "{err}");
+    let admin = out
+        .lines()
+        .find_map(|l| l.strip_prefix("token: "))
+        .unwrap()
+        .trim()
+        .to_string();
+    let alice = srv.add_user("alice");
+    let doc = srv.create_doc(&alice, "Log");
+    let b = id("blk_");
+    let vpath = format!("/api/v1/docs/{doc}/versions");
+    srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_a",
+        0,
+        vec![insert(&b, None, "a0", "first words")],
+    );
+    let (s, _) = srv.post(&alice, &vpath, &json!({"name": "one"}));
+    assert_eq!(s, 201);
+    srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_a",
+        1,
+        vec![set_content(&b, "second words", 1)],
+    );
+    srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_a",
+        2,
+        vec![set_content(&b, "third words", 2)],
+    );
+    let (s, _) = srv.post(&alice, &vpath, &json!({"name": "two"}));
+    assert_eq!(s, 201);
+
+    srv.restart_after_kill();
+    let names: Vec<String> = versions(&srv, &alice, &doc)
+        .iter()
+        .map(|v| v["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, vec!["two", "one"]);
+
+    let file = srv.dir.path().join("versions-backup.db");
+    let (ok, _, err) = srv.cli(&["backup", file.to_str().unwrap()]);
+    assert!(ok, "backup: {err}");
+    let copy = open_db(&file);
+    let n: i64 = copy
+        .query_row(
+            "SELECT count(*) FROM doc_versions WHERE doc_id = ?1",
+            [&doc],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 2, "the backup holds both versions");
+
+    // A private document's log goes after a week; the bullet's past is then its versions.
+    srv.advance_clock(8 * DAY);
+    let (s, pass) = srv.post(&admin, "/api/v1/admin/compact", &json!({}));
+    assert_eq!(s, 200, "{pass}");
+    assert!(pass["logRows"].as_i64().unwrap() >= 3, "{pass}");
+    let (s, h) = srv.get(&alice, &format!("/api/v1/docs/{doc}/blocks/{b}/history"));
+    assert_eq!(s, 200, "{h}");
+    let past: Vec<(&str, &str)> = h["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["kind"].as_str().unwrap(), c["content"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        past,
+        vec![("version", "third words"), ("version", "first words")]
+    );
+    assert_eq!(h["changes"][0]["name"], "two");
+}

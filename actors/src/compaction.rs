@@ -211,6 +211,9 @@ async fn purge_trash(
     }
 }
 
+/// How old a version reservation without its body must be before a pass clears it.
+const UNFILLED_GRACE_MS: i64 = 3_600_000;
+
 /// Applies the versions' retention and sets the versions' gauges.
 async fn expire_versions(
     storage: &Storage,
@@ -225,6 +228,8 @@ async fn expire_versions(
             let old = versions::automatic_older_than(c, now - p.hourly_ms)?;
             let gone = versions::expired(&old, now, &p);
             let n = versions::delete_ids(c, &gone)?;
+            // Reservations a crash left unfilled (a version is filled within a second).
+            versions::forget_unfilled(c, now - UNFILLED_GRACE_MS)?;
             Ok((n, versions::totals(c)?))
         })
         .await;

@@ -417,9 +417,11 @@ impl DocumentActor {
         );
     }
 
-    /// Queues a version of the state as it is now, behind the writes of every op it holds;
-    /// the writer refuses it unless the head on disk is exactly its `seq`. The caller has
-    /// checked `refuse()`.
+    /// Keeps a version of the state as it is now: its row is reserved through the writer
+    /// queue behind the writes of every op it holds (the writer refuses it unless the head on
+    /// disk is exactly its `seq`), the state is compressed on a blocking thread meanwhile, and
+    /// the body is stored once both are done — the writer never waits for a compression. The
+    /// caller has checked `refuse()`.
     fn take_version(
         &mut self,
         kind: VersionKind,
@@ -429,7 +431,7 @@ impl DocumentActor {
         let Some(state) = &self.state else {
             return Box::pin(actix::fut::ready(Err(DocError::Restarting)));
         };
-        let version = NewVersion {
+        let version = Arc::new(NewVersion {
             version_id: crate::storage::accounts::new_id("ver_"),
             doc_id: self.doc_id.as_str().to_string(),
             seq: state.head_seq,
@@ -441,32 +443,59 @@ impl DocumentActor {
                 title: state.title.clone(),
                 blocks: state.blocks().filter(|b| !b.deleted).cloned().collect(),
             },
-        };
+        });
         self.versions.started();
         self.write_queued();
-        let write = self
-            .storage
-            .write(move |c| stored_versions::insert(c, &version));
+        let v = version.clone();
+        let reserved = self.storage.write(move |c| stored_versions::reserve(c, &v));
+        let v = version.clone();
+        let compressed = tokio::task::spawn_blocking(move || stored_versions::encode(&v.state));
+        let both = async move {
+            let reserved = reserved.await;
+            let compressed = compressed
+                .await
+                .map_err(|e| StorageError::Corrupt(format!("compressing a version: {e}")))
+                .and_then(|r| r);
+            reserved.and(compressed)
+        };
         Box::pin(
-            actix::fut::wrap_future::<_, Self>(write).map(move |res, act, ctx| {
-                act.write_answered(ctx);
-                act.versions
-                    .finished(res.as_ref().ok().map(|m| (m.seq, m.at)));
-                match res {
-                    Ok(m) => {
-                        act.cfg
-                            .metrics
-                            .versions_taken
-                            .with_label_values(&[kind.as_str()])
-                            .inc();
-                        Ok(m)
+            actix::fut::wrap_future::<_, Self>(both)
+                .then(move |res, act, _ctx| {
+                    let fill = match res {
+                        Ok((body, raw)) => {
+                            let (doc, id) = (version.doc_id.clone(), version.version_id.clone());
+                            act.write_queued();
+                            let write = act
+                                .storage
+                                .write(move |c| stored_versions::fill(c, &doc, &id, &body, raw));
+                            futures::future::Either::Left(async move { (write.await, true) })
+                        }
+                        Err(e) => futures::future::Either::Right(async move { (Err(e), false) }),
+                    };
+                    actix::fut::wrap_future::<_, Self>(fill)
+                })
+                .map(move |(res, filled), act, ctx| {
+                    if filled {
+                        act.write_answered(ctx);
                     }
-                    Err(e) => {
-                        tracing::warn!(doc = %act.doc_id, error = %e, "keeping a version");
-                        Err(e.into())
+                    act.write_answered(ctx);
+                    act.versions
+                        .finished(res.as_ref().ok().map(|m| (m.seq, m.at)));
+                    match res {
+                        Ok(m) => {
+                            act.cfg
+                                .metrics
+                                .versions_taken
+                                .with_label_values(&[kind.as_str()])
+                                .inc();
+                            Ok(m)
+                        }
+                        Err(e) => {
+                            tracing::warn!(doc = %act.doc_id, error = %e, "keeping a version");
+                            Err(e.into())
+                        }
                     }
-                }
-            }),
+                }),
         )
     }
 

@@ -27,6 +27,8 @@ mod waiters;
 mod restart_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod version_tests;
 
 pub use actor::compact::{Compact, CompactOutcome};
 pub use actor::icon::SetIcon;

@@ -3,9 +3,13 @@
 //! log never touches it — and goes only by its own retention (`VersionPolicy`, applied by the
 //! compaction supervisor) or with its document's purge.
 //!
-//! A version is written by the document's actor through the writer queue, behind every write
-//! of the ops it contains; `insert` refuses it unless the document's head on disk is exactly
-//! the version's `seq`, so a version can never describe a state whose ops did not land.
+//! A version is written in two steps. The document's actor captures its state at `seq` and
+//! `reserve`s the row through the writer queue, behind every write of the ops that state
+//! contains; the reservation is refused unless the document's head on disk is then exactly
+//! `seq`, so a version can never describe a state whose ops did not land. The state is
+//! compressed off the writer thread (a 10,000-bullet document takes tens of milliseconds,
+//! which would hold up every other document's commits) and `fill` stores it. Only filled
+//! rows are versions; one left unfilled by a crash is cleared by `forget_unfilled`.
 
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -117,9 +121,10 @@ fn decode(body: &[u8]) -> Result<VersionState> {
         .map_err(|e| StorageError::Corrupt(format!("a stored version: {e}")))
 }
 
-/// Writes a version; fails with `HeadMismatch` (and writes nothing) unless the document's
-/// head on disk is the version's `seq`. Runs in the writer's transaction.
-pub fn insert(conn: &Connection, v: &NewVersion) -> Result<VersionMeta> {
+/// Reserves a version's row (body still empty); fails with `HeadMismatch` (and writes
+/// nothing) unless the document's head on disk is the version's `seq`. Runs in the writer's
+/// transaction, in the document's op order.
+pub fn reserve(conn: &Connection, v: &NewVersion) -> Result<()> {
     let at_head: bool = conn
         .prepare_cached("SELECT EXISTS(SELECT 1 FROM documents WHERE id = ?1 AND head_seq = ?2)")?
         .query_row(params![v.doc_id, v.seq], |r| r.get(0))?;
@@ -129,10 +134,9 @@ pub fn insert(conn: &Connection, v: &NewVersion) -> Result<VersionMeta> {
             expected: v.seq,
         });
     }
-    let (body, raw) = encode(&v.state)?;
     conn.prepare_cached(
         "INSERT INTO doc_versions (id, doc_id, seq, at, kind, name, created_by, blocks, raw_bytes, body)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, NULL)",
     )?
     .execute(params![
         v.version_id,
@@ -143,11 +147,40 @@ pub fn insert(conn: &Connection, v: &NewVersion) -> Result<VersionMeta> {
         v.name,
         v.created_by,
         v.state.blocks.len() as i64,
-        raw as i64,
-        body
     ])?;
-    meta(conn, &v.doc_id, &v.version_id)?
-        .ok_or_else(|| StorageError::Corrupt("a version just written is gone".into()))
+    Ok(())
+}
+
+/// Stores the compressed state of a reserved version; it is a version from now on.
+pub fn fill(
+    conn: &Connection,
+    doc_id: &str,
+    version_id: &str,
+    body: &[u8],
+    raw: usize,
+) -> Result<VersionMeta> {
+    conn.prepare_cached(
+        "UPDATE doc_versions SET body = ?3, raw_bytes = ?4 WHERE doc_id = ?1 AND id = ?2 AND body IS NULL",
+    )?
+    .execute(params![doc_id, version_id, body, raw as i64])?;
+    meta(conn, doc_id, version_id)?
+        .ok_or_else(|| StorageError::Corrupt("a reserved version is gone".into()))
+}
+
+/// Reserves and fills in one go (tests, tools): the same checks, compressed in place.
+pub fn insert(conn: &Connection, v: &NewVersion) -> Result<VersionMeta> {
+    reserve(conn, v)?;
+    let (body, raw) = encode(&v.state)?;
+    fill(conn, &v.doc_id, &v.version_id, &body, raw)
+}
+
+/// Clears reservations never filled (the process stopped between the two steps) that are
+/// older than `before`; returns how many.
+pub fn forget_unfilled(conn: &Connection, before: i64) -> Result<usize> {
+    Ok(conn.execute(
+        "DELETE FROM doc_versions WHERE body IS NULL AND at < ?1",
+        [before],
+    )?)
 }
 
 const META: &str = "SELECT v.id, v.seq, v.at, v.kind, v.name, v.created_by, u.display_name,
@@ -173,7 +206,9 @@ fn meta_from_row(r: &Row) -> rusqlite::Result<VersionMeta> {
 
 /// A document's versions, newest first.
 pub fn list(conn: &Connection, doc_id: &str) -> Result<Vec<VersionMeta>> {
-    let sql = format!("{META} WHERE v.doc_id = ?1 ORDER BY v.seq DESC, v.at DESC, v.id");
+    let sql = format!(
+        "{META} WHERE v.doc_id = ?1 AND v.body IS NOT NULL ORDER BY v.seq DESC, v.at DESC, v.id"
+    );
     let rows = conn
         .prepare_cached(&sql)?
         .query_map([doc_id], meta_from_row)?
@@ -182,7 +217,7 @@ pub fn list(conn: &Connection, doc_id: &str) -> Result<Vec<VersionMeta>> {
 }
 
 pub fn meta(conn: &Connection, doc_id: &str, version_id: &str) -> Result<Option<VersionMeta>> {
-    let sql = format!("{META} WHERE v.doc_id = ?1 AND v.id = ?2");
+    let sql = format!("{META} WHERE v.doc_id = ?1 AND v.id = ?2 AND v.body IS NOT NULL");
     Ok(conn
         .prepare_cached(&sql)?
         .query_row(params![doc_id, version_id], meta_from_row)
@@ -199,7 +234,7 @@ pub fn get(
         return Ok(None);
     };
     let body: Vec<u8> = conn
-        .prepare_cached("SELECT body FROM doc_versions WHERE id = ?1")?
+        .prepare_cached("SELECT body FROM doc_versions WHERE id = ?1 AND body IS NOT NULL")?
         .query_row([version_id], |r| r.get(0))?;
     Ok(Some((m, decode(&body)?)))
 }
@@ -213,7 +248,7 @@ pub fn states_at_or_below(
     limit: usize,
 ) -> Result<Vec<(VersionMeta, VersionState)>> {
     let sql = format!(
-        "{META} WHERE v.doc_id = ?1 AND v.seq <= ?2 ORDER BY v.seq DESC, v.at DESC LIMIT ?3"
+        "{META} WHERE v.doc_id = ?1 AND v.seq <= ?2 AND v.body IS NOT NULL ORDER BY v.seq DESC, v.at DESC LIMIT ?3"
     );
     let metas = conn
         .prepare_cached(&sql)?
@@ -232,7 +267,7 @@ pub fn states_at_or_below(
 pub fn latest(conn: &Connection, doc_id: &str) -> Result<Option<(i64, i64)>> {
     Ok(conn
         .prepare_cached(
-            "SELECT seq, at FROM doc_versions WHERE doc_id = ?1 ORDER BY seq DESC, at DESC LIMIT 1",
+            "SELECT seq, at FROM doc_versions WHERE doc_id = ?1 AND body IS NOT NULL ORDER BY seq DESC, at DESC LIMIT 1",
         )?
         .query_row([doc_id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?)
@@ -241,7 +276,7 @@ pub fn latest(conn: &Connection, doc_id: &str) -> Result<Option<(i64, i64)>> {
 /// Names (or renames) a version; naming an automatic one keeps it until deleted.
 pub fn rename(conn: &Connection, doc_id: &str, version_id: &str, name: &str) -> Result<bool> {
     Ok(conn.execute(
-        "UPDATE doc_versions SET name = ?3, kind = 'named' WHERE doc_id = ?1 AND id = ?2",
+        "UPDATE doc_versions SET name = ?3, kind = 'named' WHERE doc_id = ?1 AND id = ?2 AND body IS NOT NULL",
         params![doc_id, version_id, name],
     )? == 1)
 }
@@ -324,7 +359,7 @@ pub fn expired(auto: &[Retained], now: i64, p: &VersionPolicy) -> Vec<String> {
 pub fn automatic_older_than(conn: &Connection, older_than: i64) -> Result<Vec<Retained>> {
     let rows = conn
         .prepare_cached(
-            "SELECT id, doc_id, at FROM doc_versions WHERE kind <> 'named' AND at < ?1
+            "SELECT id, doc_id, at FROM doc_versions WHERE kind <> 'named' AND at < ?1 AND body IS NOT NULL
              ORDER BY doc_id, at, id",
         )?
         .query_map([older_than], |r| {
@@ -350,7 +385,7 @@ pub fn delete_ids(conn: &Connection, ids: &[String]) -> Result<usize> {
 /// How many versions are kept and their stored bytes (for the metrics).
 pub fn totals(conn: &Connection) -> Result<(i64, i64)> {
     Ok(conn.query_row(
-        "SELECT count(*), coalesce(sum(length(body)), 0) FROM doc_versions",
+        "SELECT count(*), coalesce(sum(length(body)), 0) FROM doc_versions WHERE body IS NOT NULL",
         [],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?)
@@ -392,6 +427,47 @@ mod tests {
         let day = |at: i64| at.div_euclid(DAY_MS);
         assert_eq!(day(now - 10 * DAY_MS - 3 * h), day(now - 10 * DAY_MS - h));
         assert_eq!(gone, vec!["day10a", "day10b", "old"]);
+    }
+
+    #[test]
+    fn a_reservation_is_fenced_by_the_head_and_is_no_version_until_filled() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        crate::storage::migrate::apply(&mut conn).unwrap();
+        let user = crate::storage::accounts::create_user(&conn, "ann", "Ann", false, 0).unwrap();
+        crate::storage::documents::create(&conn, "doc_v", &user.id, "T", None, 0).unwrap();
+        let v = |id: &str, seq: i64| NewVersion {
+            version_id: id.into(),
+            doc_id: "doc_v".into(),
+            seq,
+            at: 10,
+            kind: VersionKind::Auto,
+            name: None,
+            created_by: None,
+            state: VersionState {
+                title: "T".into(),
+                blocks: Vec::new(),
+            },
+        };
+        // The head on disk is 0: a state at seq 3 has ops that did not land.
+        assert!(matches!(
+            reserve(&conn, &v("ver_a", 3)),
+            Err(StorageError::HeadMismatch { .. })
+        ));
+        reserve(&conn, &v("ver_b", 0)).unwrap();
+        assert!(
+            list(&conn, "doc_v").unwrap().is_empty(),
+            "not a version before it is filled"
+        );
+        assert_eq!(latest(&conn, "doc_v").unwrap(), None);
+        let (body, raw) = encode(&v("ver_b", 0).state).unwrap();
+        let m = fill(&conn, "doc_v", "ver_b", &body, raw).unwrap();
+        assert_eq!((m.seq, m.raw_bytes as usize), (0, raw));
+        assert_eq!(list(&conn, "doc_v").unwrap().len(), 1);
+        // A reservation a crash left behind is cleared; filled ones stay.
+        reserve(&conn, &v("ver_c", 0)).unwrap();
+        assert_eq!(forget_unfilled(&conn, 5).unwrap(), 0, "too young");
+        assert_eq!(forget_unfilled(&conn, 11).unwrap(), 1);
+        assert_eq!(list(&conn, "doc_v").unwrap().len(), 1);
     }
 
     #[test]

@@ -294,6 +294,43 @@ impl Api {
         )?)
     }
 
+    /// `POST /docs/{id}/versions {name}`: a named version of the document as it is now.
+    pub async fn name_version(&self, doc_id: &str, name: &str) -> Result<Value> {
+        let req = self
+            .http
+            .post(format!("{}/docs/{doc_id}/versions", self.base))
+            .json(&json!({ "name": name }));
+        Ok(serde_json::from_slice(&self.send(req).await?)?)
+    }
+
+    /// `GET /docs/{id}/versions/{vid}/diff?to=…` (`head` or another version).
+    pub async fn version_diff(&self, doc_id: &str, version_id: &str, to: &str) -> Result<Value> {
+        let url = format!(
+            "{}/docs/{doc_id}/versions/{version_id}/diff?to={to}",
+            self.base
+        );
+        Ok(serde_json::from_slice(
+            &self.send(self.http.get(url)).await?,
+        )?)
+    }
+
+    /// `POST /docs/{id}/versions/{vid}/restore`.
+    pub async fn restore_version(
+        &self,
+        doc_id: &str,
+        version_id: &str,
+        body: &Value,
+    ) -> Result<Value> {
+        let req = self
+            .http
+            .post(format!(
+                "{}/docs/{doc_id}/versions/{version_id}/restore",
+                self.base
+            ))
+            .json(body);
+        Ok(serde_json::from_slice(&self.send(req).await?)?)
+    }
+
     /// `GET /metrics` (Prometheus text).
     pub async fn metrics(&self) -> Result<String> {
         let req = self.http.get(format!("{}/metrics", self.root));

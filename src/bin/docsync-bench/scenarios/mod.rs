@@ -10,6 +10,7 @@ mod idle_subscribers;
 mod many_docs;
 mod snapshot;
 pub mod typists;
+mod versions;
 mod wakeup;
 
 use std::time::Duration;
@@ -44,6 +45,7 @@ pub enum ScenarioArg {
     Fanout,
     Compaction,
     History,
+    Versions,
     Hostile,
     Typists,
 }
@@ -62,6 +64,8 @@ pub enum Scenario {
     Compaction,
     /// A bullet's history on a document with a long log.
     History,
+    /// Versions of a 10,000-bullet document: keeping one, its size, comparing two, restoring.
+    Versions,
     /// What one user can do to everyone else (placement, tags, logins, write budget).
     Hostile,
     /// Many people typing at once in one document: sending rule, keys per second each.
@@ -80,6 +84,7 @@ impl Scenario {
             Scenario::Fanout(..) => "fanout",
             Scenario::Compaction => "compaction",
             Scenario::History => "history",
+            Scenario::Versions => "versions",
             Scenario::Hostile => "hostile",
             Scenario::Typists(..) => "typists",
         }
@@ -130,7 +135,12 @@ impl Scenario {
                 vec![Scenario::HotDoc, Scenario::ManyDocs, Scenario::Snapshot10k],
                 wakeups,
                 fanout.scenarios(),
-                vec![Scenario::Compaction, Scenario::History, Scenario::Hostile],
+                vec![
+                    Scenario::Compaction,
+                    Scenario::History,
+                    Scenario::Versions,
+                    Scenario::Hostile,
+                ],
                 typists.clone(),
             ]
             .concat(),
@@ -143,6 +153,7 @@ impl Scenario {
             ScenarioArg::Fanout => fanout.scenarios(),
             ScenarioArg::Compaction => vec![Scenario::Compaction],
             ScenarioArg::History => vec![Scenario::History],
+            ScenarioArg::Versions => vec![Scenario::Versions],
             ScenarioArg::Hostile => vec![Scenario::Hostile],
             ScenarioArg::Typists => typists,
         }
@@ -174,6 +185,7 @@ pub async fn run(scenario: Scenario, env: &Env) -> Result<Line> {
         Scenario::Fanout(channel, readers, rate) => fanout::run(env, channel, readers, rate).await,
         Scenario::Compaction => compaction::run(env).await,
         Scenario::History => history::run(env).await,
+        Scenario::Versions => versions::run(api).await,
         Scenario::Hostile => hostile::run(env).await,
         Scenario::Typists(rule, rate) => typists::run(api, rule, rate, env.duration, pid).await,
     }

@@ -22,7 +22,7 @@ const ENCODINGS: [&str; 3] = ["gzip", "br", "zstd"];
 const ENCODED_GETS: usize = 10;
 
 /// Insert ops for `n` blocks: every 10th block is a child of the top-level block before it.
-fn tree_ops(n: usize) -> Result<Vec<Value>> {
+pub(super) fn tree_ops(n: usize) -> Result<Vec<Value>> {
     let top_level = n - n / 10;
     let mut keys = n_keys_between(None, None, top_level)?.into_iter();
     let child_key = n_keys_between(None, None, 1)?.remove(0);
