@@ -17,6 +17,9 @@ const shot = async (page, name) => {
   if (shots) await page.screenshot({ path: `${shots}/${name}.png` });
 };
 
+/** The version called exactly `name` in the history panel's list. @param {import('playwright-core').Page} page @param {string} name */
+const versionItem = (page, name) => page.locator('#history-panel .hist-item').filter({ has: page.locator('.hist-item-name', { hasText: new RegExp(`^${name}$`) }) });
+
 /** @param {import('playwright-core').Page} page @param {string} item */
 async function menu(page, item) {
   await page.locator('#editor-menu .menu-trigger').click();
@@ -69,7 +72,7 @@ scenario('21 history: name a version, compare, restore while bob types (conflict
   // alice compares the version with now and restores it.
   await h.step('alice compares and restores all', async () => {
     await alice.keyboard.press('Alt+Shift+KeyH');
-    await alice.locator('#history-panel .hist-item', { hasText: 'Trip plan, complete' }).click();
+    await versionItem(alice, 'Trip plan, complete').click();
     await waitFor(async () => (await alice.locator('#history-panel .hist-change.is-removed').count()) === 3, { message: 'three removed bullets in the diff' });
     const changed = await alice.locator('#history-panel .hist-change.is-changed ins').first().textContent();
     assert.match(changed ?? '', /or nine\?/);
@@ -157,14 +160,14 @@ scenario('21 history: name a version, compare, restore while bob types (conflict
     await h.step('screenshots: phone width and dark mode', async () => {
       await alice.setViewportSize({ width: 390, height: 800 });
       await menu(alice, 'History and versions');
-      await alice.locator('#history-panel .hist-item', { hasText: 'Trip plan, complete' }).click();
+      await versionItem(alice, 'Trip plan, complete').click();
       await waitFor(async () => (await alice.locator('#history-panel .hist-change').count()) > 0, { message: 'changes shown' });
       await shot(alice, 'history-phone');
       await alice.keyboard.press('Escape');
       await alice.setViewportSize({ width: 1280, height: 800 });
       await alice.emulateMedia({ colorScheme: 'dark' });
       await menu(alice, 'History and versions');
-      await alice.locator('#history-panel .hist-item', { hasText: 'Trip plan, complete' }).click();
+      await versionItem(alice, 'Trip plan, complete').click();
       await waitFor(async () => (await alice.locator('#history-panel .hist-change').count()) > 0, { message: 'changes shown' });
       await shot(alice, 'history-dark');
       await alice.keyboard.press('Escape');
@@ -211,4 +214,23 @@ scenario('21 home: a document with open conflicts says so; a deleted document wa
   await waitFor(async () => (await row.count()) === 1, { message: 'back in the list' });
   const back = await bobApi.json('GET', `/api/v1/docs/${doc}/snapshot`);
   assert.ok(back.blocks.some((x) => x.content === 'Sun cream SPF 50'));
+});
+
+scenario('21 trash: text typed offline in a document its owner deleted reaches it once restored', async (h) => {
+  const s = await setup(h, { seed: ['shared plan'], open: ['bob'] });
+  const { api, doc, ids, pages, contexts } = s;
+  const page = pages.bob;
+  await contexts.bob.setOffline(true);
+  await focusEnd(page, ids[0]);
+  await page.keyboard.type(' + my part', { delay: 10 });
+  await api.json('DELETE', `/api/v1/docs/${doc}`);
+  await contexts.bob.setOffline(false);
+  await page.locator('#rescue-retry').waitFor({ timeout: 20_000 });
+  assert.match((await page.locator('.ed-alert p').textContent()) ?? '', /kept on this device/);
+  await shot(page, 'editor-doc-trashed');
+  await api.json('POST', `/api/v1/trash/${doc}/restore`, {});
+  await page.locator('#rescue-retry').click();
+  await waitFor(async () => (await api.snapshot(doc)).blocks.some((b) => b.content === 'shared plan + my part'), {
+    message: "bob's text reached the restored document",
+  });
 });

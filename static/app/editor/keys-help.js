@@ -19,6 +19,8 @@ export const KEYS = [
   ['Tab, Delete, Ctrl+C/X/V', '… on the selected bullets'],
   ['Escape', 'Clear the selection, leave the bullet'],
   ['Ctrl+F', 'Find in the document'],
+  ['Alt+H', 'History of this bullet'],
+  ['Alt+Shift+H', 'History and versions of the document'],
   ['Ctrl+Shift+↓ / ↑', 'Expand all / collapse all'],
   ['Ctrl+Z / Ctrl+Shift+Z', 'Undo / redo'],
   ['[ ]  #  ##  >  ```', 'At the start of a bullet: todo, heading, quote, code'],

@@ -551,9 +551,12 @@ export async function mountEditor(root, opts) {
         location.assign(`/login?next=${encodeURIComponent(next)}`);
       }, 'login-again').classList.add('btn-primary');
     } else {
-      p.textContent = 'This document is no longer available to you. What you see here is this device\u2019s copy — take your text with you:';
+      const kept = s.pending ? ` Your ${s.pending} unsent ${s.pending === 1 ? 'change is' : 'changes are'} kept on this device and sent if the document comes back (its owner can restore it from the Trash).` : '';
+      p.textContent = `This document is no longer available to you: it was deleted, or your access ended.${kept} What you see here is this device\u2019s copy — you can also take your text with you:`;
       button('Save my text as a new document', () => rescueAsNewDocument(), 'rescue-new-doc').classList.add('btn-primary');
       button('Copy as text', () => copyAsText(), 'rescue-copy');
+      // Opening it again asks the server afresh; the queue on this device goes out if it can.
+      button('Try again', () => location.reload(), 'rescue-retry');
     }
     alert.prepend(p);
     alert.append(actions);

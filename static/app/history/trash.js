@@ -14,12 +14,13 @@ import { when } from './format.js';
 export function openTrash(o) {
   const listEl = h('ul', { class: 'trash-list', 'aria-label': 'Deleted documents' });
   const status = h('p', { class: 'hist-status', role: 'status' });
-  const { dialog } = openModal({ id: 'trash', title: 'Trash', wide: true, content: [status, listEl] });
+  const info = h('p', { class: 'dialog-message' });
+  const { dialog } = openModal({ id: 'trash', title: 'Trash', wide: true, content: [info, status, listEl] });
 
   async function load() {
     try {
       const r = await o.api.get('/trash');
-      status.textContent = `Deleted documents are kept ${Math.round(r.keepDays)} days, then removed for good.`;
+      info.textContent = `Deleted documents are kept ${Math.round(r.keepDays)} days, then removed for good. Restoring one gives it back to everyone it was shared with.`;
       draw(r.documents);
     } catch (e) {
       status.textContent = describeError(e);
