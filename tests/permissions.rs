@@ -247,10 +247,13 @@ enum Ep {
     PatchFolder,
     GetShares,
     PutShares,
+    Versions,
+    NameVersion,
+    Conflicts,
     Delete,
 }
 
-const EPS: [Ep; 14] = [
+const EPS: [Ep; 17] = [
     Ep::Snapshot,
     Ep::SyncRead,
     Ep::SyncWrite,
@@ -264,6 +267,9 @@ const EPS: [Ep; 14] = [
     Ep::PatchFolder,
     Ep::GetShares,
     Ep::PutShares,
+    Ep::Versions,
+    Ep::NameVersion,
+    Ep::Conflicts,
     Ep::Delete,
 ];
 
@@ -289,6 +295,7 @@ impl Ep {
             Ep::PatchIcon => &["documents"],
             Ep::PatchFolder => &["documents", "access_epoch"],
             Ep::PutShares => &["doc_shares", "doc_team_shares", "access_epoch"],
+            Ep::NameVersion => &["doc_versions"],
             Ep::Delete => &[
                 "access_epoch",
                 "documents",
@@ -323,6 +330,9 @@ impl Ep {
             Ep::PatchFolder => "folder",
             Ep::GetShares => "getSh",
             Ep::PutShares => "putSh",
+            Ep::Versions => "vers",
+            Ep::NameVersion => "nameV",
+            Ep::Conflicts => "confl",
             Ep::Delete => "delete",
         }
     }
@@ -337,23 +347,23 @@ struct Row {
     via: Option<&'static str>,
     /// Expected status per endpoint, in the order of `EPS`. search, tags, tag/x and docs
     /// answer 200 to every signed-in user; whether D shows up follows `role`.
-    expect: [u16; 14],
+    expect: [u16; 17],
 }
 
 #[rustfmt::skip]
 const MATRIX: &[Row] = &[
-    //                                                                       snap sync syncW leave md  search tags tag/x docs icon folder getSh putSh delete
-    Row { who: "alice",       role: Some("owner"),  via: Some("owner"),       expect: [200, 200, 200, 204, 200, 200, 200, 200, 200, 204, 204, 200, 200, 204] },
-    Row { who: "ed_direct",   role: Some("editor"), via: Some("direct"),      expect: [200, 200, 200, 204, 200, 200, 200, 200, 200, 204, 403, 403, 403, 403] },
-    Row { who: "ed_team",     role: Some("editor"), via: Some("team:writers"), expect: [200, 200, 200, 204, 200, 200, 200, 200, 200, 204, 403, 403, 403, 403] },
-    Row { who: "ed_folder",   role: Some("editor"), via: Some("folder:Sub"),  expect: [200, 200, 200, 204, 200, 200, 200, 200, 200, 204, 403, 403, 403, 403] },
-    Row { who: "ed_ancestor", role: Some("editor"), via: Some("folder:Top"),  expect: [200, 200, 200, 204, 200, 200, 200, 200, 200, 204, 403, 403, 403, 403] },
-    Row { who: "vw_direct",   role: Some("viewer"), via: Some("direct"),      expect: [200, 200, 403, 204, 200, 200, 200, 200, 200, 403, 403, 403, 403, 403] },
-    Row { who: "vw_team",     role: Some("viewer"), via: Some("team:readers"), expect: [200, 200, 403, 204, 200, 200, 200, 200, 200, 403, 403, 403, 403, 403] },
-    Row { who: "vw_folder",   role: Some("viewer"), via: Some("folder:Sub"),  expect: [200, 200, 403, 204, 200, 200, 200, 200, 200, 403, 403, 403, 403, 403] },
-    Row { who: "vw_ancestor", role: Some("viewer"), via: Some("folder:Top"),  expect: [200, 200, 403, 204, 200, 200, 200, 200, 200, 403, 403, 403, 403, 403] },
-    Row { who: "nobody",      role: None,           via: None,                expect: [404, 404, 404, 404, 404, 200, 200, 200, 200, 404, 404, 404, 404, 404] },
-    Row { who: "anonymous",   role: None,           via: None,                expect: [401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401] },
+    //                                                                       snap sync syncW leave md  search tags tag/x docs icon folder getSh putSh vers nameV confl delete
+    Row { who: "alice",       role: Some("owner"),  via: Some("owner"),       expect: [200, 200, 200, 204, 200, 200, 200, 200, 200, 204, 204, 200, 200, 200, 201, 200, 204] },
+    Row { who: "ed_direct",   role: Some("editor"), via: Some("direct"),      expect: [200, 200, 200, 204, 200, 200, 200, 200, 200, 204, 403, 403, 403, 200, 201, 200, 403] },
+    Row { who: "ed_team",     role: Some("editor"), via: Some("team:writers"), expect: [200, 200, 200, 204, 200, 200, 200, 200, 200, 204, 403, 403, 403, 200, 201, 200, 403] },
+    Row { who: "ed_folder",   role: Some("editor"), via: Some("folder:Sub"),  expect: [200, 200, 200, 204, 200, 200, 200, 200, 200, 204, 403, 403, 403, 200, 201, 200, 403] },
+    Row { who: "ed_ancestor", role: Some("editor"), via: Some("folder:Top"),  expect: [200, 200, 200, 204, 200, 200, 200, 200, 200, 204, 403, 403, 403, 200, 201, 200, 403] },
+    Row { who: "vw_direct",   role: Some("viewer"), via: Some("direct"),      expect: [200, 200, 403, 204, 200, 200, 200, 200, 200, 403, 403, 403, 403, 200, 403, 200, 403] },
+    Row { who: "vw_team",     role: Some("viewer"), via: Some("team:readers"), expect: [200, 200, 403, 204, 200, 200, 200, 200, 200, 403, 403, 403, 403, 200, 403, 200, 403] },
+    Row { who: "vw_folder",   role: Some("viewer"), via: Some("folder:Sub"),  expect: [200, 200, 403, 204, 200, 200, 200, 200, 200, 403, 403, 403, 403, 200, 403, 200, 403] },
+    Row { who: "vw_ancestor", role: Some("viewer"), via: Some("folder:Top"),  expect: [200, 200, 403, 204, 200, 200, 200, 200, 200, 403, 403, 403, 403, 200, 403, 200, 403] },
+    Row { who: "nobody",      role: None,           via: None,                expect: [404, 404, 404, 404, 404, 200, 200, 200, 200, 404, 404, 404, 404, 404, 404, 404, 404] },
+    Row { who: "anonymous",   role: None,           via: None,                expect: [401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401] },
 ];
 
 struct World {
@@ -722,6 +732,45 @@ fn run_cell(w: &World, row: &Row, ep: Ep, expected: u16, fails: &mut Vec<String>
                 fail(format!("shares after PUT {}", r.body));
             }
         }
+        Ep::Versions => {
+            let r = srv.send(
+                "GET",
+                &format!("/api/v1/docs/{doc}/versions"),
+                &auth,
+                &[],
+                None,
+            );
+            status = r.status;
+            if status == 200 && !r.body["versions"].is_array() {
+                fail(format!("no version list: {}", r.body));
+            }
+        }
+        Ep::NameVersion => {
+            let r = srv.send(
+                "POST",
+                &format!("/api/v1/docs/{doc}/versions"),
+                &auth,
+                &[],
+                Some(&json!({ "name": format!("by {}", row.who) })),
+            );
+            status = r.status;
+            if status == 201 && r.body["blocks"] != 1 {
+                fail(format!("the version lacks the block: {}", r.body));
+            }
+        }
+        Ep::Conflicts => {
+            let r = srv.send(
+                "GET",
+                &format!("/api/v1/conflicts?docId={doc}"),
+                &auth,
+                &[],
+                None,
+            );
+            status = r.status;
+            if status == 200 && r.body["conflicts"] != json!([]) {
+                fail(format!("conflicts where there are none: {}", r.body));
+            }
+        }
         Ep::Delete => {
             status = srv
                 .send("DELETE", &format!("/api/v1/docs/{doc}"), &auth, &[], None)
@@ -786,7 +835,7 @@ fn run_cell(w: &World, row: &Row, ep: Ep, expected: u16, fails: &mut Vec<String>
 fn permission_matrix() {
     let w = build_world();
     let mut fails = Vec::new();
-    let mut got = vec![[0u16; 14]; MATRIX.len()];
+    let mut got = vec![[0u16; 17]; MATRIX.len()];
     for (i, row) in MATRIX.iter().enumerate() {
         for (j, ep) in EPS.iter().enumerate() {
             if *ep != Ep::Delete {
