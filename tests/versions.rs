@@ -770,3 +770,58 @@ fn versions_survive_kill_9_travel_in_backups_and_outlive_the_log() {
     );
     assert_eq!(h["changes"][0]["name"], "two");
 }
+
+/// Naming versions and restoring are charged to the write budgets like the writes they
+/// amount to: a loop of them is refused with 429 `write_budget` and writes nothing more.
+#[test]
+fn versions_and_restores_are_charged_to_the_write_budget() {
+    let srv = TestServer::start_with(&[
+        common::channels::STILL_CLOCK,
+        ("DOCSYNC_LIMITS__MAX_BODY_BYTES", "1048576"),
+        ("DOCSYNC_LIMITS__USER_WRITE_BYTES_PER_MINUTE", "1048576"),
+        ("DOCSYNC_HISTORY__AUTO_EVERY_MINUTES", "0"),
+    ]);
+    let alice = srv.add_user("alice");
+    let doc = srv.create_doc(&alice, "Budget");
+    let b = id("blk_");
+    srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_a",
+        0,
+        vec![insert(&b, None, "a0", &"x".repeat(90_000))],
+    );
+    let vpath = format!("/api/v1/docs/{doc}/versions");
+    let mut named = 0;
+    let mut refused = None;
+    for i in 0..20 {
+        let (s, v) = srv.post(&alice, &vpath, &json!({"name": format!("v{i}")}));
+        if s == 201 {
+            named += 1;
+        } else {
+            refused = Some((s, v));
+            break;
+        }
+    }
+    // 1 MiB less the first 90 KB write: ten versions of 90 KB fit, the eleventh does not.
+    let (s, v) = refused.expect("a version refused");
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (429, Some("write_budget")),
+        "{v}"
+    );
+    assert_eq!(named, 10);
+    assert_eq!(versions(&srv, &alice, &doc).len(), 10);
+    let vid = versions(&srv, &alice, &doc)[0]["versionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let before = srv.fingerprint();
+    let (s, v) = srv.post(
+        &alice,
+        &format!("{vpath}/{vid}/restore"),
+        &json!({"clientId": "cl_a", "opIdPrefix": "op_r"}),
+    );
+    assert_eq!(s, 429, "{v}");
+    srv.assert_unchanged(&before, "a restore refused by the budget");
+}

@@ -15,7 +15,7 @@ use docsync_actors::ask::{ask, ask_renewing};
 use docsync_actors::collab::block::Block;
 use docsync_actors::collab::diff::{self, Diff};
 use docsync_actors::collab::validate::{check_id, ClientId, DocId};
-use docsync_actors::document::{Caller, Restore, RestoreReply, TakeVersion};
+use docsync_actors::document::{Caller, GetSize, Restore, RestoreReply, TakeVersion};
 use docsync_actors::registry::CloseDocument;
 use docsync_actors::storage::conflicts::{self, OpenConflict};
 use docsync_actors::storage::documents;
@@ -29,6 +29,7 @@ use super::body::read_json;
 use super::client_owners::claim;
 use super::error::ApiError;
 use super::state::AppState;
+use super::sync::charge_bytes;
 
 /// Most changes one page of a bullet's history holds (and the default).
 const HISTORY_PAGE: usize = 100;
@@ -219,6 +220,7 @@ async fn editor(
         (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
         (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
         (status = 404, description = "no such thing, or the caller may not read it", body = NotFound),
+        (status = 429, description = "a write budget is spent (a version costs about its document's text); see Retry-After", body = crate::http::error::ErrorBody),
     ),
 )]
 pub async fn create_version(
@@ -231,6 +233,15 @@ pub async fn create_version(
     let body: VersionName = read_json(&req, payload, state.max_body()).await?;
     let (doc, d) = editor(&state, &creds, &path.into_inner()).await?;
     let name = body.checked()?;
+    // A version costs about its document's text on disk: charged like writing it, so
+    // naming versions in a loop cannot grow the database faster than editing can.
+    let size = ask(&state.registry, &doc, GetSize).await?;
+    charge_bytes(
+        &state,
+        &d.user.id,
+        &doc,
+        size.content_bytes.max(1024) as u64,
+    )?;
     let take = TakeVersion {
         kind: VersionKind::Named,
         name: Some(name),
@@ -494,6 +505,7 @@ pub(crate) struct RestoreBody {
         (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
         (status = 404, description = "no such thing, or the caller may not read it", body = NotFound),
         (status = 413, description = "the document would grow past its limit", body = crate::http::error::ErrorBody),
+        (status = 429, description = "a write budget is spent (a restore costs its version's size); see Retry-After", body = crate::http::error::ErrorBody),
         (status = 507, description = "the server's disk is full; nothing was written", body = crate::http::error::ErrorBody),
     ),
 )]
@@ -526,6 +538,8 @@ pub async fn restore_version(
         }
     };
     let (meta, version) = load_version(&state, &doc, vid.clone()).await?;
+    // A restore writes at most the version's bullets again: charged like writing them.
+    charge_bytes(&state, &d.user.id, &doc, meta.raw_bytes.max(1024) as u64)?;
     let label = match &meta.name {
         Some(name) => format!("“{name}”"),
         None => "an earlier version".to_string(),

@@ -302,6 +302,17 @@ fn charge_write(state: &AppState, user: &str, doc: &DocId, ops: &[Op]) -> Result
         .iter()
         .map(|o| o.kind.added_text_bytes() as u64 + BYTES_PER_OP)
         .sum();
+    charge_bytes(state, user, doc, bytes)
+}
+
+/// Takes `bytes` from the user's and the document's write budgets, or refuses (429
+/// `write_budget`, nothing charged). Also what versions and restores cost.
+pub(crate) fn charge_bytes(
+    state: &AppState,
+    user: &str,
+    doc: &DocId,
+    bytes: u64,
+) -> Result<(), ApiError> {
     let now = state.clock.now_ms();
     state
         .write_budgets
