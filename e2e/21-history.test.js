@@ -234,3 +234,40 @@ scenario('21 trash: text typed offline in a document its owner deleted reaches i
     message: "bob's text reached the restored document",
   });
 });
+
+scenario('21 history: restore chosen bullets only; a viewer sees versions but no button that writes', async (h) => {
+  const s = await setup(h, { users: ['alice', 'vera'], seed: ['Milk', 'Bread', 'Eggs'], open: ['alice', 'vera'], access: 'read' });
+  const { api, doc, ids, pages } = s;
+  const alice = pages.alice;
+  const v = await api.json('POST', `/api/v1/docs/${doc}/versions`, { name: 'Shopping' });
+  // Two bullets change; only one is brought back.
+  const snap = await api.snapshot(doc);
+  const client = newId('cl_');
+  await api.sync(doc, { clientId: client, lastSeq: snap.headSeq, leases: { hold: [] }, ops: [
+    { opId: newId('op_'), kind: 'set_content', blockId: ids[0], content: 'Oat milk', baseVersion: 1 },
+    { opId: newId('op_'), kind: 'set_content', blockId: ids[1], content: 'Rye bread', baseVersion: 1 },
+  ] });
+  await api.leave(doc, client);
+  await waitFor(async () => (await rowOf(alice, ids[1]))?.text === 'Rye bread', { message: 'the edits shown' });
+  await menu(alice, 'History and versions');
+  await versionItem(alice, 'Shopping').click();
+  await waitFor(async () => (await alice.locator('#history-panel .hist-change.is-changed').count()) === 2, { message: 'two changed bullets' });
+  await alice.locator(`#history-panel .hist-change[data-block-id="${ids[1]}"] .hist-pick`).check();
+  assert.equal((await alice.locator('#restore-selected').textContent())?.trim(), 'Restore 1 bullet');
+  await alice.locator('#restore-selected').click();
+  await waitFor(async () => (await rowOf(alice, ids[1]))?.text === 'Bread', { message: 'the chosen bullet back' });
+  assert.equal((await rowOf(alice, ids[0]))?.text, 'Oat milk', 'the other stays as it is');
+  const versions = (await api.json('GET', `/api/v1/docs/${doc}/versions`)).versions;
+  assert.ok(versions.some((x) => x.kind === 'restore'), 'a version was kept before the restore');
+  assert.ok(v.versionId);
+  await alice.keyboard.press('Escape');
+
+  // vera (viewer): the list and the changes, no Name / Restore / Rename.
+  const vera = pages.vera;
+  await vera.keyboard.press('Alt+Shift+KeyH');
+  await versionItem(vera, 'Shopping').click();
+  await waitFor(async () => (await vera.locator('#history-panel .hist-change').count()) > 0, { message: 'changes shown to the viewer' });
+  for (const sel of ['#restore-all', '#restore-selected', '#rename-version', '#name-version', '#history-panel .hist-pick']) {
+    assert.equal(await vera.locator(sel).count(), 0, `${sel} shown to a viewer`);
+  }
+});
