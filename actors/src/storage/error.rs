@@ -35,6 +35,15 @@ pub enum StorageError {
     Corrupt(String),
     #[error("blocking task failed: {0}")]
     Join(String),
+    #[error("postgres: {0}")]
+    Postgres(#[from] postgres::Error),
+    /// Cluster mode: this node's epoch for the document is no longer the document's — another
+    /// node claimed it. Nothing was written; the actor must stop for good on this node.
+    #[error("document {doc} is owned by another node now (our epoch {epoch} is stale)")]
+    NotOwner { doc: String, epoch: i64 },
+    /// A setting the cluster refuses to run with (named, with why).
+    #[error("{key}: {why}")]
+    Setting { key: String, why: String },
 }
 
 impl StorageError {

@@ -14,6 +14,7 @@ pub mod error;
 pub mod health;
 pub mod log;
 pub mod migrate;
+pub mod postgres;
 pub mod roles;
 pub mod search;
 pub mod seed;

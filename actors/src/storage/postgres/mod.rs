@@ -1,0 +1,58 @@
+//! The PostgreSQL backend of cluster mode: several docsync nodes on one PostgreSQL, one live
+//! owner per document, fenced. Membership (`cluster.rs`: one row per incarnation, renewed on
+//! the database's clock), ownership (`ownership.rs`: a claim moves the document's
+//! `owner_epoch`) and the document core (`documents.rs`: every head-moving write carries
+//! `AND owner_epoch = $epoch`, so an owner that lost a document can never append, whatever
+//! the clocks say). Migrations are in `migrations/postgres/` (`migrate.rs`).
+//!
+//! The embedded SQLite backend stays the default; this module is used only with
+//! `storage.backend = "postgres"`.
+
+pub mod cluster;
+pub mod documents;
+pub mod migrate;
+pub mod ownership;
+
+#[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
+mod tests;
+
+use postgres::{Client, NoTls};
+use r2d2_postgres::PostgresConnectionManager;
+
+use super::error::{Result, StorageError};
+
+pub type PgPool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
+
+/// A pool of `size` connections to `url` (`host=… port=… user=… dbname=…` or a URL).
+pub fn pool(url: &str, size: u32) -> Result<PgPool> {
+    let config: postgres::Config =
+        url.parse()
+            .map_err(|e: postgres::Error| StorageError::Setting {
+                key: "storage.postgres_url".into(),
+                why: e.to_string(),
+            })?;
+    let manager = PostgresConnectionManager::new(config, NoTls);
+    Ok(r2d2::Pool::builder().max_size(size).build(manager)?)
+}
+
+/// Refuses settings that would make an acknowledged op losable: `synchronous_commit = off`
+/// acknowledges commits before they are on disk (named in the error, as the start reports it).
+pub fn check_settings(c: &mut Client) -> Result<()> {
+    let sync: String = c.query_one("SHOW synchronous_commit", &[])?.get(0);
+    if sync == "off" {
+        return Err(StorageError::Setting {
+            key: "synchronous_commit".into(),
+            why: "is off: PostgreSQL would acknowledge commits before they are durable; docsync refuses to start (set it to on, remote_write, remote_apply or local)".into(),
+        });
+    }
+    let fsync: String = c.query_one("SHOW fsync", &[])?.get(0);
+    if fsync == "off" {
+        return Err(StorageError::Setting {
+            key: "fsync".into(),
+            why: "is off: a crash of the database host could lose acknowledged ops; docsync refuses to start".into(),
+        });
+    }
+    Ok(())
+}

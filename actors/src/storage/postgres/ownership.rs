@@ -1,0 +1,84 @@
+//! One live owner per document. A claim succeeds only when the document has no owner, or its
+//! owner's incarnation is dead or expired (or is the claimer itself); it moves
+//! `owner_epoch`, the fencing token every head-moving write of the new owner carries. A
+//! release (graceful hand-off, an idle actor) moves it too, so the old owner's writes can
+//! never land after someone else took over — safety never depends on clocks or timeouts.
+
+use postgres::Client;
+
+use super::super::error::{Result, StorageError};
+use super::cluster::Member;
+
+/// What a successful claim gives its owner: the epoch to fence every write with, and the
+/// head at the moment of the claim (everything below is durable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Claim {
+    pub epoch: i64,
+    pub head_seq: i64,
+}
+
+/// Who owns a document now, for routing: `None` when nobody live does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub node_id: String,
+    pub inc: String,
+    pub internal_addr: String,
+    pub epoch: i64,
+}
+
+/// Claims `doc_id` for `me`. `Ok(None)`: another live incarnation owns it (route there).
+/// Claiming a document one already owns returns the current epoch unchanged.
+pub fn claim(c: &mut Client, doc_id: &str, me: &Member) -> Result<Option<Claim>> {
+    let claimed = c.query_opt(
+        "UPDATE documents d SET owner_node = $2, owner_inc = $3, owner_epoch = d.owner_epoch + 1
+          WHERE d.id = $1
+            AND (d.owner_inc IS NULL OR NOT EXISTS (
+                  SELECT 1 FROM nodes n
+                   WHERE n.inc = d.owner_inc AND n.status = 'live' AND n.expires_at > now()))
+         RETURNING owner_epoch, head_seq",
+        &[&doc_id, &me.node_id, &me.inc],
+    )?;
+    if let Some(r) = claimed {
+        return Ok(Some(Claim {
+            epoch: r.get(0),
+            head_seq: r.get(1),
+        }));
+    }
+    let now = c.query_opt(
+        "SELECT owner_inc, owner_epoch, head_seq FROM documents WHERE id = $1",
+        &[&doc_id],
+    )?;
+    let Some(r) = now else {
+        return Err(StorageError::DocNotFound(doc_id.to_string()));
+    };
+    let owner: Option<String> = r.get(0);
+    Ok((owner.as_deref() == Some(me.inc.as_str())).then(|| Claim {
+        epoch: r.get(1),
+        head_seq: r.get(2),
+    }))
+}
+
+/// Gives a document up (epoch + 1), if `me` still owns it at `epoch`; false otherwise.
+pub fn release(c: &mut Client, doc_id: &str, me: &Member, epoch: i64) -> Result<bool> {
+    Ok(c.execute(
+        "UPDATE documents SET owner_node = NULL, owner_inc = NULL, owner_epoch = owner_epoch + 1
+          WHERE id = $1 AND owner_inc = $2 AND owner_epoch = $3",
+        &[&doc_id, &me.inc, &epoch],
+    )? == 1)
+}
+
+/// The document's live owner, if it has one.
+pub fn owner(c: &mut Client, doc_id: &str) -> Result<Option<Owner>> {
+    let r = c.query_opt(
+        "SELECT n.node_id, n.inc, n.internal_addr, d.owner_epoch
+           FROM documents d JOIN nodes n ON n.inc = d.owner_inc
+          WHERE d.id = $1 AND n.status = 'live' AND n.expires_at > now()",
+        &[&doc_id],
+    )?;
+    Ok(r.map(|r| Owner {
+        node_id: r.get(0),
+        inc: r.get(1),
+        internal_addr: r.get(2),
+        epoch: r.get(3),
+    }))
+}

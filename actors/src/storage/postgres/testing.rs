@@ -1,0 +1,142 @@
+//! A PostgreSQL of the tests' own: `initdb` into a temporary folder and `pg_ctl start` on a
+//! free port, listening on a Unix socket in that folder only, with `fsync=on` (a crash test
+//! against a database that does not sync would prove nothing). Debian's `postgresql-15`
+//! provides the binaries (`.ci/run` installs it); as root, they run as the `postgres` user.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct TempPostgres {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    port: u16,
+}
+
+fn bin_dir() -> PathBuf {
+    for v in ["15", "16", "17"] {
+        let p = PathBuf::from(format!("/usr/lib/postgresql/{v}/bin"));
+        if p.join("initdb").exists() {
+            return p;
+        }
+    }
+    panic!("PostgreSQL binaries not found under /usr/lib/postgresql/*/bin: install Debian's postgresql-15 (bash .ci/run does)");
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn run(bin: &Path, tool: &str, args: &[&str]) {
+    let exe = bin.join(tool);
+    let out = if is_root() {
+        Command::new("runuser")
+            .args(["-u", "postgres", "--"])
+            .arg(&exe)
+            .args(args)
+            .output()
+    } else {
+        Command::new(&exe).args(args).output()
+    }
+    .unwrap_or_else(|e| panic!("running {tool}: {e}"));
+    assert!(
+        out.status.success(),
+        "{tool} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+impl TempPostgres {
+    pub fn start() -> TempPostgres {
+        let bin = bin_dir();
+        let dir = tempfile::tempdir().expect("temp dir");
+        if is_root() {
+            let ok = Command::new("chown")
+                .args(["postgres:postgres"])
+                .arg(dir.path())
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            assert!(ok, "chown of the test database folder to postgres");
+        }
+        let data = dir.path().join("data");
+        let data_s = data.to_str().expect("utf-8 path");
+        run(
+            &bin,
+            "initdb",
+            &[
+                "-D",
+                data_s,
+                "-U",
+                "docsync",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+        );
+        let port = free_port();
+        let opts = format!(
+            "-k {} -p {port} -c fsync=on -c synchronous_commit=on -c listen_addresses=''",
+            dir.path().display()
+        );
+        let log = dir.path().join("log");
+        run(
+            &bin,
+            "pg_ctl",
+            &[
+                "-D",
+                data_s,
+                "-o",
+                &opts,
+                "-l",
+                log.to_str().unwrap(),
+                "-w",
+                "start",
+            ],
+        );
+        TempPostgres { dir, bin, port }
+    }
+
+    /// A connection string for this instance's `postgres` database.
+    pub fn url(&self) -> String {
+        format!(
+            "host={} port={} user=docsync dbname=postgres",
+            self.dir.path().display(),
+            self.port
+        )
+    }
+
+    pub fn client(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url(), postgres::NoTls)
+            .expect("connect to the test PostgreSQL")
+    }
+}
+
+impl Drop for TempPostgres {
+    fn drop(&mut self) {
+        let data = self.dir.path().join("data");
+        let _ = std::panic::catch_unwind(|| {
+            run(
+                &self.bin,
+                "pg_ctl",
+                &[
+                    "-D",
+                    data.to_str().unwrap(),
+                    "-m",
+                    "immediate",
+                    "-w",
+                    "stop",
+                ],
+            )
+        });
+    }
+}

@@ -1,0 +1,275 @@
+//! The fence, on a real PostgreSQL 15 (`testing::TempPostgres`, fsync on): a claim moves the
+//! epoch; a write with a stale epoch changes nothing at all (whole-database fingerprint);
+//! a claim racing a stale owner's write on two connections never lets both win; an expired
+//! incarnation cannot renew; the start refuses `synchronous_commit = off`.
+
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use postgres::Client;
+
+use super::cluster::{self, Member};
+use super::testing::TempPostgres;
+use super::{check_settings, documents, migrate, ownership};
+use crate::collab::block::Block;
+use crate::collab::op::{Effect, LogEntry};
+use crate::storage::documents::DocWrite;
+use crate::storage::log::LogRecord;
+use crate::storage::StorageError;
+
+const TTL: Duration = Duration::from_secs(5);
+
+fn fresh() -> (TempPostgres, Client) {
+    let pg = TempPostgres::start();
+    let mut c = pg.client();
+    migrate::apply(&mut c).unwrap();
+    (pg, c)
+}
+
+/// Every table of the public schema, each as the hash of its sorted rows.
+fn fingerprint(c: &mut Client) -> Vec<(String, String)> {
+    let tables: Vec<String> = c
+        .query(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    tables
+        .into_iter()
+        .map(|t| {
+            let sql = format!(
+                "SELECT md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM \"{t}\" x"
+            );
+            let h: String = c.query_one(&sql, &[]).unwrap().get(0);
+            (t, h)
+        })
+        .collect()
+}
+
+/// One insert by `who` at `seq`, as the actor would write it.
+fn write(doc: &str, expect: i64, block: &str, text: &str) -> DocWrite {
+    let b = std::sync::Arc::new(Block::new(
+        block.into(),
+        None,
+        "a0".into(),
+        text.into(),
+        5,
+        "usr_a",
+    ));
+    let entry = LogEntry {
+        seq: expect + 1,
+        op_id: format!("op_{block}_{expect}"),
+        kind: "insert".into(),
+        client_id: "cl_a".into(),
+        user_id: "usr_a".into(),
+        at: 5,
+        effects: vec![Effect::Block { block: b.clone() }],
+    };
+    DocWrite {
+        doc_id: doc.into(),
+        expect_head: expect,
+        head_after: expect + 1,
+        blocks: vec![b],
+        log: vec![std::sync::Arc::new(LogRecord::from_entry(&entry))],
+        results: vec![(entry.op_id.clone(), "{}".into())],
+        now: 5,
+        ..DocWrite::default()
+    }
+}
+
+fn apply(c: &mut Client, w: &DocWrite, epoch: i64) -> Result<(), StorageError> {
+    let mut tx = c.transaction()?;
+    documents::apply_write(&mut tx, w, epoch)?;
+    tx.commit()?;
+    Ok(())
+}
+
+fn expire(c: &mut Client, m: &Member) {
+    // The database's clock is the only one: an expired incarnation is one whose time is up.
+    c.execute(
+        "UPDATE nodes SET expires_at = now() - interval '1 second' WHERE inc = $1",
+        &[&m.inc],
+    )
+    .unwrap();
+}
+
+#[test]
+fn claims_move_the_epoch_and_a_live_owner_keeps_its_document() {
+    let (_pg, mut c) = fresh();
+    documents::create(&mut c, "doc_1", "usr_a", "T", None, 1).unwrap();
+    let a = cluster::register(&mut c, "node-a", "10.0.0.1:9000", TTL).unwrap();
+    let b = cluster::register(&mut c, "node-b", "10.0.0.2:9000", TTL).unwrap();
+    let first = ownership::claim(&mut c, "doc_1", &a)
+        .unwrap()
+        .expect("free document");
+    assert_eq!(first.epoch, 1);
+    assert_eq!(
+        ownership::claim(&mut c, "doc_1", &a).unwrap(),
+        Some(first),
+        "claiming one's own again changes nothing"
+    );
+    assert_eq!(
+        ownership::claim(&mut c, "doc_1", &b).unwrap(),
+        None,
+        "a live owner keeps it"
+    );
+    assert_eq!(
+        ownership::owner(&mut c, "doc_1").unwrap().unwrap().node_id,
+        "node-a"
+    );
+    // Released (graceful hand-off): the epoch moves, b claims at once.
+    assert!(ownership::release(&mut c, "doc_1", &a, first.epoch).unwrap());
+    assert!(
+        !ownership::release(&mut c, "doc_1", &a, first.epoch).unwrap(),
+        "only once"
+    );
+    let second = ownership::claim(&mut c, "doc_1", &b).unwrap().unwrap();
+    assert_eq!(second.epoch, 3);
+    // b expires: a claims over it.
+    expire(&mut c, &b);
+    assert!(ownership::owner(&mut c, "doc_1").unwrap().is_none());
+    assert_eq!(
+        ownership::claim(&mut c, "doc_1", &a)
+            .unwrap()
+            .unwrap()
+            .epoch,
+        4
+    );
+    assert!(matches!(
+        ownership::claim(&mut c, "doc_404", &a),
+        Err(StorageError::DocNotFound(_))
+    ));
+}
+
+#[test]
+fn a_stale_epoch_write_changes_nothing() {
+    let (_pg, mut c) = fresh();
+    documents::create(&mut c, "doc_1", "usr_a", "T", None, 1).unwrap();
+    let a = cluster::register(&mut c, "node-a", "a", TTL).unwrap();
+    let b = cluster::register(&mut c, "node-b", "b", TTL).unwrap();
+    let old = ownership::claim(&mut c, "doc_1", &a).unwrap().unwrap();
+    apply(&mut c, &write("doc_1", 0, "blk_1", "by a"), old.epoch).unwrap();
+    // a pauses past its TTL; b takes over and writes.
+    expire(&mut c, &a);
+    let new = ownership::claim(&mut c, "doc_1", &b).unwrap().unwrap();
+    assert_eq!(new.head_seq, 1, "the claim sees every write before it");
+    apply(&mut c, &write("doc_1", 1, "blk_2", "by b"), new.epoch).unwrap();
+    let before = fingerprint(&mut c);
+    // a wakes up and writes with its old epoch: at the head it believes, and at the real one.
+    for expect in [1, 2] {
+        let err = apply(&mut c, &write("doc_1", expect, "blk_3", "stale"), old.epoch).unwrap_err();
+        assert!(
+            matches!(err, StorageError::NotOwner { epoch, .. } if epoch == old.epoch),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        fingerprint(&mut c),
+        before,
+        "a stale owner's write changed the database"
+    );
+    // A head mismatch is told apart from a lost fence.
+    let err = apply(&mut c, &write("doc_1", 0, "blk_4", "late"), new.epoch).unwrap_err();
+    assert!(matches!(err, StorageError::HeadMismatch { .. }), "{err}");
+    // Epochs never go down along the log.
+    let epochs: Vec<i64> = c
+        .query(
+            "SELECT epoch FROM doc_ops WHERE doc_id = 'doc_1' ORDER BY seq",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(epochs, vec![old.epoch, new.epoch]);
+    let state = documents::load(&mut c, "doc_1").unwrap();
+    assert_eq!(state.head_seq, 2);
+    assert_eq!(state.block_count(), 2);
+}
+
+#[test]
+fn a_claim_racing_a_stale_owners_write_never_lets_both_win() {
+    let pg = TempPostgres::start();
+    let mut c = pg.client();
+    migrate::apply(&mut c).unwrap();
+    let (mut writer, mut claimer) = (pg.client(), pg.client());
+    let (mut stale_first, mut claim_first) = (0, 0);
+    for round in 0..60 {
+        let doc = format!("doc_{round}");
+        documents::create(&mut c, &doc, "usr_a", "T", None, 1).unwrap();
+        let a = cluster::register(&mut c, "node-a", "a", TTL).unwrap();
+        let b = cluster::register(&mut c, "node-b", "b", TTL).unwrap();
+        let old = ownership::claim(&mut c, &doc, &a).unwrap().unwrap();
+        expire(&mut c, &a);
+        let barrier = Arc::new(Barrier::new(2));
+        let w = write(&doc, 0, &format!("blk_{round}"), "stale?");
+        let (bw, bc) = (barrier.clone(), barrier.clone());
+        let (d1, d2) = (doc.clone(), doc.clone());
+        let (wrote, claimed) = std::thread::scope(|s| {
+            let t1 = s.spawn(|| {
+                bw.wait();
+                apply(&mut writer, &w, old.epoch)
+            });
+            let t2 = s.spawn(|| {
+                bc.wait();
+                ownership::claim(&mut claimer, &d2, &b)
+            });
+            (t1.join().unwrap(), t2.join().unwrap())
+        });
+        let claim = claimed
+            .unwrap()
+            .expect("the expired owner's document is claimable");
+        match wrote {
+            // The write committed first: the claim must have seen it.
+            Ok(()) => {
+                stale_first += 1;
+                assert_eq!(claim.head_seq, 1, "round {round}: the stale write landed but the claim did not see it (it landed after the claim)");
+            }
+            Err(StorageError::NotOwner { .. }) => {
+                claim_first += 1;
+                assert_eq!(claim.head_seq, 0, "round {round}");
+            }
+            Err(e) => panic!("round {round}: {e}"),
+        }
+        // Either way the log has the write only at the old epoch, and only if it won.
+        let n: i64 = c
+            .query_one(
+                "SELECT count(*) FROM doc_ops WHERE doc_id = $1 AND epoch >= $2",
+                &[&d1, &claim.epoch],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(
+            n, 0,
+            "round {round}: an entry at or above the new epoch that the new owner never wrote"
+        );
+    }
+    eprintln!("stale write first: {stale_first}, claim first: {claim_first}");
+    assert_eq!(stale_first + claim_first, 60);
+}
+
+#[test]
+fn an_expired_incarnation_never_renews_and_the_start_refuses_unsafe_settings() {
+    let (_pg, mut c) = fresh();
+    let a = cluster::register(&mut c, "node-a", "a", TTL).unwrap();
+    assert!(cluster::renew(&mut c, &a, TTL).unwrap());
+    expire(&mut c, &a);
+    assert!(
+        !cluster::renew(&mut c, &a, TTL).unwrap(),
+        "it must fence itself and register anew"
+    );
+    assert!(cluster::live(&mut c).unwrap().is_empty());
+    let again = cluster::register(&mut c, "node-a", "a", TTL).unwrap();
+    assert_ne!(again.inc, a.inc);
+    cluster::end(&mut c, &again, false).unwrap();
+    assert!(cluster::live(&mut c).unwrap().is_empty());
+
+    check_settings(&mut c).expect("fsync and synchronous_commit on");
+    c.batch_execute("SET synchronous_commit = off").unwrap();
+    let err = check_settings(&mut c).unwrap_err();
+    assert!(err.to_string().starts_with("synchronous_commit:"), "{err}");
+    assert!(migrate::is_current(&mut c).unwrap());
+}
