@@ -10,6 +10,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use common::*;
+use docsync::history_check::{self, FinalLog, LogRow, Recorder, Type};
 use serde_json::{json, Value};
 
 #[derive(Default)]
@@ -30,6 +31,9 @@ fn sigkill_mid_stream_loses_nothing_acknowledged() {
         .map(|i| srv.create_doc(&token, &format!("doc {i}")))
         .collect();
     let acked = Arc::new((Mutex::new(Acked::default()), Condvar::new()));
+    // Every op's invoke and answer, and every entry a reply showed: the history checker's
+    // input (what was acknowledged must be in the final log exactly once, where the ack said).
+    let history = Arc::new(Recorder::default());
     let stop = Arc::new(AtomicBool::new(false));
     let base = srv.url("");
     let mut workers = Vec::new();
@@ -37,9 +41,17 @@ fn sigkill_mid_stream_loses_nothing_acknowledged() {
         let doc = docs[w % docs.len()].clone();
         let token = token.clone();
         let acked = acked.clone();
+        let history = history.clone();
         let stop = stop.clone();
         let base = base.clone();
         workers.push(std::thread::spawn(move || {
+            let process = format!("w{w}");
+            let event = |op_id: &str, seq: Option<i64>| history_check::Value {
+                doc: doc.clone(),
+                op_id: op_id.to_string(),
+                seq,
+                epoch: None,
+            };
             let client = reqwest::blocking::Client::builder()
                 .timeout(Duration::from_secs(5))
                 .build()
@@ -58,19 +70,31 @@ fn sigkill_mid_stream_loses_nothing_acknowledged() {
                 };
                 let op_id = op["opId"].as_str().unwrap().to_string();
                 let body = json!({"clientId": client_id, "lastSeq": 0, "ops": [op]});
-                let Ok(resp) = client
+                history.record(&process, Type::Invoke, "sync", event(&op_id, None));
+                let answer = client
                     .post(format!("{base}/api/v1/docs/{doc}/sync"))
                     .bearer_auth(&token)
                     .json(&body)
                     .send()
-                else {
-                    break; // server gone
-                };
-                if resp.status() != 200 {
+                    .ok()
+                    .filter(|r| r.status() == 200)
+                    .and_then(|r| r.json::<Value>().ok());
+                let Some(v) = answer else {
+                    // Server gone mid-request: whether it applied the op is unknown.
+                    history.record(&process, Type::Info, "sync", event(&op_id, None));
                     break;
-                }
-                let Ok(v) = resp.json::<Value>() else { break };
+                };
                 assert_eq!(v["results"][0]["status"], "applied", "{v}");
+                history.record(
+                    &process,
+                    Type::Ok,
+                    "sync",
+                    event(&op_id, v["results"][0]["seq"].as_i64()),
+                );
+                for e in v["ops"].as_array().into_iter().flatten() {
+                    let seen = event(e["opId"].as_str().unwrap_or_default(), e["seq"].as_i64());
+                    history.record(&process, Type::Observe, "page", seen);
+                }
                 version += 1;
                 let (lock, more) = &*acked;
                 lock.lock()
@@ -126,6 +150,7 @@ fn sigkill_mid_stream_loses_nothing_acknowledged() {
     }
     // The newest acknowledged text of every block is at least as new as what was acked,
     // and the log replays exactly to the snapshot.
+    let mut final_logs = BTreeMap::new();
     for doc in &docs {
         let snap = srv.snapshot(&token, doc);
         let blocks = snapshot_blocks(&snap);
@@ -163,7 +188,51 @@ fn sigkill_mid_stream_loses_nothing_acknowledged() {
             "log replay differs from snapshot for {doc}"
         );
         assert_eq!(snap["headSeq"].as_i64().unwrap(), entries.len() as i64);
+        final_logs.insert(
+            doc.clone(),
+            FinalLog {
+                floor: 0,
+                rows: entries
+                    .iter()
+                    .map(|e| LogRow {
+                        doc: doc.clone(),
+                        seq: e["seq"].as_i64().unwrap(),
+                        op_id: e["opId"].as_str().unwrap().to_string(),
+                        epoch: None,
+                    })
+                    .collect(),
+            },
+        );
     }
+    let verdict = history_check::check(&history.events(), &final_logs);
+    assert!(verdict.valid, "history check: {:#?}", verdict.violations);
+    assert!(
+        verdict.acknowledged >= ACKED_BEFORE_KILL && verdict.observations > 0,
+        "{verdict:?}"
+    );
+    // The same through the command operators use, reading the logs from the server.
+    let file = srv.dir.path().join("history.jsonl");
+    history
+        .write_jsonl(std::fs::File::create(&file).unwrap())
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_docsync-check"))
+        .args([
+            "--history",
+            file.to_str().unwrap(),
+            "--server",
+            &srv.url(""),
+            "--token",
+            &token,
+        ])
+        .output()
+        .unwrap();
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert!(
+        out.status.success(),
+        "docsync-check: {printed} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(printed["acknowledged"], verdict.acknowledged);
 }
 
 #[test]
