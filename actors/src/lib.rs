@@ -7,6 +7,7 @@ pub mod clock;
 pub mod collab;
 pub mod compaction;
 pub mod document;
+pub mod membership;
 pub mod metrics;
 pub mod registry;
 pub mod storage;

@@ -25,16 +25,25 @@ use super::error::{Result, StorageError};
 
 pub type PgPool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
 
+/// How long a connection attempt or a wait for a pooled connection may take.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A pool of `size` connections to `url` (`host=… port=… user=… dbname=…` or a URL).
 pub fn pool(url: &str, size: u32) -> Result<PgPool> {
-    let config: postgres::Config =
+    let mut config: postgres::Config =
         url.parse()
             .map_err(|e: postgres::Error| StorageError::Setting {
                 key: "storage.postgres_url".into(),
                 why: e.to_string(),
             })?;
+    // Fail fast when the database is unreachable: membership must notice within its TTL.
+    config.connect_timeout(CONNECT_TIMEOUT);
     let manager = PostgresConnectionManager::new(config, NoTls);
-    Ok(r2d2::Pool::builder().max_size(size).build(manager)?)
+    // Unchecked: a node starts (and waits for the database) even while it is unreachable.
+    Ok(r2d2::Pool::builder()
+        .max_size(size)
+        .connection_timeout(CONNECT_TIMEOUT)
+        .build_unchecked(manager))
 }
 
 /// Refuses settings that would make an acknowledged op losable: `synchronous_commit = off`

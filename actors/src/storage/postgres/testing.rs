@@ -10,6 +10,7 @@ pub struct TempPostgres {
     dir: tempfile::TempDir,
     bin: PathBuf,
     port: u16,
+    opts: String,
 }
 
 fn bin_dir() -> PathBuf {
@@ -88,22 +89,38 @@ impl TempPostgres {
             "-k {} -p {port} -c fsync=on -c synchronous_commit=on -c listen_addresses=''",
             dir.path().display()
         );
-        let log = dir.path().join("log");
+        let pg = TempPostgres {
+            dir,
+            bin,
+            port,
+            opts,
+        };
+        pg.start_again();
+        pg
+    }
+
+    /// Stops the server at once (`-m immediate`: as a crash would).
+    pub fn stop(&self) {
+        let data = self.dir.path().join("data");
+        let d = data.to_str().expect("utf-8 path");
         run(
-            &bin,
+            &self.bin,
             "pg_ctl",
-            &[
-                "-D",
-                data_s,
-                "-o",
-                &opts,
-                "-l",
-                log.to_str().unwrap(),
-                "-w",
-                "start",
-            ],
+            &["-D", d, "-m", "immediate", "-w", "stop"],
         );
-        TempPostgres { dir, bin, port }
+    }
+
+    /// Starts the (stopped) server again on the same data and port.
+    pub fn start_again(&self) {
+        let data = self.dir.path().join("data");
+        let log = self.dir.path().join("log");
+        let d = data.to_str().expect("utf-8 path");
+        let l = log.to_str().expect("utf-8 path");
+        run(
+            &self.bin,
+            "pg_ctl",
+            &["-D", d, "-o", &self.opts, "-l", l, "-w", "start"],
+        );
     }
 
     /// A connection string for this instance's `postgres` database.
@@ -123,20 +140,7 @@ impl TempPostgres {
 
 impl Drop for TempPostgres {
     fn drop(&mut self) {
-        let data = self.dir.path().join("data");
-        let _ = std::panic::catch_unwind(|| {
-            run(
-                &self.bin,
-                "pg_ctl",
-                &[
-                    "-D",
-                    data.to_str().unwrap(),
-                    "-m",
-                    "immediate",
-                    "-w",
-                    "stop",
-                ],
-            )
-        });
+        // A test may have stopped it already.
+        let _ = std::panic::catch_unwind(|| self.stop());
     }
 }
