@@ -181,7 +181,9 @@ export class WakeLadder {
     /** @type {any} */
     let ws;
     try {
-      ws = new Ctor(this.url('/api/v1/ws').replace(/^http/, 'ws'));
+      // The document in the URL too (the JOIN names it again): a proxy in front of several
+      // nodes can send every channel of a document to the same node by hashing it.
+      ws = new Ctor(this.url(`/api/v1/ws?doc=${encodeURIComponent(this.docId)}`).replace(/^http/, 'ws'));
     } catch {
       return this.startSse();
     }

@@ -124,7 +124,7 @@ describe('stage 1: WebSocket', () => {
     const { l, wakes, stages } = ladder();
     l.start();
     const ws = FakeWebSocket.all[0];
-    expect(ws.url).toBe('ws://test/api/v1/ws');
+    expect(ws.url).toBe('ws://test/api/v1/ws?doc=doc_1');
     expect(l.stage).toBe('connecting'); // "Live" only once a channel delivered
     ws.joinOk();
     expect(ws.sent[0]).toEqual({ type: 'JOIN', room: 'doc:doc_1', clientId: 'cl_1' });

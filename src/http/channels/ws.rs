@@ -48,6 +48,9 @@ pub struct WsSession {
     path = "/api/v1/ws",
     tag = "wake-ups",
     summary = "WebSocket: JOIN rooms `doc:{id}`, hear DOC_SEQ (PROTOCOL §4)",
+    params(
+        ("doc" = Option<String>, Query, description = "The document the browser opens this socket for (informational: rooms are joined by message). A proxy in front of several nodes may hash it so a document's channels reach one node"),
+    ),
     responses(
         (status = 101, description = "switching protocols"),
         (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
