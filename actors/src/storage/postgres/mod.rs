@@ -10,9 +10,12 @@
 
 pub mod cluster;
 pub mod documents;
+pub mod log;
 pub mod migrate;
 pub mod ownership;
 
+#[cfg(test)]
+mod backend_tests;
 #[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]

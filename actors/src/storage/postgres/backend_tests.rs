@@ -1,0 +1,284 @@
+//! The two backends answer alike: random op histories go through the pure rules into the
+//! writes the document actor makes (`DocWrite`), each write is applied to SQLite and to
+//! PostgreSQL, and everything read back — the document's state, every log page, pre-checks,
+//! a bullet's history — must be the same.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, OnceLock};
+
+use proptest::prelude::*;
+use serde_json::json;
+
+use crate::collab::block::{Author, Block};
+use crate::collab::document::DocState;
+use crate::collab::lease::LeaseTable;
+use crate::collab::op::{Effect, LogEntry, Op};
+use crate::collab::rules::{apply_op, OpContext, DEFAULT_MAX_DEPTH};
+use crate::storage::documents::DocWrite;
+use crate::storage::log::LogRecord;
+use crate::storage::{accounts, documents as lite_docs, log as lite_log, migrate};
+
+use super::cluster;
+use super::testing::TempPostgres;
+use super::{documents as pg_docs, log as pg_log, migrate as pg_migrate, ownership};
+
+/// One PostgreSQL for every case (a fresh document each).
+fn pg() -> &'static TempPostgres {
+    static PG: OnceLock<TempPostgres> = OnceLock::new();
+    PG.get_or_init(|| {
+        let pg = TempPostgres::start();
+        pg_migrate::apply(&mut pg.client()).unwrap();
+        pg
+    })
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Insert(u8, Option<u8>, u8),
+    Text(u8, u8, i64),
+    Move(u8, Option<u8>, u8),
+    Delete(u8),
+    Restore(u8),
+    Title(u8),
+    Purge,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let id = 0u8..6;
+    prop_oneof![
+        3 => (id.clone(), prop::option::of(0u8..6), 0u8..4).prop_map(|(a, p, k)| Step::Insert(a, p, k)),
+        3 => (id.clone(), 0u8..9, 1i64..4).prop_map(|(a, t, v)| Step::Text(a, t, v)),
+        2 => (id.clone(), prop::option::of(0u8..6), 0u8..4).prop_map(|(a, p, k)| Step::Move(a, p, k)),
+        1 => id.clone().prop_map(Step::Delete),
+        1 => id.clone().prop_map(Step::Restore),
+        1 => (0u8..3).prop_map(Step::Title),
+        1 => Just(Step::Purge),
+    ]
+}
+
+const KEYS: [&str; 4] = ["a0", "a1", "a2", "a3"];
+
+/// The write one step makes, as the document actor would build it (None: nothing changed).
+fn write_of(doc: &mut DocState, n: usize, s: &Step, tag: &str) -> Option<DocWrite> {
+    // Block IDs are unique across documents: each case's are its own.
+    let b = |i: &u8| format!("blk_{tag}x{i}");
+    let author = Author {
+        user_id: "usr_t".into(),
+        name: "T".into(),
+    };
+    let mut w = DocWrite {
+        doc_id: doc.doc_id.clone(),
+        expect_head: doc.head_seq,
+        head_after: doc.head_seq,
+        now: 1_000 + n as i64,
+        ..DocWrite::default()
+    };
+    let op_id = format!("op_{n}");
+    let (effects, kind, result) = if let Step::Purge = s {
+        // Compaction's purge: every tombstone subtree.
+        let dead: Vec<String> = doc
+            .blocks()
+            .filter(|x| x.deleted)
+            .map(|x| x.id.clone())
+            .filter(|id| doc.subtree(id).iter().all(|y| y.deleted))
+            .collect();
+        if dead.is_empty() {
+            return None;
+        }
+        (
+            vec![Effect::Purge { block_ids: dead }],
+            "purge".to_string(),
+            None,
+        )
+    } else {
+        let v = match s {
+            Step::Insert(a, p, k) => {
+                json!({"kind": "insert", "blockId": b(a), "parentId": p.as_ref().map(b), "orderKey": KEYS[*k as usize], "content": format!("new {a}")})
+            }
+            Step::Text(a, t, v) => {
+                json!({"kind": "set_content", "blockId": b(a), "content": format!("text {t}"), "baseVersion": v})
+            }
+            Step::Move(a, p, k) => {
+                json!({"kind": "move", "blockId": b(a), "parentId": p.as_ref().map(b), "orderKey": KEYS[*k as usize]})
+            }
+            Step::Delete(a) => json!({"kind": "delete", "blockId": b(a)}),
+            Step::Restore(a) => json!({"kind": "restore", "blockId": b(a)}),
+            Step::Title(t) => {
+                json!({"kind": "set_title", "title": format!("title {t}"), "baseVersion": 1})
+            }
+            Step::Purge => unreachable!(),
+        };
+        let mut v = v;
+        v["opId"] = json!(op_id);
+        let op: Op = serde_json::from_value(v).unwrap();
+        let foreign = HashSet::new();
+        let ctx = OpContext {
+            client_id: "cl_t",
+            author: &author,
+            now: w.now,
+            foreign: &foreign,
+            leases_enabled: false,
+            max_depth: DEFAULT_MAX_DEPTH,
+        };
+        let applied = apply_op(doc, &LeaseTable::new(20_000), &ctx, &op);
+        (
+            applied.effects,
+            op.kind.name().to_string(),
+            Some(applied.result),
+        )
+    };
+    let mut changed: BTreeMap<String, Arc<Block>> = BTreeMap::new();
+    if !effects.is_empty() {
+        doc.head_seq += 1;
+        for e in &effects {
+            match e {
+                Effect::Block { block } => {
+                    changed.insert(block.id.clone(), block.clone());
+                }
+                Effect::Title {
+                    title,
+                    title_version,
+                } => w.title = Some((title.clone(), *title_version)),
+                Effect::Purge { block_ids } => {
+                    crate::collab::replay::apply_effect(doc, e);
+                    w.purged.extend(block_ids.iter().cloned());
+                }
+            }
+        }
+        let entry = LogEntry {
+            seq: doc.head_seq,
+            op_id: op_id.clone(),
+            kind,
+            client_id: "cl_t".into(),
+            user_id: "usr_t".into(),
+            at: w.now,
+            effects,
+        };
+        w.log.push(Arc::new(LogRecord::from_entry(&entry)));
+    }
+    if let Some(mut r) = result {
+        r.seq = (!w.log.is_empty()).then_some(doc.head_seq);
+        w.results.push((op_id, serde_json::to_string(&r).unwrap()));
+    }
+    w.head_after = doc.head_seq;
+    w.blocks = changed.into_values().collect();
+    (!w.log.is_empty() || !w.results.is_empty()).then_some(w)
+}
+
+fn same_state(a: &DocState, b: &DocState) {
+    let blocks = |d: &DocState| {
+        d.blocks()
+            .map(|x| (x.id.clone(), serde_json::to_value(&**x).unwrap()))
+            .collect::<BTreeMap<_, _>>()
+    };
+    assert_eq!(blocks(a), blocks(b));
+    let purged = |d: &DocState| {
+        let mut p: Vec<String> = d.purged_ids().cloned().collect();
+        p.sort();
+        p
+    };
+    assert_eq!(purged(a), purged(b));
+    assert_eq!(
+        (a.head_seq, &a.title, a.title_version),
+        (b.head_seq, &b.title, b.title_version)
+    );
+}
+
+fn run_case(case: usize, steps: Vec<Step>) {
+    let tag = uuid::Uuid::new_v4().simple().to_string();
+    let doc_id = format!("doc_{tag}_{case}");
+    let mut lite = rusqlite::Connection::open_in_memory().unwrap();
+    migrate::apply(&mut lite).unwrap();
+    let user = accounts::create_user(&lite, "t", "T", false, 0).unwrap();
+    lite_docs::create(&lite, &doc_id, &user.id, "start", None, 0).unwrap();
+    let mut pgc = pg().client();
+    pg_docs::create(&mut pgc, &doc_id, &user.id, "start", None, 0).unwrap();
+    let me =
+        cluster::register(&mut pgc, "node-t", "t", std::time::Duration::from_secs(60)).unwrap();
+    let epoch = ownership::claim(&mut pgc, &doc_id, &me)
+        .unwrap()
+        .unwrap()
+        .epoch;
+
+    let mut doc = DocState::new(&doc_id, "start");
+    for (n, s) in steps.iter().enumerate() {
+        let Some(w) = write_of(&mut doc, n, s, &tag) else {
+            continue;
+        };
+        let tx = lite.transaction().unwrap();
+        lite_docs::apply_write(&tx, &w).unwrap();
+        tx.commit().unwrap();
+        let mut tx = pgc.transaction().unwrap();
+        pg_docs::apply_write(&mut tx, &w, epoch).unwrap();
+        tx.commit().unwrap();
+    }
+    same_state(
+        &lite_docs::load(&lite, &doc_id).unwrap(),
+        &pg_docs::load(&mut pgc, &doc_id).unwrap(),
+    );
+    let records = |v: Vec<Arc<LogRecord>>| {
+        v.iter()
+            .map(|r| {
+                (
+                    r.seq,
+                    r.op_id.clone(),
+                    r.kind.clone(),
+                    r.json.get().to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    for after in [0, 1, doc.head_seq / 2] {
+        assert_eq!(
+            records(lite_log::read_after(&lite, &doc_id, after, doc.head_seq, 7).unwrap()),
+            records(pg_log::read_after(&mut pgc, &doc_id, after, doc.head_seq, 7).unwrap()),
+            "page after {after}"
+        );
+    }
+    let ops: Vec<String> = (0..steps.len() + 2).map(|n| format!("op_{n}")).collect();
+    let blocks: Vec<String> = (0..6).map(|i| format!("blk_{tag}x{i}")).collect();
+    let a = lite_log::precheck(
+        &lite,
+        &doc_id,
+        ops.iter().map(String::as_str),
+        blocks.iter().map(String::as_str),
+    )
+    .unwrap();
+    let b = pg_log::precheck(
+        &mut pgc,
+        &doc_id,
+        ops.iter().map(String::as_str),
+        blocks.iter().map(String::as_str),
+    )
+    .unwrap();
+    assert_eq!(a.known, b.known);
+    assert_eq!(a.foreign, b.foreign);
+    let (mut ids_a, mut ids_b) = (Vec::new(), Vec::new());
+    lite_log::for_each_result_op_id(&lite, &doc_id, |id| ids_a.push(id.to_string())).unwrap();
+    pg_log::for_each_result_op_id(&mut pgc, &doc_id, |id| ids_b.push(id.to_string())).unwrap();
+    ids_a.sort();
+    ids_b.sort();
+    assert_eq!(ids_a, ids_b);
+    for blk in &blocks {
+        let strip = |v: Vec<crate::storage::log::BlockChange>| {
+            v.into_iter()
+                .map(|c| (c.seq, c.kind, c.content, c.parent_id, c.deleted))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            strip(lite_log::block_history(&lite, &doc_id, blk, i64::MAX, 100).unwrap()),
+            strip(pg_log::block_history(&mut pgc, &doc_id, blk, i64::MAX, 100).unwrap()),
+            "history of {blk}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn sqlite_and_postgres_read_back_the_same(steps in prop::collection::vec(step(), 1..30)) {
+        static CASE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        run_case(CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed), steps);
+    }
+}
