@@ -48,7 +48,7 @@ impl Role {
         self == Role::Owner
     }
 
-    fn from_access(access: &str) -> Role {
+    pub(crate) fn from_access(access: &str) -> Role {
         if access == "write" {
             Role::Editor
         } else {

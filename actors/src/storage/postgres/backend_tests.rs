@@ -282,3 +282,218 @@ proptest! {
         run_case(CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed), steps);
     }
 }
+
+/// A random world of people, teams, nested folders, documents (some in the trash) and every
+/// kind of share, built the same way in both backends.
+#[derive(Debug, Clone)]
+struct World {
+    doc_owner: Vec<u8>,
+    doc_folder: Vec<Option<u8>>,
+    trashed: Vec<bool>,
+    folder_owner: Vec<u8>,
+    folder_parent: Vec<Option<u8>>,
+    members: Vec<(u8, u8)>,
+    doc_user_shares: Vec<(u8, u8, bool)>,
+    doc_team_shares: Vec<(u8, u8, bool)>,
+    folder_shares: Vec<(u8, bool, u8, bool)>,
+}
+
+const USERS: u8 = 6;
+const TEAMS: u8 = 3;
+const FOLDERS: usize = 5;
+const DOCS: usize = 5;
+
+fn world() -> impl Strategy<Value = World> {
+    (
+        prop::collection::vec(0..USERS, DOCS),
+        prop::collection::vec(prop::option::of(0..FOLDERS as u8), DOCS),
+        prop::collection::vec(prop::bool::weighted(0.2), DOCS),
+        prop::collection::vec(0..USERS, FOLDERS),
+        // A folder's parent is an earlier folder (no cycles, as the API guarantees).
+        (0..FOLDERS)
+            .map(|i| prop::option::of(0..(i.max(1) as u8)))
+            .collect::<Vec<_>>(),
+        prop::collection::vec((0..TEAMS, 0..USERS), 0..8),
+        prop::collection::vec((0..DOCS as u8, 0..USERS, any::<bool>()), 0..6),
+        prop::collection::vec((0..DOCS as u8, 0..TEAMS, any::<bool>()), 0..4),
+        prop::collection::vec(
+            (0..FOLDERS as u8, any::<bool>(), 0..USERS, any::<bool>()),
+            0..6,
+        ),
+    )
+        .prop_map(
+            |(
+                doc_owner,
+                doc_folder,
+                trashed,
+                folder_owner,
+                mut folder_parent,
+                members,
+                du,
+                dt,
+                fs,
+            )| {
+                folder_parent[0] = None;
+                World {
+                    doc_owner,
+                    doc_folder,
+                    trashed,
+                    folder_owner,
+                    folder_parent,
+                    members,
+                    doc_user_shares: du,
+                    doc_team_shares: dt,
+                    folder_shares: fs,
+                }
+            },
+        )
+}
+
+/// The same statements for both backends: SQLite's `?N` become PostgreSQL's `$N`.
+struct Both<'a> {
+    lite: &'a rusqlite::Connection,
+    pg: &'a mut postgres::Client,
+}
+
+impl Both<'_> {
+    fn exec(&mut self, sql: &str, args: &[&str]) {
+        let lite_args: Vec<&dyn rusqlite::ToSql> =
+            args.iter().map(|a| a as &dyn rusqlite::ToSql).collect();
+        self.lite.execute(sql, lite_args.as_slice()).unwrap();
+        let mut pg_sql = sql.to_string();
+        for i in (1..=args.len()).rev() {
+            pg_sql = pg_sql.replace(&format!("?{i}"), &format!("${i}"));
+        }
+        let pg_args: Vec<&(dyn postgres::types::ToSql + Sync)> = args
+            .iter()
+            .map(|a| a as &(dyn postgres::types::ToSql + Sync))
+            .collect();
+        self.pg
+            .execute(pg_sql.as_str(), pg_args.as_slice())
+            .unwrap();
+    }
+}
+
+fn check_roles(w: World) {
+    let tag = uuid::Uuid::new_v4().simple().to_string();
+    let mut lite = rusqlite::Connection::open_in_memory().unwrap();
+    migrate::apply(&mut lite).unwrap();
+    let mut pgc = pg().client();
+    let user = |i: u8| format!("usr_{tag}_{i}");
+    let team = |i: u8| format!("team_{tag}_{i}");
+    let folder = |i: u8| format!("fld_{tag}_{i}");
+    let doc = |i: u8| format!("doc_{tag}_{i}");
+    let access = |write: bool| if write { "write" } else { "read" };
+    {
+        let mut both = Both {
+            lite: &lite,
+            pg: &mut pgc,
+        };
+        for i in 0..USERS {
+            both.exec(
+                "INSERT INTO users (id, name, display_name, created_at) VALUES (?1, ?1, ?1, 0)",
+                &[&user(i)],
+            );
+        }
+        for i in 0..TEAMS {
+            both.exec(
+                "INSERT INTO teams (id, name, owner_id, created_at) VALUES (?1, ?1, ?2, 0)",
+                &[&team(i), &user(0)],
+            );
+        }
+        for (t, u) in &w.members {
+            both.exec(
+                "INSERT INTO team_members (team_id, user_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                &[&team(*t), &user(*u)],
+            );
+        }
+        for i in 0..FOLDERS {
+            let parent = w.folder_parent[i].map(folder);
+            let owner = user(w.folder_owner[i]);
+            match parent {
+                Some(p) => both.exec(
+                    "INSERT INTO folders (id, owner_id, parent_id, name, created_at) VALUES (?1, ?2, ?3, ?1, 0)",
+                    &[&folder(i as u8), &owner, &p],
+                ),
+                None => both.exec(
+                    "INSERT INTO folders (id, owner_id, name, created_at) VALUES (?1, ?2, ?1, 0)",
+                    &[&folder(i as u8), &owner],
+                ),
+            }
+        }
+        for i in 0..DOCS {
+            let owner = user(w.doc_owner[i]);
+            match w.doc_folder[i].map(folder) {
+                Some(f) => both.exec(
+                    "INSERT INTO documents (id, owner_id, folder_id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?1, 0, 0)",
+                    &[&doc(i as u8), &owner, &f],
+                ),
+                None => both.exec(
+                    "INSERT INTO documents (id, owner_id, title, created_at, updated_at) VALUES (?1, ?2, ?1, 0, 0)",
+                    &[&doc(i as u8), &owner],
+                ),
+            }
+            if w.trashed[i] {
+                both.exec(
+                    "UPDATE documents SET trashed_at = 5 WHERE id = ?1",
+                    &[&doc(i as u8)],
+                );
+            }
+        }
+        for (d, u, wr) in &w.doc_user_shares {
+            both.exec(
+                "INSERT INTO doc_shares (doc_id, user_id, access) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (doc_id, user_id) DO UPDATE SET access = excluded.access",
+                &[&doc(*d), &user(*u), access(*wr)],
+            );
+        }
+        for (d, t, wr) in &w.doc_team_shares {
+            both.exec(
+                "INSERT INTO doc_team_shares (doc_id, team_id, access) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (doc_id, team_id) DO UPDATE SET access = excluded.access",
+                &[&doc(*d), &team(*t), access(*wr)],
+            );
+        }
+        for (f, to_team, p, wr) in &w.folder_shares {
+            let (kind, principal) = if *to_team {
+                ("team", team(*p % TEAMS))
+            } else {
+                ("user", user(*p))
+            };
+            both.exec(
+                "INSERT INTO workspace_folder_shares (folder_id, kind, principal_id, access) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (folder_id, kind, principal_id) DO UPDATE SET access = excluded.access",
+                &[&folder(*f), kind, &principal, access(*wr)],
+            );
+        }
+    }
+    let category = |g: &Option<crate::storage::roles::Grant>| {
+        g.as_ref()
+            .map(|g| (g.role, g.via.split(':').next().unwrap_or("").to_string()))
+    };
+    for u in 0..USERS {
+        for d in 0..DOCS as u8 {
+            let a = crate::storage::roles::doc_grant(&lite, &user(u), &doc(d)).unwrap();
+            let b = super::roles::doc_grant(&mut pgc, &user(u), &doc(d)).unwrap();
+            assert_eq!(
+                category(&a),
+                category(&b),
+                "user {u} on doc {d}: {a:?} vs {b:?} in {w:?}"
+            );
+        }
+        let mut a = crate::storage::roles::readable_doc_ids(&lite, &user(u)).unwrap();
+        let mut b = super::roles::readable_doc_ids(&mut pgc, &user(u)).unwrap();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "readable documents of user {u} in {w:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn both_backends_give_everyone_the_same_role(w in world()) {
+        check_roles(w);
+    }
+}

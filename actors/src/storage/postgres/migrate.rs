@@ -5,11 +5,13 @@ use postgres::Client;
 
 use super::super::error::Result;
 
-const SQL: [&str; 1] = [include_str!(
-    "../../../../migrations/postgres/0001_cluster_core.sql"
-)];
+const SQL: [&str; 2] = [
+    include_str!("../../../../migrations/postgres/0001_cluster_core.sql"),
+    include_str!("../../../../migrations/postgres/0002_accounts_sharing.sql"),
+];
 
-/// Applies the migrations this database has not had yet. Several nodes may start at once:
+/// Applies the migrations this database has not had yet (each file whole, in one
+/// transaction with the others not yet applied). Several nodes may start at once:
 /// an advisory lock makes one of them do it.
 pub fn apply(c: &mut Client) -> Result<()> {
     let mut tx = c.transaction()?;

@@ -13,6 +13,7 @@ pub mod documents;
 pub mod log;
 pub mod migrate;
 pub mod ownership;
+pub mod roles;
 
 #[cfg(test)]
 mod backend_tests;

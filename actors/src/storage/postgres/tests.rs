@@ -6,6 +6,7 @@
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+use postgres::fallible_iterator::FallibleIterator;
 use postgres::Client;
 
 use super::cluster::{self, Member};
@@ -272,4 +273,44 @@ fn an_expired_incarnation_never_renews_and_the_start_refuses_unsafe_settings() {
     let err = check_settings(&mut c).unwrap_err();
     assert!(err.to_string().starts_with("synchronous_commit:"), "{err}");
     assert!(migrate::is_current(&mut c).unwrap());
+}
+
+/// A change of anything rights depend on moves the access epoch in the same transaction and
+/// announces it to every listening node; an edit of a document's text does not.
+#[test]
+fn rights_changes_move_the_access_epoch_and_notify() {
+    let (pg, mut c) = fresh();
+    let mut listener = pg.client();
+    listener.batch_execute("LISTEN docsync_access").unwrap();
+    let epoch = |c: &mut Client| -> i64 {
+        c.query_one("SELECT n FROM access_epoch", &[])
+            .unwrap()
+            .get(0)
+    };
+    c.batch_execute(
+        "INSERT INTO users (id, name, display_name, created_at) VALUES ('usr_a', 'a', 'A', 0), ('usr_b', 'b', 'B', 0)",
+    )
+    .unwrap();
+    documents::create(&mut c, "doc_1", "usr_a", "T", None, 1).unwrap();
+    let before = epoch(&mut c);
+    c.batch_execute(
+        "INSERT INTO doc_shares (doc_id, user_id, access) VALUES ('doc_1', 'usr_b', 'read')",
+    )
+    .unwrap();
+    assert_eq!(epoch(&mut c), before + 1);
+    let note = listener
+        .notifications()
+        .timeout_iter(Duration::from_secs(10))
+        .next()
+        .unwrap()
+        .expect("a notification within 10 s");
+    assert_eq!(note.channel(), "docsync_access");
+    // The head, the title and a claim are not rights.
+    let me = cluster::register(&mut c, "node-a", "a", TTL).unwrap();
+    let claim = ownership::claim(&mut c, "doc_1", &me).unwrap().unwrap();
+    apply(&mut c, &write("doc_1", 0, "blk_1", "text"), claim.epoch).unwrap();
+    assert_eq!(epoch(&mut c), before + 1);
+    c.batch_execute("UPDATE documents SET trashed_at = 5 WHERE id = 'doc_1'")
+        .unwrap();
+    assert_eq!(epoch(&mut c), before + 2, "the trash is a right");
 }
