@@ -47,7 +47,7 @@ impl VersionKind {
         }
     }
 
-    fn parse(s: &str) -> VersionKind {
+    pub(crate) fn parse(s: &str) -> VersionKind {
         match s {
             "named" => VersionKind::Named,
             "restore" => VersionKind::Restore,
@@ -112,7 +112,7 @@ pub fn encode(state: &VersionState) -> Result<(Vec<u8>, usize)> {
         .map_err(|e| StorageError::Corrupt(format!("compressing a version: {e}")))
 }
 
-fn decode(body: &[u8]) -> Result<VersionState> {
+pub(crate) fn decode(body: &[u8]) -> Result<VersionState> {
     let mut json = Vec::new();
     DeflateDecoder::new(body)
         .read_to_end(&mut json)

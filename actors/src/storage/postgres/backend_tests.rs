@@ -16,10 +16,12 @@ use crate::collab::op::{Effect, LogEntry, Op};
 use crate::collab::rules::{apply_op, OpContext, DEFAULT_MAX_DEPTH};
 use crate::storage::documents::DocWrite;
 use crate::storage::log::LogRecord;
+use crate::storage::versions as lite_versions;
 use crate::storage::{accounts, documents as lite_docs, log as lite_log, migrate};
 
 use super::cluster;
 use super::testing::TempPostgres;
+use super::versions as pg_versions;
 use super::{documents as pg_docs, log as pg_log, migrate as pg_migrate, ownership};
 
 /// One PostgreSQL for every case (a fresh document each).
@@ -59,11 +61,11 @@ fn step() -> impl Strategy<Value = Step> {
 const KEYS: [&str; 4] = ["a0", "a1", "a2", "a3"];
 
 /// The write one step makes, as the document actor would build it (None: nothing changed).
-fn write_of(doc: &mut DocState, n: usize, s: &Step, tag: &str) -> Option<DocWrite> {
+fn write_of(doc: &mut DocState, n: usize, s: &Step, tag: &str, uid: &str) -> Option<DocWrite> {
     // Block IDs are unique across documents: each case's are its own.
     let b = |i: &u8| format!("blk_{tag}x{i}");
     let author = Author {
-        user_id: "usr_t".into(),
+        user_id: uid.into(),
         name: "T".into(),
     };
     let mut w = DocWrite {
@@ -150,7 +152,7 @@ fn write_of(doc: &mut DocState, n: usize, s: &Step, tag: &str) -> Option<DocWrit
             op_id: op_id.clone(),
             kind,
             client_id: "cl_t".into(),
-            user_id: "usr_t".into(),
+            user_id: uid.into(),
             at: w.now,
             effects,
         };
@@ -163,6 +165,32 @@ fn write_of(doc: &mut DocState, n: usize, s: &Step, tag: &str) -> Option<DocWrit
     w.head_after = doc.head_seq;
     w.blocks = changed.into_values().collect();
     (!w.log.is_empty() || !w.results.is_empty()).then_some(w)
+}
+
+/// Both backends list the same versions with the same states.
+fn same_versions(lite: &rusqlite::Connection, pgc: &mut postgres::Client, doc_id: &str) {
+    let a = lite_versions::list(lite, doc_id).unwrap();
+    let b = pg_versions::list(pgc, doc_id).unwrap();
+    assert_eq!(a, b);
+    for m in &a {
+        assert_eq!(
+            lite_versions::get(lite, doc_id, &m.version_id).unwrap(),
+            pg_versions::get(pgc, doc_id, &m.version_id).unwrap()
+        );
+    }
+    assert_eq!(
+        lite_versions::latest(lite, doc_id).unwrap(),
+        pg_versions::latest(pgc, doc_id).unwrap()
+    );
+    let mine = |v: Vec<crate::storage::versions::Retained>| {
+        v.into_iter()
+            .filter(|r| r.doc_id == doc_id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        mine(lite_versions::automatic_older_than(lite, i64::MAX).unwrap()),
+        mine(pg_versions::automatic_older_than(pgc, i64::MAX).unwrap())
+    );
 }
 
 fn same_state(a: &DocState, b: &DocState) {
@@ -192,6 +220,11 @@ fn run_case(case: usize, steps: Vec<Step>) {
     let user = accounts::create_user(&lite, "t", "T", false, 0).unwrap();
     lite_docs::create(&lite, &doc_id, &user.id, "start", None, 0).unwrap();
     let mut pgc = pg().client();
+    pgc.execute(
+        "INSERT INTO users (id, name, display_name, created_at) VALUES ($1, $2, $3, 0)",
+        &[&user.id, &tag, &user.display_name],
+    )
+    .unwrap();
     pg_docs::create(&mut pgc, &doc_id, &user.id, "start", None, 0).unwrap();
     let me =
         cluster::register(&mut pgc, "node-t", "t", std::time::Duration::from_secs(60)).unwrap();
@@ -202,7 +235,7 @@ fn run_case(case: usize, steps: Vec<Step>) {
 
     let mut doc = DocState::new(&doc_id, "start");
     for (n, s) in steps.iter().enumerate() {
-        let Some(w) = write_of(&mut doc, n, s, &tag) else {
+        let Some(w) = write_of(&mut doc, n, s, &tag, &user.id) else {
             continue;
         };
         let tx = lite.transaction().unwrap();
@@ -211,6 +244,43 @@ fn run_case(case: usize, steps: Vec<Step>) {
         let mut tx = pgc.transaction().unwrap();
         pg_docs::apply_write(&mut tx, &w, epoch).unwrap();
         tx.commit().unwrap();
+        if n % 4 == 3 {
+            // A version of the state as it is now, kept by both.
+            let v = crate::storage::versions::NewVersion {
+                version_id: format!("ver_{tag}_{n}"),
+                doc_id: doc_id.clone(),
+                seq: doc.head_seq,
+                at: 2_000 + n as i64,
+                kind: if n % 8 == 3 {
+                    crate::storage::versions::VersionKind::Named
+                } else {
+                    crate::storage::versions::VersionKind::Auto
+                },
+                name: (n % 8 == 3).then(|| format!("v{n}")),
+                created_by: Some(user.id.clone()),
+                state: crate::storage::versions::VersionState {
+                    title: doc.title.clone(),
+                    blocks: doc.blocks().filter(|b| !b.deleted).cloned().collect(),
+                },
+            };
+            lite_versions::insert(&lite, &v).unwrap();
+            pg_versions::reserve(&mut pgc, &v, epoch).unwrap();
+            let (body, raw) = lite_versions::encode(&v.state).unwrap();
+            pg_versions::fill(&mut pgc, &doc_id, &v.version_id, &body, raw).unwrap();
+        }
+    }
+    same_versions(&lite, &mut pgc, &doc_id);
+    if let Some(first) = lite_versions::list(&lite, &doc_id).unwrap().last().cloned() {
+        let id = first.version_id.as_str();
+        assert_eq!(
+            lite_versions::delete_named(&lite, &doc_id, id).unwrap(),
+            pg_versions::delete_named(&mut pgc, &doc_id, id).unwrap()
+        );
+        assert_eq!(
+            lite_versions::rename(&lite, &doc_id, id, "renamed").unwrap(),
+            pg_versions::rename(&mut pgc, &doc_id, id, "renamed").unwrap()
+        );
+        same_versions(&lite, &mut pgc, &doc_id);
     }
     same_state(
         &lite_docs::load(&lite, &doc_id).unwrap(),
@@ -262,7 +332,7 @@ fn run_case(case: usize, steps: Vec<Step>) {
     for blk in &blocks {
         let strip = |v: Vec<crate::storage::log::BlockChange>| {
             v.into_iter()
-                .map(|c| (c.seq, c.kind, c.content, c.parent_id, c.deleted))
+                .map(|c| (c.seq, c.name, c.kind, c.content, c.parent_id, c.deleted))
                 .collect::<Vec<_>>()
         };
         assert_eq!(

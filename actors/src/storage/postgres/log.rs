@@ -89,7 +89,7 @@ pub fn precheck<'a>(
 }
 
 /// The changes of one bullet still in the log, newest first, below `before`, at most
-/// `limit` (authors' names come with accounts in cluster mode; until then the user ID).
+/// `limit`, with the authors' names (their user IDs when the account is gone).
 pub fn block_history(
     c: &mut impl GenericClient,
     doc_id: &str,
@@ -98,8 +98,9 @@ pub fn block_history(
     limit: usize,
 ) -> Result<Vec<BlockChange>> {
     let rows = c.query(
-        "SELECT o.seq, o.at, o.user_id, o.kind, o.entry
+        "SELECT o.seq, o.at, o.user_id, o.kind, o.entry, u.display_name
            FROM block_changes b JOIN doc_ops o ON o.doc_id = b.doc_id AND o.seq = b.seq
+           LEFT JOIN users u ON u.id = o.user_id
           WHERE b.doc_id = $1 AND b.block_id = $2 AND b.seq < $3
           ORDER BY b.seq DESC LIMIT $4",
         &[&doc_id, &block_id, &before, &(limit as i64)],
@@ -116,10 +117,11 @@ pub fn block_history(
         let purged = block.is_none();
         let user_id: String = r.get(2);
         let kind: String = r.get(3);
+        let name: Option<String> = r.get(5);
         out.push(BlockChange {
             seq,
             at: r.get(1),
-            name: user_id.clone(),
+            name: name.unwrap_or_else(|| user_id.clone()),
             user_id,
             kind: if purged { "purge".into() } else { kind },
             content: block.as_ref().map(|b| b.content.clone()),

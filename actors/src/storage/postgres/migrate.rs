@@ -5,9 +5,10 @@ use postgres::Client;
 
 use super::super::error::Result;
 
-const SQL: [&str; 2] = [
+const SQL: [&str; 3] = [
     include_str!("../../../../migrations/postgres/0001_cluster_core.sql"),
     include_str!("../../../../migrations/postgres/0002_accounts_sharing.sql"),
+    include_str!("../../../../migrations/postgres/0003_history.sql"),
 ];
 
 /// Applies the migrations this database has not had yet (each file whole, in one

@@ -14,6 +14,7 @@ pub mod log;
 pub mod migrate;
 pub mod ownership;
 pub mod roles;
+pub mod versions;
 
 #[cfg(test)]
 mod backend_tests;
