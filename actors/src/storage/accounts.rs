@@ -26,7 +26,7 @@ pub fn hash_token(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-fn random_token() -> String {
+pub(crate) fn random_token() -> String {
     let mut bytes = [0u8; 32];
     OsRng.try_fill_bytes(&mut bytes).expect("OS random source");
     format!("dst_{}", hex::encode(bytes))

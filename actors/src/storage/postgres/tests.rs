@@ -314,3 +314,88 @@ fn rights_changes_move_the_access_epoch_and_notify() {
         .unwrap();
     assert_eq!(epoch(&mut c), before + 2, "the trash is a right");
 }
+
+/// Accounts behave as on SQLite: names unique whatever their case, tokens and sessions
+/// found by their secret only (stored hashed), a new password ends every session, a
+/// session ends by the clock or by logout, a client ID stays with its first user.
+#[test]
+fn accounts_tokens_sessions_and_client_ids() {
+    use super::accounts as acc;
+    let (_pg, mut c) = fresh();
+    let ann = acc::create_user(&mut c, "Ann", "Ann A.", false, 1).unwrap();
+    assert!(matches!(
+        acc::create_user(&mut c, "ANN", "x", false, 1),
+        Err(StorageError::Conflict(_))
+    ));
+    assert_eq!(acc::user_by_name(&mut c, "aNN").unwrap(), Some(ann.clone()));
+    assert_eq!(acc::user_by_id(&mut c, &ann.id).unwrap(), Some(ann.clone()));
+    let bob = acc::create_user(&mut c, "bob", "Bob", true, 1).unwrap();
+
+    let (tid, secret) = acc::create_token_with_id(&mut c, &ann.id, "laptop", 5).unwrap();
+    assert_eq!(
+        acc::user_by_token(&mut c, &secret).unwrap(),
+        Some(ann.clone())
+    );
+    assert_eq!(acc::user_by_token(&mut c, "dst_nope").unwrap(), None);
+    let stored: i64 = c
+        .query_one(
+            "SELECT count(*) FROM api_tokens WHERE token_hash = $1",
+            &[&secret],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(stored, 0, "the secret itself is never stored");
+    assert_eq!(
+        acc::list_tokens(&mut c, &ann.id).unwrap()[0].label,
+        "laptop"
+    );
+    assert!(
+        !acc::delete_token(&mut c, &bob.id, &tid).unwrap(),
+        "only one's own"
+    );
+    assert!(acc::delete_token(&mut c, &ann.id, &tid).unwrap());
+    assert_eq!(acc::user_by_token(&mut c, &secret).unwrap(), None);
+
+    let s1 = acc::create_login_session(&mut c, &ann.id, 100, 50).unwrap();
+    assert_eq!(
+        acc::user_by_session_until(&mut c, &s1, 149).unwrap(),
+        Some((ann.clone(), 150))
+    );
+    assert_eq!(
+        acc::user_by_session_until(&mut c, &s1, 150).unwrap(),
+        None,
+        "ended by the clock"
+    );
+    let s2 = acc::create_login_session(&mut c, &ann.id, 100, 1_000).unwrap();
+    acc::set_password_hash(&mut c, &ann.id, "$argon2id$phc").unwrap();
+    assert_eq!(
+        acc::user_by_session_until(&mut c, &s2, 101).unwrap(),
+        None,
+        "a new password ends sessions"
+    );
+    assert_eq!(
+        acc::login_record(&mut c, "ann")
+            .unwrap()
+            .unwrap()
+            .1
+            .as_deref(),
+        Some("$argon2id$phc")
+    );
+    let s3 = acc::create_login_session(&mut c, &ann.id, 100, 1_000).unwrap();
+    assert!(acc::end_login_session(&mut c, &s3).unwrap());
+    assert!(!acc::end_login_session(&mut c, &s3).unwrap());
+    assert!(matches!(
+        acc::set_password_hash(&mut c, "usr_none", "x"),
+        Err(StorageError::NotFound(_))
+    ));
+
+    assert_eq!(acc::client_owner(&mut c, "cl_1").unwrap(), None);
+    assert_eq!(
+        acc::claim_client(&mut c, "cl_1", &ann.id, 1).unwrap(),
+        ann.id
+    );
+    assert_eq!(
+        acc::claim_client(&mut c, "cl_1", &bob.id, 2).unwrap(),
+        ann.id
+    );
+}
