@@ -21,6 +21,7 @@ use crate::storage::{accounts, documents as lite_docs, log as lite_log, migrate}
 
 use super::cluster;
 use super::testing::TempPostgres;
+use super::upkeep as pg_upkeep;
 use super::versions as pg_versions;
 use super::{documents as pg_docs, log as pg_log, migrate as pg_migrate, ownership};
 
@@ -193,6 +194,20 @@ fn same_versions(lite: &rusqlite::Connection, pgc: &mut postgres::Client, doc_id
     );
 }
 
+/// A log page as comparable values.
+fn records(v: Vec<Arc<LogRecord>>) -> Vec<(i64, String, String, String)> {
+    v.iter()
+        .map(|r| {
+            (
+                r.seq,
+                r.op_id.clone(),
+                r.kind.clone(),
+                r.json.get().to_string(),
+            )
+        })
+        .collect()
+}
+
 fn same_state(a: &DocState, b: &DocState) {
     let blocks = |d: &DocState| {
         d.blocks()
@@ -269,6 +284,56 @@ fn run_case(case: usize, steps: Vec<Step>) {
             pg_versions::fill(&mut pgc, &doc_id, &v.version_id, &body, raw).unwrap();
         }
     }
+    // Open conflict copies (stale base versions made some).
+    assert_eq!(
+        crate::storage::conflicts::in_document(&lite, &doc_id, 100).unwrap(),
+        pg_upkeep::conflicts_in_document(&mut pgc, &doc_id, 100).unwrap()
+    );
+    // Compaction: the floor raised to half the log, the rows below it deleted in chunks.
+    let half = 1_000 + steps.len() as i64 / 2;
+    let r = crate::storage::compaction::Retention::default();
+    let mine = |v: Vec<String>| v.contains(&doc_id);
+    assert_eq!(
+        mine(crate::storage::compaction::due_documents(&lite, half + 30 * 86_400_000, &r).unwrap()),
+        mine(pg_upkeep::due_documents(&mut pgc, half + 30 * 86_400_000, &r).unwrap())
+    );
+    let fa = crate::storage::compaction::raise_floor(&lite, &doc_id, half, doc.head_seq).unwrap();
+    let fb = pg_upkeep::raise_floor(&mut pgc, &doc_id, half, doc.head_seq).unwrap();
+    assert_eq!(fa, fb);
+    assert_eq!(
+        crate::storage::compaction::delete_block_changes(&lite, &doc_id, fa).unwrap(),
+        pg_upkeep::delete_block_changes(&mut pgc, &doc_id, fb).unwrap()
+    );
+    assert_eq!(
+        crate::storage::compaction::delete_log_chunk(&lite, &doc_id, fa, 3).unwrap(),
+        pg_upkeep::delete_log_chunk(&mut pgc, &doc_id, fb, 3).unwrap()
+    );
+    assert_eq!(
+        crate::storage::compaction::delete_results_chunk(&lite, &doc_id, half, 1_000).unwrap(),
+        pg_upkeep::delete_results_chunk(&mut pgc, &doc_id, half, 1_000).unwrap()
+    );
+    assert_eq!(
+        records(lite_log::read_after(&lite, &doc_id, 0, doc.head_seq, 100).unwrap()),
+        records(pg_log::read_after(&mut pgc, &doc_id, 0, doc.head_seq, 100).unwrap()),
+        "the log after compaction"
+    );
+    // The trash.
+    assert_eq!(
+        crate::storage::trash::trash(&lite, &doc_id, &user.id, 7).unwrap(),
+        pg_upkeep::trash(&mut pgc, &doc_id, &user.id, 7).unwrap()
+    );
+    assert_eq!(
+        crate::storage::trash::list(&lite, &user.id, 100).unwrap(),
+        pg_upkeep::list_trash(&mut pgc, &user.id, 100).unwrap()
+    );
+    assert_eq!(
+        mine(crate::storage::trash::due(&lite, 8).unwrap()),
+        mine(pg_upkeep::trash_due(&mut pgc, 8).unwrap())
+    );
+    assert_eq!(
+        crate::storage::trash::untrash(&lite, &doc_id, &user.id).unwrap(),
+        pg_upkeep::untrash(&mut pgc, &doc_id, &user.id).unwrap()
+    );
     same_versions(&lite, &mut pgc, &doc_id);
     if let Some(first) = lite_versions::list(&lite, &doc_id).unwrap().last().cloned() {
         let id = first.version_id.as_str();
@@ -286,18 +351,6 @@ fn run_case(case: usize, steps: Vec<Step>) {
         &lite_docs::load(&lite, &doc_id).unwrap(),
         &pg_docs::load(&mut pgc, &doc_id).unwrap(),
     );
-    let records = |v: Vec<Arc<LogRecord>>| {
-        v.iter()
-            .map(|r| {
-                (
-                    r.seq,
-                    r.op_id.clone(),
-                    r.kind.clone(),
-                    r.json.get().to_string(),
-                )
-            })
-            .collect::<Vec<_>>()
-    };
     for after in [0, 1, doc.head_seq / 2] {
         assert_eq!(
             records(lite_log::read_after(&lite, &doc_id, after, doc.head_seq, 7).unwrap()),
