@@ -23,14 +23,14 @@ pub enum Access {
 }
 
 impl Access {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Access::Read => "read",
             Access::Write => "write",
         }
     }
 
-    fn parse(s: &str) -> Access {
+    pub(crate) fn parse(s: &str) -> Access {
         if s == "write" {
             Access::Write
         } else {

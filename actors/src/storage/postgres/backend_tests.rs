@@ -17,6 +17,7 @@ use crate::collab::rules::{apply_op, OpContext, DEFAULT_MAX_DEPTH};
 use crate::storage::documents::DocWrite;
 use crate::storage::log::LogRecord;
 use crate::storage::versions as lite_versions;
+use crate::storage::StorageError;
 use crate::storage::{accounts, documents as lite_docs, log as lite_log, migrate};
 
 use super::cluster;
@@ -618,5 +619,284 @@ proptest! {
     #[test]
     fn both_backends_give_everyone_the_same_role(w in world()) {
         check_roles(w);
+    }
+}
+
+/// One sharing operation, on logical people, teams, folders and documents.
+#[derive(Debug, Clone)]
+enum ShareOp {
+    CreateTeam(u8),
+    SetMembers(u8, Vec<u8>),
+    LeaveTeam(u8, u8),
+    CreateFolder(u8, Option<u8>),
+    MoveFolder(u8, Option<u8>),
+    DeleteFolder(u8),
+    DocFolder(u8, Option<u8>),
+    DocShares(u8, Vec<(bool, u8, bool)>),
+    FolderShares(u8, Vec<(bool, u8, bool)>),
+    LeaveDocShare(u8, u8),
+    Trash(u8, bool),
+}
+
+fn share_op() -> impl Strategy<Value = ShareOp> {
+    let u = 0..USERS;
+    let t = 0..TEAMS;
+    let f = 0..FOLDERS as u8;
+    let d = 0..DOCS as u8;
+    let shares = prop::collection::vec((any::<bool>(), 0..USERS, any::<bool>()), 0..4);
+    prop_oneof![
+        u.clone().prop_map(ShareOp::CreateTeam),
+        (t.clone(), prop::collection::vec(u.clone(), 0..4))
+            .prop_map(|(t, m)| ShareOp::SetMembers(t, m)),
+        (t.clone(), u.clone()).prop_map(|(t, u)| ShareOp::LeaveTeam(t, u)),
+        (u.clone(), prop::option::of(f.clone())).prop_map(|(u, p)| ShareOp::CreateFolder(u, p)),
+        (f.clone(), prop::option::of(f.clone())).prop_map(|(a, p)| ShareOp::MoveFolder(a, p)),
+        f.clone().prop_map(ShareOp::DeleteFolder),
+        (d.clone(), prop::option::of(f.clone())).prop_map(|(d, p)| ShareOp::DocFolder(d, p)),
+        (d.clone(), shares.clone()).prop_map(|(d, s)| ShareOp::DocShares(d, s)),
+        (f.clone(), shares).prop_map(|(f, s)| ShareOp::FolderShares(f, s)),
+        (d.clone(), u.clone()).prop_map(|(d, u)| ShareOp::LeaveDocShare(d, u)),
+        (d, any::<bool>()).prop_map(|(d, on)| ShareOp::Trash(d, on)),
+    ]
+}
+
+/// IDs the backends made for logical teams and folders (each backend names its own).
+#[derive(Default)]
+struct Made {
+    teams: BTreeMap<u8, String>,
+    folders: BTreeMap<u8, String>,
+}
+
+fn check_sharing(ops: Vec<ShareOp>) {
+    use super::sharing as ps;
+    use crate::storage::sharing::{self as ls, Access, Share, ShareKind};
+    let tag = uuid::Uuid::new_v4().simple().to_string();
+    let mut lite = rusqlite::Connection::open_in_memory().unwrap();
+    migrate::apply(&mut lite).unwrap();
+    let mut pgc = pg().client();
+    let user = |i: u8| format!("usr_{tag}_{i}");
+    let doc = |i: u8| format!("doc_{tag}_{i}");
+    for i in 0..USERS {
+        lite.execute(
+            "INSERT INTO users (id, name, display_name, created_at) VALUES (?1, ?1, ?1, 0)",
+            [&user(i)],
+        )
+        .unwrap();
+        pgc.execute(
+            "INSERT INTO users (id, name, display_name, created_at) VALUES ($1, $1, $1, 0)",
+            &[&user(i)],
+        )
+        .unwrap();
+    }
+    for i in 0..DOCS as u8 {
+        let owner = user(i % USERS);
+        lite_docs::create(&lite, &doc(i), &owner, "d", None, 0).unwrap();
+        pg_docs::create(&mut pgc, &doc(i), &owner, "d", None, 0).unwrap();
+    }
+    let (mut l, mut p) = (Made::default(), Made::default());
+    let outcome = |r: &Result<(), StorageError>| {
+        r.as_ref()
+            .map_err(std::mem::discriminant)
+            .map(|_| ())
+    };
+    for op in &ops {
+        let (a, b): (Result<(), StorageError>, Result<(), StorageError>) = match op {
+            ShareOp::CreateTeam(u) => {
+                let n = l.teams.len() as u8;
+                if n >= TEAMS {
+                    continue;
+                }
+                let ta = ls::create_team(&lite, &format!("t{n}"), &user(*u), 1).unwrap();
+                let tb = ps::create_team(&mut pgc, &format!("t{n}"), &user(*u), 1).unwrap();
+                l.teams.insert(n, ta.team_id);
+                p.teams.insert(n, tb.team_id);
+                (Ok(()), Ok(()))
+            }
+            ShareOp::SetMembers(t, m) => {
+                let (Some(ta), Some(tb)) = (l.teams.get(t).cloned(), p.teams.get(t).cloned())
+                else {
+                    continue;
+                };
+                let owner = ls::team(&lite, &ta).unwrap().unwrap().owner_id;
+                let members: Vec<String> = m.iter().map(|u| user(*u)).collect();
+                (
+                    ls::set_members(&lite, &ta, &owner, &members),
+                    ps::set_members(&mut pgc, &tb, &owner, &members),
+                )
+            }
+            ShareOp::LeaveTeam(t, u) => {
+                let (Some(ta), Some(tb)) = (l.teams.get(t).cloned(), p.teams.get(t).cloned())
+                else {
+                    continue;
+                };
+                assert_eq!(
+                    ls::leave_team(&lite, &ta, &user(*u)).unwrap(),
+                    ps::leave_team(&mut pgc, &tb, &user(*u)).unwrap()
+                );
+                continue;
+            }
+            ShareOp::CreateFolder(u, parent) => {
+                let n = (0..FOLDERS as u8).find(|i| !l.folders.contains_key(i));
+                let Some(n) = n else { continue };
+                let pa = parent.and_then(|x| l.folders.get(&x).cloned());
+                let pb = parent.and_then(|x| p.folders.get(&x).cloned());
+                let fa = ls::create_folder(&lite, &format!("f{n}"), &user(*u), pa.as_deref(), 1)
+                    .unwrap();
+                let fb = ps::create_folder(&mut pgc, &format!("f{n}"), &user(*u), pb.as_deref(), 1)
+                    .unwrap();
+                l.folders.insert(n, fa.folder_id);
+                p.folders.insert(n, fb.folder_id);
+                continue;
+            }
+            ShareOp::MoveFolder(f, parent) => {
+                let (Some(fa), Some(fb)) = (l.folders.get(f).cloned(), p.folders.get(f).cloned())
+                else {
+                    continue;
+                };
+                let pa = parent.and_then(|x| l.folders.get(&x).cloned());
+                let pb = parent.and_then(|x| p.folders.get(&x).cloned());
+                let ra = ls::move_folder(&lite, &fa, pa.as_deref());
+                let rb = ps::move_folder(&mut pgc, &fb, pb.as_deref());
+                if let (Ok(mut x), Ok(mut y)) = (ra.as_ref().cloned(), rb.as_ref().cloned()) {
+                    x.sort();
+                    y.sort();
+                    assert_eq!(x, y, "documents moved with {op:?}");
+                }
+                (ra.map(|_| ()), rb.map(|_| ()))
+            }
+            ShareOp::DeleteFolder(f) => {
+                let (Some(fa), Some(fb)) = (l.folders.remove(f), p.folders.remove(f)) else {
+                    continue;
+                };
+                let mut x = ls::delete_folder(&lite, &fa, 2).unwrap();
+                let mut y = ps::delete_folder(&mut pgc, &fb, 2).unwrap();
+                x.sort();
+                y.sort();
+                assert_eq!(x, y);
+                continue;
+            }
+            ShareOp::DocFolder(d, f) => {
+                let fa = f.and_then(|x| l.folders.get(&x).cloned());
+                let fb = f.and_then(|x| p.folders.get(&x).cloned());
+                ls::set_doc_folder(&lite, &doc(*d), fa.as_deref(), 3).unwrap();
+                ps::set_doc_folder(&mut pgc, &doc(*d), fb.as_deref(), 3).unwrap();
+                continue;
+            }
+            ShareOp::DocShares(d, list) | ShareOp::FolderShares(d, list) => {
+                let share = |m: &Made, (to_team, who, write): &(bool, u8, bool)| Share {
+                    kind: if *to_team {
+                        ShareKind::Team
+                    } else {
+                        ShareKind::User
+                    },
+                    id: if *to_team {
+                        m.teams
+                            .get(&(who % TEAMS))
+                            .cloned()
+                            .unwrap_or_else(|| format!("team_gone_{who}"))
+                    } else {
+                        user(*who)
+                    },
+                    access: if *write { Access::Write } else { Access::Read },
+                };
+                let sa: Vec<Share> = list.iter().map(|x| share(&l, x)).collect();
+                let sb: Vec<Share> = list.iter().map(|x| share(&p, x)).collect();
+                if let ShareOp::DocShares(..) = op {
+                    let owner = ls::doc_owner(&lite, &doc(*d)).unwrap().unwrap();
+                    (
+                        ls::set_doc_shares(&lite, &doc(*d), &owner, &sa),
+                        ps::set_doc_shares(&mut pgc, &doc(*d), &owner, &sb),
+                    )
+                } else {
+                    let (Some(fa), Some(fb)) =
+                        (l.folders.get(d).cloned(), p.folders.get(d).cloned())
+                    else {
+                        continue;
+                    };
+                    (
+                        ls::set_folder_shares(&lite, &fa, &sa),
+                        ps::set_folder_shares(&mut pgc, &fb, &sb),
+                    )
+                }
+            }
+            ShareOp::LeaveDocShare(d, u) => {
+                assert_eq!(
+                    ls::leave_doc_share(&lite, &doc(*d), &user(*u)).unwrap(),
+                    ps::leave_doc_share(&mut pgc, &doc(*d), &user(*u)).unwrap()
+                );
+                continue;
+            }
+            ShareOp::Trash(d, on) => {
+                let owner = user(*d % USERS);
+                if *on {
+                    assert_eq!(
+                        crate::storage::trash::trash(&lite, &doc(*d), &owner, 4).unwrap(),
+                        pg_upkeep::trash(&mut pgc, &doc(*d), &owner, 4).unwrap()
+                    );
+                } else {
+                    assert_eq!(
+                        crate::storage::trash::untrash(&lite, &doc(*d), &owner).unwrap(),
+                        pg_upkeep::untrash(&mut pgc, &doc(*d), &owner).unwrap()
+                    );
+                }
+                continue;
+            }
+        };
+        assert_eq!(outcome(&a), outcome(&b), "{op:?}: {a:?} vs {b:?}");
+    }
+    // Everyone's rights, on every document and folder, are the same.
+    let category = |g: &Option<crate::storage::roles::Grant>| {
+        g.as_ref()
+            .map(|g| (g.role, g.via.split(':').next().unwrap_or("").to_string()))
+    };
+    for u in 0..USERS {
+        for d in 0..DOCS as u8 {
+            let a = crate::storage::roles::doc_grant(&lite, &user(u), &doc(d)).unwrap();
+            let b = super::roles::doc_grant(&mut pgc, &user(u), &doc(d)).unwrap();
+            assert_eq!(
+                category(&a),
+                category(&b),
+                "user {u} on doc {d} after {ops:?}"
+            );
+        }
+        for (f, fa) in &l.folders {
+            let fb = &p.folders[f];
+            assert_eq!(
+                crate::storage::roles::folder_role(&lite, &user(u), fa).unwrap(),
+                super::roles::folder_role(&mut pgc, &user(u), fb).unwrap(),
+                "user {u} on folder {f} after {ops:?}"
+            );
+        }
+        let mut a = crate::storage::roles::readable_doc_ids(&lite, &user(u)).unwrap();
+        let mut b = super::roles::readable_doc_ids(&mut pgc, &user(u)).unwrap();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b);
+        let teams = |v: Vec<crate::storage::sharing::Team>| {
+            let mut v: Vec<(String, Vec<String>)> =
+                v.into_iter().map(|t| (t.name, t.members)).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            teams(ls::my_teams(&lite, &user(u)).unwrap()),
+            teams(ps::my_teams(&mut pgc, &user(u)).unwrap())
+        );
+    }
+    for d in 0..DOCS as u8 {
+        assert_eq!(
+            crate::storage::roles::is_shared(&lite, &doc(d)).unwrap(),
+            super::roles::is_shared(&mut pgc, &doc(d)).unwrap(),
+            "shared? doc {d} after {ops:?}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn sharing_operations_end_in_the_same_rights(ops in prop::collection::vec(share_op(), 1..25)) {
+        check_sharing(ops);
     }
 }

@@ -15,6 +15,7 @@ pub mod log;
 pub mod migrate;
 pub mod ownership;
 pub mod roles;
+pub mod sharing;
 pub mod upkeep;
 pub mod versions;
 

@@ -98,3 +98,60 @@ pub fn readable_doc_ids(c: &mut impl GenericClient, user_id: &str) -> Result<Vec
     )?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
+
+/// Whether anyone besides the owner can open the document (PROTOCOL §5 `shared`).
+pub fn is_shared(c: &mut impl GenericClient, doc_id: &str) -> Result<bool> {
+    let direct: bool = c
+        .query_one(
+            "SELECT EXISTS(SELECT 1 FROM doc_shares WHERE doc_id = $1)
+                 OR EXISTS(SELECT 1 FROM doc_team_shares WHERE doc_id = $1)",
+            &[&doc_id],
+        )?
+        .get(0);
+    if direct {
+        return Ok(true);
+    }
+    let Some(doc) = c.query_opt(
+        "SELECT owner_id, folder_id FROM documents WHERE id = $1",
+        &[&doc_id],
+    )?
+    else {
+        return Ok(false);
+    };
+    let (owner, folder): (String, Option<String>) = (doc.get(0), doc.get(1));
+    let Some(folder) = folder else {
+        return Ok(false);
+    };
+    let sql = format!(
+        "{ANCESTORS}
+         SELECT EXISTS(SELECT 1 FROM chain c JOIN workspace_folder_shares s ON s.folder_id = c.id)
+             OR EXISTS(SELECT 1 FROM chain c WHERE c.owner_id <> $2)"
+    );
+    Ok(c.query_one(&sql, &[&folder, &owner])?.get(0))
+}
+
+/// What the user may do with a folder: the highest of ownership and shares on it or any
+/// ancestor (owner only for the folder's own owner).
+pub fn folder_role(
+    c: &mut impl GenericClient,
+    user_id: &str,
+    folder_id: &str,
+) -> Result<Option<Role>> {
+    let sql = format!(
+        "{ANCESTORS}
+         SELECT CASE WHEN c.owner_id = $2 AND c.depth = 0 THEN 'owner' ELSE 'write' END FROM chain c WHERE c.owner_id = $2
+         UNION ALL
+         SELECT s.access FROM chain c JOIN workspace_folder_shares s ON s.folder_id = c.id
+          WHERE (s.kind = 'user' AND s.principal_id = $2)
+             OR (s.kind = 'team' AND s.principal_id IN (SELECT team_id FROM team_members WHERE user_id = $2))"
+    );
+    let mut best: Option<Role> = None;
+    for r in c.query(&sql, &[&folder_id, &user_id])? {
+        let role = match r.get::<_, &str>(0) {
+            "owner" => Role::Owner,
+            a => Role::from_access(a),
+        };
+        best = best.max(Some(role));
+    }
+    Ok(best)
+}
