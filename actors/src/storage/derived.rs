@@ -237,29 +237,39 @@ pub fn markdown_export(conn: &Connection, doc_id: &str, title: &str) -> Result<M
             ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut children: std::collections::HashMap<Option<String>, Vec<(String, String, String)>> =
-        std::collections::HashMap::new();
-    for (id, parent, key, line) in rows {
-        children.entry(parent).or_default().push((key, id, line));
-    }
-    for v in children.values_mut() {
-        v.sort();
-    }
-    let mut ordered = Vec::new();
-    let mut stack: Vec<(usize, (String, String, String))> = children
-        .remove(&None)
-        .map(|v| v.into_iter().rev().map(|c| (0, c)).collect())
-        .unwrap_or_default();
-    while let Some((depth, (_, id, line))) = stack.pop() {
-        if let Some(kids) = children.remove(&Some(id)) {
-            stack.extend(kids.into_iter().rev().map(|k| (depth + 1, k)));
+    Ok(MarkdownExport::from_rows(rows, title))
+}
+
+impl MarkdownExport {
+    /// Orders `(id, parent, order key, line)` rows with an explicit stack (any backend's).
+    pub fn from_rows(
+        rows: Vec<(String, Option<String>, String, String)>,
+        title: &str,
+    ) -> MarkdownExport {
+        let mut children: std::collections::HashMap<Option<String>, Vec<(String, String, String)>> =
+            std::collections::HashMap::new();
+        for (id, parent, key, line) in rows {
+            children.entry(parent).or_default().push((key, id, line));
         }
-        ordered.push((depth, line));
+        for v in children.values_mut() {
+            v.sort();
+        }
+        let mut ordered = Vec::new();
+        let mut stack: Vec<(usize, (String, String, String))> = children
+            .remove(&None)
+            .map(|v| v.into_iter().rev().map(|c| (0, c)).collect())
+            .unwrap_or_default();
+        while let Some((depth, (_, id, line))) = stack.pop() {
+            if let Some(kids) = children.remove(&Some(id)) {
+                stack.extend(kids.into_iter().rev().map(|k| (depth + 1, k)));
+            }
+            ordered.push((depth, line));
+        }
+        MarkdownExport {
+            title: (!title.is_empty()).then(|| format!("# {title}\n\n")),
+            lines: ordered.into_iter(),
+        }
     }
-    Ok(MarkdownExport {
-        title: (!title.is_empty()).then(|| format!("# {title}\n\n")),
-        lines: ordered.into_iter(),
-    })
 }
 
 /// The whole export as one string (for tests and small documents).

@@ -21,6 +21,7 @@ use crate::storage::StorageError;
 use crate::storage::{accounts, documents as lite_docs, log as lite_log, migrate};
 
 use super::cluster;
+use super::derived as pg_derived;
 use super::testing::TempPostgres;
 use super::upkeep as pg_upkeep;
 use super::versions as pg_versions;
@@ -100,7 +101,18 @@ fn write_of(doc: &mut DocState, n: usize, s: &Step, tag: &str, uid: &str) -> Opt
                 json!({"kind": "insert", "blockId": b(a), "parentId": p.as_ref().map(b), "orderKey": KEYS[*k as usize], "content": format!("new {a}")})
             }
             Step::Text(a, t, v) => {
-                json!({"kind": "set_content", "blockId": b(a), "content": format!("text {t}"), "baseVersion": v})
+                // Some texts carry #tags and a link to another document (derived data).
+                let tagged = if t % 3 == 0 {
+                    format!(" #tag{t} #Été")
+                } else {
+                    String::new()
+                };
+                let linked = if t % 4 == 0 {
+                    format!(" see [[doc_{tag}_target]]")
+                } else {
+                    String::new()
+                };
+                json!({"kind": "set_content", "blockId": b(a), "content": format!("text {t}{tagged}{linked}"), "baseVersion": v})
             }
             Step::Move(a, p, k) => {
                 json!({"kind": "move", "blockId": b(a), "parentId": p.as_ref().map(b), "orderKey": KEYS[*k as usize]})
@@ -284,6 +296,54 @@ fn run_case(case: usize, steps: Vec<Step>) {
             let (body, raw) = lite_versions::encode(&v.state).unwrap();
             pg_versions::fill(&mut pgc, &doc_id, &v.version_id, &body, raw).unwrap();
         }
+    }
+    // Derived data and the reads over it.
+    assert_eq!(
+        crate::storage::derived::document_markdown(&lite, &doc_id, &doc.title).unwrap(),
+        pg_derived::markdown_export(&mut pgc, &doc_id, &doc.title)
+            .unwrap()
+            .collect::<String>()
+    );
+    let tags_a = crate::storage::search::tags(&lite, &user.id).unwrap();
+    let tags_b = pg_derived::tags(&mut pgc, &user.id).unwrap();
+    let counts = |v: &[crate::storage::search::TagCount]| {
+        v.iter()
+            .map(|t| (t.tag.clone(), t.blocks, t.documents))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(counts(&tags_a), counts(&tags_b));
+    let ids = |v: Vec<crate::storage::search::BlockHit>| {
+        let mut v: Vec<String> = v.into_iter().map(|h| h.block_id).collect();
+        v.sort();
+        v
+    };
+    for t in &tags_a {
+        assert_eq!(
+            ids(crate::storage::search::blocks_with_tag(&lite, &user.id, &t.tag, 100).unwrap()),
+            ids(pg_derived::blocks_with_tag(&mut pgc, &user.id, &t.tag, 100).unwrap()),
+            "#{}",
+            t.tag
+        );
+    }
+    let target = format!("doc_{tag}_target");
+    assert_eq!(
+        ids(crate::storage::search::backlinks(&lite, &user.id, &target, 100).unwrap()),
+        ids(pg_derived::backlinks(&mut pgc, &user.id, &target, 100).unwrap())
+    );
+    for q in [
+        "text",
+        "tex",
+        "new 3",
+        "text 4 tag",
+        "ete",
+        "see doc",
+        "nothing",
+    ] {
+        assert_eq!(
+            ids(crate::storage::search::search(&lite, &user.id, q, 100).unwrap()),
+            ids(pg_derived::search(&mut pgc, &user.id, q, 100).unwrap()),
+            "search {q:?}"
+        );
     }
     // Open conflict copies (stale base versions made some).
     assert_eq!(
@@ -694,11 +754,8 @@ fn check_sharing(ops: Vec<ShareOp>) {
         pg_docs::create(&mut pgc, &doc(i), &owner, "d", None, 0).unwrap();
     }
     let (mut l, mut p) = (Made::default(), Made::default());
-    let outcome = |r: &Result<(), StorageError>| {
-        r.as_ref()
-            .map_err(std::mem::discriminant)
-            .map(|_| ())
-    };
+    let outcome =
+        |r: &Result<(), StorageError>| r.as_ref().map_err(std::mem::discriminant).map(|_| ());
     for op in &ops {
         let (a, b): (Result<(), StorageError>, Result<(), StorageError>) = match op {
             ShareOp::CreateTeam(u) => {

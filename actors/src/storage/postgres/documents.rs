@@ -1,5 +1,5 @@
 //! Documents in PostgreSQL: create, load an actor's state, and apply one sync's effects
-//! (`DocWrite`) — fenced. The write's first statement moves the head only if the head is the
+//! (`DocWrite`, derived data included) — fenced. The write's first statement moves the head only if the head is the
 //! one the actor expects **and** the document's `owner_epoch` is the writer's; otherwise
 //! nothing is written and the error says which (`NotOwner` is not a head mismatch: the actor
 //! stops for good on this node instead of reloading). The row lock it takes also orders the
@@ -161,15 +161,19 @@ pub fn apply_write(tx: &mut Transaction, w: &DocWrite, epoch: i64) -> Result<()>
                 &b.deleted_by,
             ],
         )?;
-        if rid.is_none() {
+        let Some(rid) = rid else {
             return Err(StorageError::ForeignBlock(b.id.clone()));
-        }
+        };
+        super::derived::refresh_block(tx, &w.doc_id, rid.get(0), b, w.tags)?;
     }
     for id in &w.purged {
-        tx.execute(
-            "DELETE FROM blocks WHERE id = $1 AND doc_id = $2",
+        let gone = tx.query_opt(
+            "DELETE FROM blocks WHERE id = $1 AND doc_id = $2 RETURNING rid",
             &[id, &w.doc_id],
         )?;
+        if let Some(r) = gone {
+            super::derived::forget_block(tx, r.get(0), id)?;
+        }
         tx.execute(
             "INSERT INTO purged_blocks (id, doc_id, purged_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
             &[id, &w.doc_id, &w.now],

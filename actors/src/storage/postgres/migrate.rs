@@ -5,10 +5,11 @@ use postgres::Client;
 
 use super::super::error::Result;
 
-const SQL: [&str; 3] = [
+const SQL: [&str; 4] = [
     include_str!("../../../../migrations/postgres/0001_cluster_core.sql"),
     include_str!("../../../../migrations/postgres/0002_accounts_sharing.sql"),
     include_str!("../../../../migrations/postgres/0003_history.sql"),
+    include_str!("../../../../migrations/postgres/0004_derived.sql"),
 ];
 
 /// Applies the migrations this database has not had yet (each file whole, in one

@@ -10,6 +10,7 @@
 
 pub mod accounts;
 pub mod cluster;
+pub mod derived;
 pub mod documents;
 pub mod log;
 pub mod migrate;
