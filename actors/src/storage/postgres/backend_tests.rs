@@ -297,6 +297,14 @@ fn run_case(case: usize, steps: Vec<Step>) {
             pg_versions::fill(&mut pgc, &doc_id, &v.version_id, &body, raw).unwrap();
         }
     }
+    assert_eq!(
+        lite_docs::load_floor(&lite, &doc_id).unwrap(),
+        pg_docs::load_floor(&mut pgc, &doc_id).unwrap()
+    );
+    assert_eq!(
+        lite_docs::meta_title(&lite, &doc_id).unwrap(),
+        pg_docs::meta_title(&mut pgc, &doc_id).unwrap()
+    );
     // Derived data and the reads over it.
     assert_eq!(
         crate::storage::derived::document_markdown(&lite, &doc_id, &doc.title).unwrap(),
@@ -454,6 +462,30 @@ fn run_case(case: usize, steps: Vec<Step>) {
             strip(pg_log::block_history(&mut pgc, &doc_id, blk, i64::MAX, 100).unwrap()),
             "history of {blk}"
         );
+    }
+    // Purged for good: nothing of the document is left in any table.
+    assert!(lite_docs::delete(&lite, &doc_id).unwrap());
+    assert!(pg_docs::delete(&mut pgc, &doc_id).unwrap());
+    let tables: Vec<String> = pgc
+        .query(
+            "SELECT table_name::text FROM information_schema.columns
+              WHERE table_schema = 'public' AND column_name = 'doc_id'",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(tables.len() >= 10, "{tables:?}");
+    for t in tables {
+        let n: i64 = pgc
+            .query_one(
+                &format!("SELECT count(*) FROM {t} WHERE doc_id = $1"),
+                &[&doc_id],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 0, "{t} keeps rows of a deleted document");
     }
 }
 

@@ -213,3 +213,48 @@ pub fn apply_write(tx: &mut Transaction, w: &DocWrite, epoch: i64) -> Result<()>
     }
     Ok(())
 }
+
+pub fn set_icon(
+    c: &mut impl GenericClient,
+    doc_id: &str,
+    icon: Option<&str>,
+    now: i64,
+) -> Result<()> {
+    c.execute(
+        "UPDATE documents SET icon = $2, updated_at = $3 WHERE id = $1",
+        &[&doc_id, &icon, &now],
+    )?;
+    Ok(())
+}
+
+/// Removes a document and everything hanging off it, versions and derived data included.
+pub fn delete(c: &mut impl GenericClient, doc_id: &str) -> Result<bool> {
+    for sql in [
+        "DELETE FROM block_search WHERE doc_id = $1",
+        "DELETE FROM markdown_cache WHERE doc_id = $1",
+        "DELETE FROM block_tags WHERE doc_id = $1",
+        "DELETE FROM block_links WHERE doc_id = $1",
+        "DELETE FROM block_changes WHERE doc_id = $1",
+        "DELETE FROM doc_ops WHERE doc_id = $1",
+        "DELETE FROM doc_op_results WHERE doc_id = $1",
+        "DELETE FROM purged_blocks WHERE doc_id = $1",
+        "DELETE FROM doc_versions WHERE doc_id = $1",
+        "DELETE FROM blocks WHERE doc_id = $1",
+    ] {
+        c.execute(sql, &[&doc_id])?;
+    }
+    Ok(c.execute("DELETE FROM documents WHERE id = $1", &[&doc_id])? == 1)
+}
+
+pub fn load_floor(c: &mut impl GenericClient, doc_id: &str) -> Result<i64> {
+    c.query_opt("SELECT log_floor FROM documents WHERE id = $1", &[&doc_id])?
+        .map(|r| r.get(0))
+        .ok_or_else(|| StorageError::DocNotFound(doc_id.to_string()))
+}
+
+pub fn meta_title(c: &mut impl GenericClient, doc_id: &str) -> Result<Option<String>> {
+    Ok(
+        c.query_opt("SELECT title FROM documents WHERE id = $1", &[&doc_id])?
+            .map(|r| r.get(0)),
+    )
+}
