@@ -19,6 +19,7 @@ pub mod roles;
 pub mod sharing;
 pub mod upkeep;
 pub mod versions;
+pub mod writer;
 
 #[cfg(test)]
 mod backend_tests;

@@ -1,0 +1,199 @@
+//! The PostgreSQL writer: the SQLite writer's design (`storage::writer`) on a PostgreSQL
+//! connection. One thread owns the connection; jobs arrive over a channel in the order they
+//! were sent and run in that order, each in its own savepoint of one transaction, and
+//! whatever queued up meanwhile shares the next commit (group commit). A job's answer is
+//! released only after its transaction committed — with `synchronous_commit` on, that means
+//! on disk (and on the synchronous standby, when there is one). A failed job is undone alone
+//! (its savepoint); a failed commit fails every job of the batch.
+
+use std::sync::mpsc;
+use std::thread;
+
+use postgres::{Client, Transaction};
+use tokio::sync::oneshot;
+
+use super::super::error::{Result, StorageError};
+
+trait Job: Send {
+    /// Runs inside the open transaction; false when the job failed.
+    fn run(&mut self, tx: &mut Transaction<'_>) -> bool;
+    fn finish(self: Box<Self>, committed: std::result::Result<(), String>);
+}
+
+struct CallJob<T, F> {
+    f: Option<F>,
+    out: Option<Result<T>>,
+    reply: oneshot::Sender<Result<T>>,
+}
+
+impl<T, F> Job for CallJob<T, F>
+where
+    T: Send,
+    F: FnOnce(&mut Transaction<'_>) -> Result<T> + Send,
+{
+    fn run(&mut self, tx: &mut Transaction<'_>) -> bool {
+        let f = self.f.take().expect("job runs once");
+        let out = f(tx);
+        let ok = out.is_ok();
+        self.out = Some(out);
+        ok
+    }
+
+    fn finish(self: Box<Self>, committed: std::result::Result<(), String>) {
+        let out = match (self.out, committed) {
+            (Some(Ok(v)), Ok(())) => Ok(v),
+            (Some(Ok(_)), Err(e)) | (None, Err(e)) => Err(StorageError::Commit(e)),
+            (Some(Err(e)), _) => Err(e),
+            (None, Ok(())) => Err(StorageError::Commit("job did not run".into())),
+        };
+        let _ = self.reply.send(out);
+    }
+}
+
+#[derive(Clone)]
+pub struct PgWriter {
+    tx: mpsc::Sender<Box<dyn Job>>,
+}
+
+impl PgWriter {
+    /// Starts the writer thread on `client`; it stops when every handle is dropped.
+    pub fn start(client: Client, max_batch: usize) -> (PgWriter, thread::JoinHandle<()>) {
+        let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
+        let handle = thread::Builder::new()
+            .name("docsync-pg-writer".into())
+            .spawn(move || run_loop(client, rx, max_batch.max(1)))
+            .expect("spawn writer thread");
+        (PgWriter { tx }, handle)
+    }
+
+    /// Queues `f` for the next transaction; resolves once that transaction committed.
+    pub fn call<T, F>(&self, f: F) -> impl std::future::Future<Output = Result<T>> + use<T, F>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Transaction<'_>) -> Result<T> + Send + 'static,
+    {
+        let (reply, rx) = oneshot::channel();
+        let job: Box<dyn Job> = Box::new(CallJob {
+            f: Some(f),
+            out: None,
+            reply,
+        });
+        let sent = self.tx.send(job).is_ok();
+        async move {
+            if !sent {
+                return Err(StorageError::WriterGone);
+            }
+            rx.await.unwrap_or(Err(StorageError::WriterGone))
+        }
+    }
+}
+
+fn run_loop(mut client: Client, rx: mpsc::Receiver<Box<dyn Job>>, max_batch: usize) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while batch.len() < max_batch {
+            match rx.try_recv() {
+                Ok(j) => batch.push(j),
+                Err(_) => break,
+            }
+        }
+        let committed = run_batch(&mut client, &mut batch).map_err(|e| e.to_string());
+        for job in batch {
+            job.finish(committed.clone());
+        }
+    }
+}
+
+fn run_batch(
+    client: &mut Client,
+    batch: &mut [Box<dyn Job>],
+) -> std::result::Result<(), postgres::Error> {
+    let mut tx = client.transaction()?;
+    for job in batch.iter_mut() {
+        tx.batch_execute("SAVEPOINT job")?;
+        if job.run(&mut tx) {
+            tx.batch_execute("RELEASE SAVEPOINT job")?;
+        } else {
+            tx.batch_execute("ROLLBACK TO SAVEPOINT job; RELEASE SAVEPOINT job")?;
+        }
+    }
+    tx.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::postgres::testing::TempPostgres;
+
+    fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::spawn(f).join().unwrap()
+    }
+
+    #[tokio::test]
+    async fn jobs_share_commits_fail_alone_and_are_answered_only_once_committed() {
+        let pg = std::sync::Arc::new(blocking(TempPostgres::start));
+        let p = pg.clone();
+        let client = blocking(move || {
+            let mut c = p.client();
+            c.batch_execute(
+                "CREATE TABLE t (k INT PRIMARY KEY);
+                 CREATE TABLE child (k INT REFERENCES t(k) DEFERRABLE INITIALLY DEFERRED)",
+            )
+            .unwrap();
+            c
+        });
+        let (w, _thread) = PgWriter::start(client, 64);
+        // Many jobs at once: they land in fewer transactions than jobs (group commit); the
+        // one that breaks a key is undone alone.
+        let mut calls = Vec::new();
+        for k in 0..50 {
+            let key = if k == 25 { 0 } else { k };
+            calls.push(w.call(move |tx| {
+                tx.execute("INSERT INTO t (k) VALUES ($1)", &[&key])?;
+                let xid: i64 = tx.query_one("SELECT txid_current()", &[])?.get(0);
+                Ok(xid)
+            }));
+        }
+        let mut xids = std::collections::BTreeSet::new();
+        let mut failed = 0;
+        for c in calls {
+            match c.await {
+                Ok(x) => {
+                    xids.insert(x);
+                }
+                Err(StorageError::Postgres(_)) => failed += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(failed, 1, "only the duplicate key failed");
+        assert!(
+            xids.len() < 49,
+            "49 jobs in {} transactions: no group commit",
+            xids.len()
+        );
+        let p = pg.clone();
+        let n: i64 = blocking(move || {
+            p.client()
+                .query_one("SELECT count(*) FROM t", &[])
+                .unwrap()
+                .get(0)
+        });
+        assert_eq!(n, 49);
+        // A job that succeeded is still not answered Ok when its commit fails (a deferred
+        // foreign key is checked at COMMIT): nothing of the batch is kept.
+        let bad = w.call(|tx| {
+            tx.execute("INSERT INTO child (k) VALUES (999)", &[])?;
+            Ok(())
+        });
+        assert!(matches!(bad.await, Err(StorageError::Commit(_))));
+        let p = pg.clone();
+        let n: i64 = blocking(move || {
+            p.client()
+                .query_one("SELECT count(*) FROM child", &[])
+                .unwrap()
+                .get(0)
+        });
+        assert_eq!(n, 0);
+        drop(w);
+    }
+}
