@@ -13,6 +13,7 @@ pub mod body;
 pub mod channels;
 pub mod client_address;
 pub mod client_owners;
+pub mod cluster_hop;
 pub mod compression;
 pub mod docs;
 pub mod error;

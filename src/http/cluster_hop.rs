@@ -1,0 +1,243 @@
+//! Cluster mode's one hop: a node that is not a document's owner forwards the request to the
+//! owner's internal address — same method, path, query, body and credentials — marked with
+//! the sending node and the cluster secret. The owner serves it as if it came directly; a
+//! request that arrived forwarded is never forwarded again (two nodes that disagree on the
+//! owner answer 503 instead of bouncing a request between them). No redirect ever reaches the
+//! browser: one origin, so cookies and the CSP stay simple.
+//!
+//! The secret is checked in constant time; a request that claims to be forwarded without it
+//! is refused (403) — a client cannot pretend to be a node.
+
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse};
+use sha2::{Digest, Sha256};
+
+use super::error::ApiError;
+
+/// Names the node that forwarded the request.
+pub const HOP_HEADER: &str = "x-docsync-forwarded-by";
+/// Carries the cluster secret on forwarded requests.
+pub const SECRET_HEADER: &str = "x-docsync-cluster-secret";
+
+/// Request headers that travel with a forwarded request (credentials, body, negotiation).
+const PASSED: [&str; 7] = [
+    "authorization",
+    "cookie",
+    "content-type",
+    "accept",
+    "accept-encoding",
+    "origin",
+    "user-agent",
+];
+
+/// Answer headers that travel back (hop-by-hop ones and the length are the server's own).
+const RETURNED: [&str; 7] = [
+    "content-type",
+    "content-encoding",
+    "retry-after",
+    "set-cookie",
+    "vary",
+    "server-timing",
+    "etag",
+];
+
+/// How a request reached this node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arrival {
+    /// From a client (or the proxy): may be forwarded once.
+    Direct,
+    /// From another node of the cluster (named): served here, never forwarded again.
+    Forwarded { from: String },
+}
+
+fn same_secret(given: &str, secret: &str) -> bool {
+    // Equal-length digests compared without an early exit: the time says nothing of the secret.
+    let (a, b) = (
+        Sha256::digest(given.as_bytes()),
+        Sha256::digest(secret.as_bytes()),
+    );
+    a.iter()
+        .zip(b.iter())
+        .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+        == 0
+}
+
+/// How `req` arrived; a claim of being forwarded without the cluster secret is refused.
+pub fn arrival(req: &HttpRequest, secret: &str) -> Result<Arrival, ApiError> {
+    let Some(from) = req.headers().get(HOP_HEADER) else {
+        return Ok(Arrival::Direct);
+    };
+    let given = req
+        .headers()
+        .get(SECRET_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if secret.is_empty() || !same_secret(given, secret) {
+        return Err(ApiError::Forbidden(
+            "a forwarded request without the cluster's secret".into(),
+        ));
+    }
+    Ok(Arrival::Forwarded {
+        from: from.to_str().unwrap_or("").to_string(),
+    })
+}
+
+/// Forwards `req` (with `body`) to the owner at `owner_addr` (`host:port`) as node `me`, and
+/// answers with the owner's answer. A request that arrived forwarded is not forwarded again.
+pub async fn forward(
+    http: &reqwest::Client,
+    req: &HttpRequest,
+    arrived: &Arrival,
+    body: actix_web::web::Bytes,
+    owner_addr: &str,
+    me: &str,
+    secret: &str,
+) -> Result<HttpResponse, ApiError> {
+    if let Arrival::Forwarded { from } = arrived {
+        return Err(ApiError::Unavailable(format!(
+            "this node does not own the document and the request was already forwarded by {from}; retry"
+        )));
+    }
+    let path = req
+        .uri()
+        .path_and_query()
+        .map_or(req.uri().path(), |p| p.as_str());
+    let method = reqwest::Method::from_bytes(req.method().as_str().as_bytes())
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let mut out = http
+        .request(method, format!("http://{owner_addr}{path}"))
+        .header(HOP_HEADER, me)
+        .header(SECRET_HEADER, secret)
+        .body(body.to_vec());
+    for name in PASSED {
+        for v in req.headers().get_all(name) {
+            out = out.header(name, v.as_bytes());
+        }
+    }
+    let answer = out
+        .send()
+        .await
+        .map_err(|e| ApiError::Unavailable(format!("the document's node did not answer: {e}")))?;
+    let mut res = HttpResponse::build(
+        actix_web::http::StatusCode::from_u16(answer.status().as_u16())
+            .unwrap_or(actix_web::http::StatusCode::BAD_GATEWAY),
+    );
+    for name in RETURNED {
+        for v in answer.headers().get_all(name) {
+            if let (Ok(n), Ok(v)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_bytes(v.as_bytes()),
+            ) {
+                res.append_header((n, v));
+            }
+        }
+    }
+    let bytes = answer
+        .bytes()
+        .await
+        .map_err(|e| ApiError::Unavailable(format!("the document's node broke off: {e}")))?;
+    Ok(res.body(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::{web, App, HttpServer};
+
+    /// The "owner": echoes what it received and how it arrived.
+    async fn owner(req: HttpRequest, body: web::Bytes) -> Result<HttpResponse, ApiError> {
+        let arrived = arrival(&req, "s3cret")?;
+        Ok(HttpResponse::Created()
+            .insert_header(("set-cookie", "k=v"))
+            .insert_header(("x-internal", "not for clients"))
+            .json(serde_json::json!({
+                "method": req.method().as_str(),
+                "path": req.uri().to_string(),
+                "auth": req.headers().get("authorization").and_then(|v| v.to_str().ok()),
+                "body": String::from_utf8_lossy(&body),
+                "arrived": format!("{arrived:?}"),
+            })))
+    }
+
+    #[actix_web::test]
+    async fn one_hop_with_everything_and_never_two() {
+        let server = HttpServer::new(|| App::new().default_service(web::to(owner)))
+            .bind("127.0.0.1:0")
+            .unwrap();
+        let addr = server.addrs()[0].to_string();
+        let running = server.run();
+        let handle = running.handle();
+        actix_web::rt::spawn(running);
+        let http = reqwest::Client::new();
+
+        // A client's request on a node that is not the owner: forwarded once, whole.
+        let req = actix_web::test::TestRequest::post()
+            .uri("/api/v1/docs/doc_1/sync?x=1")
+            .insert_header(("authorization", "Bearer dst_abc"))
+            .insert_header(("content-type", "application/json"))
+            .to_http_request();
+        let arrived = arrival(&req, "s3cret").unwrap();
+        assert_eq!(arrived, Arrival::Direct);
+        let body = web::Bytes::from_static(b"{\"ops\":[]}");
+        let res = forward(&http, &req, &arrived, body, &addr, "node-b", "s3cret")
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 201);
+        assert_eq!(res.headers().get("set-cookie").unwrap(), "k=v");
+        assert!(
+            res.headers().get("x-internal").is_none(),
+            "only the listed headers come back"
+        );
+        let echoed: serde_json::Value =
+            serde_json::from_slice(&actix_web::body::to_bytes(res.into_body()).await.unwrap())
+                .unwrap();
+        assert_eq!(echoed["method"], "POST");
+        assert_eq!(echoed["path"], "/api/v1/docs/doc_1/sync?x=1");
+        assert_eq!(echoed["auth"], "Bearer dst_abc");
+        assert_eq!(echoed["body"], "{\"ops\":[]}");
+        assert_eq!(echoed["arrived"], "Forwarded { from: \"node-b\" }");
+
+        // Arrived forwarded: never forwarded again.
+        let again = actix_web::test::TestRequest::get()
+            .uri("/api/v1/docs/doc_1/snapshot")
+            .insert_header((HOP_HEADER, "node-a"))
+            .insert_header((SECRET_HEADER, "s3cret"))
+            .to_http_request();
+        let arrived = arrival(&again, "s3cret").unwrap();
+        let err = forward(
+            &http,
+            &again,
+            &arrived,
+            web::Bytes::new(),
+            &addr,
+            "node-b",
+            "s3cret",
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(err, ApiError::Unavailable(_)), "{err}");
+
+        // Pretending to be a node without the secret (or with a wrong one) is refused.
+        for secret in [None, Some("guess")] {
+            let mut fake =
+                actix_web::test::TestRequest::get().insert_header((HOP_HEADER, "node-x"));
+            if let Some(s) = secret {
+                fake = fake.insert_header((SECRET_HEADER, s));
+            }
+            assert!(matches!(
+                arrival(&fake.to_http_request(), "s3cret"),
+                Err(ApiError::Forbidden(_))
+            ));
+        }
+        // A node without a configured secret accepts no forwarded request at all.
+        let forwarded = actix_web::test::TestRequest::get()
+            .insert_header((HOP_HEADER, "node-a"))
+            .insert_header((SECRET_HEADER, ""))
+            .to_http_request();
+        assert!(matches!(
+            arrival(&forwarded, ""),
+            Err(ApiError::Forbidden(_))
+        ));
+        handle.stop(true).await;
+    }
+}
