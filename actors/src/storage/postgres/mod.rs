@@ -8,6 +8,7 @@
 //! The embedded SQLite backend stays the default; this module is used only with
 //! `storage.backend = "postgres"`.
 
+pub mod access_watch;
 pub mod accounts;
 pub mod cluster;
 pub mod derived;
