@@ -55,13 +55,14 @@ async fn a_node_that_cannot_renew_fences_itself_and_rejoins_as_a_new_incarnation
     let pool = postgres::pool(&pg.url(), 2).unwrap();
     let (tx, mut rx) = mpsc::unbounded_channel();
     let listener = Listener(tx).start();
-    let ttl = Duration::from_secs(3);
+    // Fencing at TTL − 3 s leaves 3 s of slack before the TTL for a busy test machine.
+    let ttl = Duration::from_secs(6);
     let cfg = MembershipConfig {
         node_id: "node-a".into(),
         internal_addr: "127.0.0.1:9001".into(),
         ttl,
         renew_every: Duration::from_millis(100),
-        margin: Duration::from_secs(1),
+        margin: Duration::from_secs(3),
     };
     let member = Membership::new(pool, cfg, listener.recipient()).start();
     let (_, joined) = next(&mut rx).await;

@@ -82,3 +82,34 @@ pub fn owner(c: &mut Client, doc_id: &str) -> Result<Option<Owner>> {
         epoch: r.get(3),
     }))
 }
+
+/// Gives up every document `me` owns (graceful shutdown: each one's epoch moves, so another
+/// node claims it at once instead of waiting for this incarnation to expire). Returns them.
+pub fn release_all(c: &mut impl postgres::GenericClient, me: &Member) -> Result<Vec<String>> {
+    Ok(c.query(
+        "UPDATE documents SET owner_node = NULL, owner_inc = NULL, owner_epoch = owner_epoch + 1
+              WHERE owner_inc = $1 RETURNING id",
+        &[&me.inc],
+    )?
+    .iter()
+    .map(|r| r.get(0))
+    .collect())
+}
+
+/// The key of the advisory lock that lets one node at a time run compaction.
+const COMPACTION_LOCK: i64 = 7_275_636_524;
+
+/// Takes the cluster-wide compaction lock for this connection's session if nobody has it;
+/// it is released with `unlock_compaction` or when the connection ends (a node that died
+/// mid-pass does not keep it).
+pub fn try_lock_compaction(c: &mut impl postgres::GenericClient) -> Result<bool> {
+    Ok(
+        c.query_one("SELECT pg_try_advisory_lock($1)", &[&COMPACTION_LOCK])?
+            .get(0),
+    )
+}
+
+pub fn unlock_compaction(c: &mut impl postgres::GenericClient) -> Result<()> {
+    c.execute("SELECT pg_advisory_unlock($1)", &[&COMPACTION_LOCK])?;
+    Ok(())
+}

@@ -399,3 +399,51 @@ fn accounts_tokens_sessions_and_client_ids() {
         ann.id
     );
 }
+
+/// Graceful hand-off: a leaving node releases all its documents at once (each epoch moves,
+/// another node claims them immediately); one node at a time holds the compaction lock, and a
+/// node that goes away lets go of it.
+#[test]
+fn a_leaving_node_hands_everything_off_and_one_node_compacts_at_a_time() {
+    let (pg, mut c) = fresh();
+    let a = cluster::register(&mut c, "node-a", "a", TTL).unwrap();
+    let b = cluster::register(&mut c, "node-b", "b", TTL).unwrap();
+    for d in ["doc_1", "doc_2", "doc_3"] {
+        documents::create(&mut c, d, "usr_a", "T", None, 1).unwrap();
+    }
+    let e1 = ownership::claim(&mut c, "doc_1", &a)
+        .unwrap()
+        .unwrap()
+        .epoch;
+    ownership::claim(&mut c, "doc_2", &a).unwrap().unwrap();
+    ownership::claim(&mut c, "doc_3", &b).unwrap().unwrap();
+    let mut gone = ownership::release_all(&mut c, &a).unwrap();
+    gone.sort();
+    assert_eq!(gone, vec!["doc_1", "doc_2"]);
+    // a is still alive, yet b claims its former documents at once.
+    let taken = ownership::claim(&mut c, "doc_1", &b)
+        .unwrap()
+        .expect("released");
+    assert_eq!(taken.epoch, e1 + 2);
+    let err = apply(&mut c, &write("doc_1", 0, "blk_1", "late"), e1).unwrap_err();
+    assert!(matches!(err, StorageError::NotOwner { .. }), "{err}");
+
+    let (mut n1, mut n2) = (pg.client(), pg.client());
+    assert!(ownership::try_lock_compaction(&mut n1).unwrap());
+    assert!(
+        !ownership::try_lock_compaction(&mut n2).unwrap(),
+        "one node at a time"
+    );
+    ownership::unlock_compaction(&mut n1).unwrap();
+    assert!(ownership::try_lock_compaction(&mut n2).unwrap());
+    drop(n2); // the node went away mid-pass
+    let mut n3 = pg.client();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !ownership::try_lock_compaction(&mut n3).unwrap() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lock outlived its connection"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
