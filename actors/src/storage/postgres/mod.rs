@@ -18,6 +18,7 @@ pub mod migrate;
 pub mod ownership;
 pub mod roles;
 pub mod sharing;
+pub mod store;
 pub mod upkeep;
 pub mod versions;
 pub mod writer;

@@ -1,0 +1,115 @@
+//! `PgStorage`: the PostgreSQL counterpart of `Storage` — one writer thread (group commit,
+//! `writer.rs`) for everything that must be ordered and durable, a pool of read connections
+//! for the rest, each read in a read-only transaction. Opening checks the settings that
+//! durability depends on and applies pending migrations.
+
+use std::thread;
+
+use postgres::{Client, NoTls, Transaction};
+
+use super::super::error::{Result, StorageError};
+use super::writer::PgWriter;
+use super::{check_settings, migrate, pool, PgPool};
+
+#[derive(Clone)]
+pub struct PgStorage {
+    pub writer: PgWriter,
+    reads: std::sync::Arc<Reads>,
+}
+
+/// The read pool, closed on a thread of its own: the blocking client ends its connections
+/// with a `block_on`, which must not run on an async runtime's thread.
+struct Reads(Option<PgPool>);
+
+impl Drop for Reads {
+    fn drop(&mut self) {
+        if let Some(pool) = self.0.take() {
+            let _ = thread::spawn(move || drop(pool)).join();
+        }
+    }
+}
+
+impl PgStorage {
+    /// Connects, refuses unsafe settings (named), migrates, and starts the writer. Returns
+    /// the writer thread's handle so shutdown can wait for it.
+    pub fn open(
+        url: &str,
+        read_pool: u32,
+        group_commit_max: usize,
+    ) -> Result<(PgStorage, thread::JoinHandle<()>)> {
+        let mut c = Client::connect(url, NoTls)?;
+        check_settings(&mut c)?;
+        migrate::apply(&mut c)?;
+        let reads = std::sync::Arc::new(Reads(Some(pool(url, read_pool.max(1))?)));
+        let (writer, handle) = PgWriter::start(c, group_commit_max);
+        Ok((PgStorage { writer, reads }, handle))
+    }
+
+    /// Queues `f` on the writer; resolves once its transaction committed.
+    pub fn write<T, F>(&self, f: F) -> impl std::future::Future<Output = Result<T>> + use<T, F>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Transaction<'_>) -> Result<T> + Send + 'static,
+    {
+        self.writer.call(f)
+    }
+
+    /// Runs `f` in a read-only transaction on a pooled connection, off the async threads.
+    pub async fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Transaction<'_>) -> Result<T> + Send + 'static,
+    {
+        let reads = self.reads.clone();
+        tokio::task::spawn_blocking(move || {
+            let pool = reads.0.as_ref().expect("open until dropped");
+            let mut c = pool.get()?;
+            let mut tx = c.build_transaction().read_only(true).start()?;
+            let out = f(&mut tx)?;
+            tx.commit()?;
+            Ok(out)
+        })
+        .await
+        .map_err(|e| StorageError::Join(e.to_string()))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::postgres::documents;
+    use crate::storage::postgres::testing::TempPostgres;
+
+    fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::spawn(f).join().unwrap()
+    }
+
+    #[tokio::test]
+    async fn writes_are_ordered_and_durable_reads_are_read_only_and_unsafe_settings_refused() {
+        let pg = std::sync::Arc::new(blocking(TempPostgres::start));
+        let url = pg.url();
+        let (store, _writer) = {
+            let url = url.clone();
+            blocking(move || PgStorage::open(&url, 2, 64)).unwrap()
+        };
+        store
+            .write(|tx| documents::create(tx, "doc_1", "usr_a", "First", None, 1))
+            .await
+            .unwrap();
+        let state = store.read(|tx| documents::load(tx, "doc_1")).await.unwrap();
+        assert_eq!(state.title, "First");
+        // Reads cannot write.
+        let refused = store
+            .read(|tx| documents::create(tx, "doc_2", "usr_a", "x", None, 1))
+            .await;
+        assert!(
+            matches!(refused, Err(StorageError::Postgres(_))),
+            "{refused:?}"
+        );
+
+        // Sessions that would acknowledge commits before they are durable are refused, by name.
+        let unsafe_url = format!("{url} options='-c synchronous_commit=off'");
+        let err = blocking(move || PgStorage::open(&unsafe_url, 1, 1).map(|_| ())).unwrap_err();
+        assert!(err.to_string().starts_with("synchronous_commit:"), "{err}");
+    }
+}
