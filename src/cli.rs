@@ -58,6 +58,14 @@ pub enum Command {
     },
     /// Copy the database to FILE with SQLite's online backup; safe while the server runs.
     Backup { file: PathBuf },
+    /// Move this node's SQLite database into an empty PostgreSQL database for cluster mode:
+    /// every row, in one transaction (all or nothing). Refuses while a server has the
+    /// SQLite database open, and refuses a PostgreSQL database that already has data.
+    ImportToPostgres {
+        /// The PostgreSQL database, e.g. "host=db.internal user=docsync dbname=docsync".
+        #[arg(long, value_name = "CONNECTION")]
+        postgres: String,
+    },
     /// Run one compaction pass now (log floor, tombstone purge, old idempotency results).
     /// With --server, asks a running server to do it (admin token); without, works on the
     /// database directly and refuses while a server has it open.
@@ -147,6 +155,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::User { command } => with_storage(&settings, |s| user_command(s, command)),
         Command::Team { command } => with_storage(&settings, |s| team_command(s, command)),
         Command::Backup { file } => backup(&settings, &file),
+        Command::ImportToPostgres { postgres } => import_to_postgres(&settings, &postgres),
         Command::Compact { now, server, token } => {
             if !now {
                 anyhow::bail!("add --now to run a compaction pass");
@@ -166,6 +175,23 @@ fn backup(settings: &Settings, file: &std::path::Path) -> anyhow::Result<()> {
         "backup written to {} ({size} bytes, integrity ok)",
         file.display()
     );
+    Ok(())
+}
+
+/// `docsync import-to-postgres --postgres CONNECTION`: a single node's SQLite database into
+/// an empty PostgreSQL one (migrated first), reporting rows per table.
+fn import_to_postgres(settings: &Settings, url: &str) -> anyhow::Result<()> {
+    use docsync_actors::storage::postgres::{check_settings, import, migrate};
+    let _lock = server::lock_database(settings)?;
+    let sqlite = rusqlite::Connection::open_with_flags(
+        &settings.storage.path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )?;
+    let mut pg = postgres::Client::connect(url, postgres::NoTls)?;
+    check_settings(&mut pg)?;
+    migrate::apply(&mut pg)?;
+    let summary = import::import(&sqlite, &mut pg)?;
+    println!("{}", serde_json::to_string(&summary)?);
     Ok(())
 }
 

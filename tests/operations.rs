@@ -505,3 +505,60 @@ fn bad_configuration_stops_the_start_naming_the_key() {
         );
     }
 }
+
+/// A single SQLite node moves to PostgreSQL with one command: everything it had — people,
+/// tokens, documents, their log and versions, shares — arrives, and a second run refuses.
+#[test]
+fn import_to_postgres_moves_everything_and_runs_once() {
+    let mut srv = TestServer::start_with(&[("DOCSYNC_HISTORY__AUTO_EVERY_MINUTES", "0")]);
+    let alice = srv.add_user("alice");
+    let doc = srv.create_doc(&alice, "Moving");
+    let b = id("blk_");
+    srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_a",
+        0,
+        vec![insert(&b, None, "a0", "packed #boxes")],
+    );
+    let (s, _) = srv.post(
+        &alice,
+        &format!("/api/v1/docs/{doc}/versions"),
+        &json!({"name": "before the move"}),
+    );
+    assert_eq!(s, 201);
+    srv.kill9();
+
+    let pg = docsync_actors::storage::postgres::testing::TempPostgres::start();
+    let (ok, out, err) = srv.cli(&["import-to-postgres", "--postgres", &pg.url()]);
+    assert!(ok, "import: {err}");
+    let summary: Value = serde_json::from_str(out.trim()).unwrap();
+    let rows = |t: &str| {
+        summary["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x[0] == t)
+            .map(|x| x[1].as_u64().unwrap())
+            .unwrap()
+    };
+    assert_eq!(
+        (
+            rows("users"),
+            rows("documents"),
+            rows("doc_ops"),
+            rows("doc_versions")
+        ),
+        (1, 1, 1, 1)
+    );
+    let mut c = pg.client();
+    let state = docsync_actors::storage::postgres::documents::load(&mut c, &doc).unwrap();
+    assert_eq!(state.get(&b).unwrap().content, "packed #boxes");
+    let user = docsync_actors::storage::postgres::accounts::user_by_token(&mut c, &alice).unwrap();
+    assert_eq!(user.unwrap().name, "alice");
+    let (ok, _, err) = srv.cli(&["import-to-postgres", "--postgres", &pg.url()]);
+    assert!(
+        !ok && err.contains("empty"),
+        "a second import must be refused: {err}"
+    );
+}

@@ -13,6 +13,7 @@ pub mod accounts;
 pub mod cluster;
 pub mod derived;
 pub mod documents;
+pub mod import;
 pub mod log;
 pub mod migrate;
 pub mod ownership;
@@ -25,8 +26,8 @@ pub mod writer;
 
 #[cfg(test)]
 mod backend_tests;
-#[cfg(test)]
-pub(crate) mod testing;
+#[cfg(any(test, feature = "test-support"))]
+pub mod testing;
 #[cfg(test)]
 mod tests;
 
