@@ -251,8 +251,7 @@ fn team_command(storage: &Storage, command: TeamCommand) -> anyhow::Result<()> {
         TeamCommand::Add { name, owner } => {
             let owner = user_id(storage, &owner)?;
             let team = storage
-                .writer
-                .call_blocking(move |c| sharing::create_team(c, &name, &owner, now))?;
+                .write_blocking(move |c| sharing::create_team(c, &name, &owner, now))?;
             println!("created team {} ({})", team.name, team.team_id);
         }
         TeamCommand::Members { team, users } => {
@@ -266,12 +265,11 @@ fn team_command(storage: &Storage, command: TeamCommand) -> anyhow::Result<()> {
                 .collect::<anyhow::Result<Vec<_>>>()?;
             let (tid, owner) = (found.team_id.clone(), found.owner_id.clone());
             storage
-                .writer
-                .call_blocking(move |c| sharing::set_members(c, &tid, &owner, &ids))?;
+                .write_blocking(move |c| sharing::set_members(c, &tid, &owner, &ids))?;
             println!("team {team}: {} members", users.len());
         }
         TeamCommand::List => {
-            let teams = storage.read_blocking(sharing::all_teams)?;
+            let teams = storage.read_blocking(|c| sharing::all_teams(c))?;
             for t in teams {
                 println!(
                     "{}\t{}\towner={}\tmembers={}",
@@ -304,7 +302,7 @@ fn user_command(storage: &Storage, command: UserCommand) -> anyhow::Result<()> {
                 None
             };
             let display = display_name.unwrap_or_else(|| name.clone());
-            let (user, token) = storage.writer.call_blocking(move |c| {
+            let (user, token) = storage.write_blocking(move |c| {
                 let u = accounts::create_user(c, &name, &display, admin, now)?;
                 if let Some(phc) = phc {
                     accounts::set_password_hash(c, &u.id, &phc)?;
@@ -319,12 +317,11 @@ fn user_command(storage: &Storage, command: UserCommand) -> anyhow::Result<()> {
             let id = user_id(storage, &name)?;
             let phc = password::hash(&read_password()?)?;
             storage
-                .writer
-                .call_blocking(move |c| accounts::set_password_hash(c, &id, &phc))?;
+                .write_blocking(move |c| accounts::set_password_hash(c, &id, &phc))?;
             println!("password of {name} changed; their login sessions have ended");
         }
         UserCommand::Token { name, label } => {
-            let token = storage.writer.call_blocking(move |c| {
+            let token = storage.write_blocking(move |c| {
                 let u = accounts::user_by_name(c, &name)?.ok_or_else(|| {
                     docsync_actors::storage::StorageError::NotFound(format!("user {name}"))
                 })?;

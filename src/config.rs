@@ -18,6 +18,7 @@ pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
 pub struct Settings {
     pub server: ServerSettings,
     pub storage: StorageSettings,
+    pub cluster: ClusterSettings,
     pub limits: LimitSettings,
     pub actors: ActorSettings,
     pub compaction: CompactionSettings,
@@ -126,11 +127,36 @@ pub struct ServerSettings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StorageSettings {
+    pub backend: BackendKind,
+    /// PostgreSQL connection string (backend = "postgres").
+    pub postgres_url: String,
     pub path: PathBuf,
     pub synchronous: Synchronous,
     pub read_pool_size: u32,
     pub group_commit_max: usize,
     pub cache_kib: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    Sqlite,
+    Postgres,
+}
+
+/// Cluster mode (storage.backend = "postgres"): who this node is to the others.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSettings {
+    /// This node's name (stable across restarts); empty: the host name.
+    pub node_id: String,
+    /// `host:port` where the other nodes reach this one's HTTP port.
+    pub internal_addr: String,
+    /// Shared by the nodes; marks a forwarded request as coming from one of them.
+    pub secret: String,
+    /// A node that has not renewed for this long is dead to the others.
+    pub ttl_secs: f64,
+    pub renew_ms: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -289,6 +315,41 @@ impl Settings {
         }
         if self.storage.path.as_os_str().is_empty() {
             return Err(bad("storage.path", "\"\"", "must name a file"));
+        }
+        if self.storage.backend == BackendKind::Postgres {
+            if self.storage.postgres_url.is_empty() {
+                return Err(bad(
+                    "storage.postgres_url",
+                    "\"\"",
+                    "backend = \"postgres\" needs a connection string",
+                ));
+            }
+            if self.cluster.internal_addr.parse::<std::net::SocketAddr>().is_err() {
+                return Err(bad(
+                    "cluster.internal_addr",
+                    format!("{:?}", self.cluster.internal_addr),
+                    "cluster mode needs host:port where the other nodes reach this one",
+                ));
+            }
+            if self.cluster.secret.len() < 16 {
+                return Err(bad(
+                    "cluster.secret",
+                    "(hidden)",
+                    "cluster mode needs a secret of at least 16 characters, the same on every node",
+                ));
+            }
+            if !(self.cluster.ttl_secs >= 2.0) {
+                return Err(bad("cluster.ttl_secs", self.cluster.ttl_secs, "must be at least 2"));
+            }
+            if self.cluster.renew_ms == 0
+                || self.cluster.renew_ms as f64 >= self.cluster.ttl_secs * 1000.0 / 2.0
+            {
+                return Err(bad(
+                    "cluster.renew_ms",
+                    self.cluster.renew_ms,
+                    "must be above 0 and below half of cluster.ttl_secs",
+                ));
+            }
         }
         if self.storage.read_pool_size == 0 {
             return Err(bad("storage.read_pool_size", 0, "must be at least 1"));

@@ -14,7 +14,7 @@ use docsync_actors::compaction::CompactionSupervisor;
 use docsync_actors::document::ActorConfig;
 use docsync_actors::metrics::Metrics;
 use docsync_actors::registry::{Documents, Registry};
-use docsync_actors::storage::{Storage, StorageConfig};
+use docsync_actors::storage::{Backend, Storage, StorageConfig};
 
 use crate::config::{ClockKind, Settings};
 use crate::http::{self, state::AppState};
@@ -35,6 +35,12 @@ fn cores() -> usize {
 
 pub fn storage_config(s: &Settings, metrics: Option<Arc<Metrics>>) -> StorageConfig {
     StorageConfig {
+        backend: match s.storage.backend {
+            crate::config::BackendKind::Sqlite => Backend::Sqlite,
+            crate::config::BackendKind::Postgres => Backend::Postgres {
+                url: s.storage.postgres_url.clone(),
+            },
+        },
         path: s.storage.path.clone(),
         synchronous: s.storage.synchronous,
         read_pool_size: s.storage.read_pool_size,
@@ -178,11 +184,11 @@ async fn run(
 /// the same database (`docsync user …`, `docsync team …`) within `REFRESH_EVERY`.
 fn refresh_access_epoch(storage: Storage) {
     actix_web::rt::spawn(async move {
-        let epoch = storage.writer.access_epoch().clone();
+        let epoch = storage.access_epoch().clone();
         loop {
             tokio::time::sleep(http::access_cache::REFRESH_EVERY).await;
             match storage
-                .read(docsync_actors::storage::access_epoch::read)
+                .read(docsync_actors::storage::access_epoch::read_db)
                 .await
             {
                 Ok(n) => epoch.observe(n),
@@ -234,7 +240,6 @@ async fn serve_http(
     // A full-disk episode ends only when a write as big as the biggest sync fits again (a
     // sync stores its text about twice: the block and the log).
     storage
-        .writer
         .health()
         .set_probe_bytes(settings.limits.max_body_bytes.saturating_mul(2));
     let state = AppState {
@@ -257,7 +262,7 @@ async fn serve_http(
             settings.limits.max_streams_per_address,
         )),
         access_cache: Arc::new(http::access_cache::AccessCache::new(
-            storage.writer.access_epoch().clone(),
+            storage.access_epoch().clone(),
         )),
         client_owners: Arc::new(http::client_owners::ClientOwners::default()),
         write_budgets: Arc::new(http::write_budget::WriteBudgets::new(

@@ -203,3 +203,47 @@ impl Handler<Leave> for Membership {
 #[cfg(test)]
 #[path = "membership_tests.rs"]
 mod tests;
+
+/// This node's current incarnation as the rest of the node sees it: set on `Joined`,
+/// cleared on `Fenced`. Document actors claim their documents as it, and refuse to start
+/// while it is empty (the node is not in the cluster: nothing it wrote could be trusted).
+#[derive(Debug, Default)]
+pub struct ThisNode {
+    current: std::sync::RwLock<Option<Member>>,
+    /// Documents an actor of this node holds a claim on right now: requests for them are
+    /// served here without asking the database who owns them.
+    held: std::sync::Mutex<std::collections::HashSet<String>>,
+}
+
+impl ThisNode {
+    pub fn hold(&self, doc_id: &str) {
+        self.held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(doc_id.to_string());
+    }
+
+    pub fn let_go(&self, doc_id: &str) {
+        self.held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(doc_id);
+    }
+
+    pub fn holds(&self, doc_id: &str) -> bool {
+        self.current.read().map(|c| c.is_some()).unwrap_or(false)
+            && self
+                .held
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(doc_id)
+    }
+
+    pub fn current(&self) -> Option<Member> {
+        self.current.read().expect("not poisoned").clone()
+    }
+
+    pub fn set(&self, member: Option<Member>) {
+        *self.current.write().expect("not poisoned") = member;
+    }
+}

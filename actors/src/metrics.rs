@@ -11,6 +11,8 @@ pub struct Metrics {
     pub actor_starts: IntCounter,
     pub actor_stops: IntCounter,
     pub actor_restarts: IntCounter,
+    /// Cluster mode: writes refused because another node had taken the document over.
+    pub stale_writes_refused: IntCounter,
     /// Streams ended because their credential ended or their user lost read access.
     pub streams_revoked: IntCounter,
     /// Writes refused by a budget: `budget` = user_rate, document_rate or document_size.
@@ -71,6 +73,11 @@ impl Metrics {
             actor_restarts: IntCounter::new(
                 "actor_restarts_total",
                 "Document actors that threw their state away after a failure and were reloaded",
+            )
+            .unwrap(),
+            stale_writes_refused: IntCounter::new(
+                "stale_writes_refused_total",
+                "Cluster mode: writes refused because another node had taken the document over",
             )
             .unwrap(),
             streams_revoked: IntCounter::new(
@@ -241,6 +248,7 @@ impl Metrics {
         r.register(Box::new(m.actor_starts.clone())).unwrap();
         r.register(Box::new(m.actor_stops.clone())).unwrap();
         r.register(Box::new(m.actor_restarts.clone())).unwrap();
+        r.register(Box::new(m.stale_writes_refused.clone())).unwrap();
         r.register(Box::new(m.streams_revoked.clone())).unwrap();
         r.register(Box::new(m.logins_refused_busy.clone())).unwrap();
         r.register(Box::new(m.quota_refusals.clone())).unwrap();

@@ -162,7 +162,7 @@ impl Actor for Registry {
     /// Every move of the access epoch (a credential, a team, a share… changed, here or in
     /// another process) makes every running actor re-check its open streams.
     fn started(&mut self, ctx: &mut Self::Context) {
-        let changes = self.storage.writer.access_epoch().changes();
+        let changes = self.storage.access_epoch().changes();
         let moves = futures::stream::unfold(changes, |mut rx| async move {
             rx.changed().await.ok().map(|()| (EpochMoved, rx))
         });
@@ -231,6 +231,24 @@ impl Handler<CloseDocument> for Registry {
         if let Some(h) = closed {
             h.addr.do_send(Close);
         }
+    }
+}
+
+/// This node left the cluster (fenced, or leaving): every actor stops serving now; their
+/// callers ask again and are routed to whichever node owns each document next.
+#[derive(Message)]
+#[rtype(result = "usize")]
+pub struct RelinquishAll;
+
+impl Handler<RelinquishAll> for Registry {
+    type Result = usize;
+
+    fn handle(&mut self, _msg: RelinquishAll, _ctx: &mut Context<Self>) -> usize {
+        let all: Vec<DocHandle> = self.docs().drain().map(|(_, h)| h).collect();
+        for h in &all {
+            h.addr.do_send(crate::document::Relinquish);
+        }
+        all.len()
     }
 }
 

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use rusqlite::Connection;
+use docsync_actors::storage::Db;
 
 use docsync_actors::collab::validate::DocId;
 use docsync_actors::document::{Confirmed, Standing, StreamGrant};
@@ -28,7 +28,7 @@ use super::state::AppState;
 pub async fn read_as<T, F>(state: &AppState, creds: &Credentials, f: F) -> Result<T, ApiError>
 where
     T: Send + 'static,
-    F: FnOnce(&Connection, &User) -> Result<T, StorageError> + Send + 'static,
+    F: FnOnce(&mut Db, &User) -> Result<T, StorageError> + Send + 'static,
 {
     let creds = creds.clone();
     let now = state.clock.now_ms();
@@ -159,7 +159,7 @@ impl StreamGrant for CredentialGrant {
         &self.key
     }
 
-    fn recheck(&self, conn: &Connection, doc_id: &str, now: i64) -> Result<Standing, StorageError> {
+    fn recheck(&self, conn: &mut Db, doc_id: &str, now: i64) -> Result<Standing, StorageError> {
         let Some((user, until)) = self.creds.user_until(conn, now)? else {
             return Ok(Standing::CredentialEnded);
         };

@@ -6,7 +6,7 @@ use std::future::{ready, Ready};
 use std::sync::{Arc, OnceLock};
 
 use actix_web::{dev::Payload, FromRequest, HttpMessage, HttpRequest};
-use rusqlite::Connection;
+use docsync_actors::storage::Db;
 
 use docsync_actors::storage::accounts::{self, User};
 use docsync_actors::storage::StorageError;
@@ -82,14 +82,14 @@ impl Credentials {
 
     /// Resolves to a user on a database connection (call inside `Storage::read`); `now` is
     /// the server's clock, the same one login sessions were created with.
-    pub fn user(&self, conn: &Connection, now: i64) -> Result<Option<User>, StorageError> {
+    pub fn user(&self, conn: &mut Db, now: i64) -> Result<Option<User>, StorageError> {
         Ok(self.user_until(conn, now)?.map(|(user, _)| user))
     }
 
     /// Like `user`, with the moment a login session ends (`None` for an API token).
     pub fn user_until(
         &self,
-        conn: &Connection,
+        conn: &mut Db,
         now: i64,
     ) -> Result<Option<(User, Option<i64>)>, StorageError> {
         let found = match &self.secret {

@@ -51,6 +51,10 @@ pub enum ApiError {
     /// The body did not arrive within `server.body_read_timeout_secs`.
     #[error("request body not received within {0} s")]
     BodyTimeout(u64),
+    /// Cluster mode: another node owns the document (or this node is out of the cluster);
+    /// asking again reaches the owner. 503 with `Retry-After: 0`.
+    #[error("{0}")]
+    NotOwner(String),
     #[error("{0}")]
     Internal(String),
 }
@@ -74,6 +78,7 @@ impl ApiError {
             ApiError::DocumentFull(_) => "document_full",
             ApiError::WriteBudget { .. } => "write_budget",
             ApiError::BodyTimeout(_) => "request_timeout",
+            ApiError::NotOwner(_) => "not_owner",
             ApiError::Internal(_) => "internal",
         }
     }
@@ -95,7 +100,7 @@ impl ResponseError for ApiError {
             ApiError::TooManyStreams(_)
             | ApiError::TooManyRequests { .. }
             | ApiError::WriteBudget { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Busy { .. } | ApiError::NotOwner(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -111,6 +116,9 @@ impl ResponseError for ApiError {
         | ApiError::WriteBudget { retry_after, .. } = self
         {
             resp.insert_header(("Retry-After", retry_after.to_string()));
+        }
+        if matches!(self, ApiError::NotOwner(_)) {
+            resp.insert_header(("Retry-After", "0"));
         }
         if matches!(self, ApiError::BodyTimeout(_)) {
             // The rest of the body may still be dribbling in: close rather than drain it.
@@ -150,6 +158,14 @@ impl From<StorageError> for ApiError {
             }
             // Logged once per episode by the writer (storage::health), not per request.
             StorageError::Full(_) => ApiError::StorageFull,
+            StorageError::NotOwner { .. } => {
+                ApiError::NotOwner("another node serves this document now; ask again".into())
+            }
+            // The database is out of reach (cluster mode): not a bug, a retry may succeed.
+            StorageError::Pool(e) => ApiError::Unavailable(format!("database unavailable: {e}")),
+            StorageError::Postgres(e) if e.is_closed() || e.code().is_none() => {
+                ApiError::Unavailable(format!("database unavailable: {e}"))
+            }
             other => {
                 tracing::error!(error = %other, "storage error");
                 ApiError::Internal(format!("storage: {other}"))
@@ -171,6 +187,9 @@ impl From<DocError> for ApiError {
                 tracing::error!(error = %m, "document storage error");
                 ApiError::Internal(format!("storage: {m}"))
             }
+            DocError::NotOwner => ApiError::NotOwner(
+                "another node serves this document now; ask again".into(),
+            ),
             DocError::Internal(m) => ApiError::Internal(m),
         }
     }

@@ -2,7 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 
-use docsync_actors::storage::{health, migrate};
+
 
 use super::error::ApiError;
 use super::state::AppState;
@@ -43,10 +43,10 @@ pub async fn healthz() -> HttpResponse {
     security(()),
 )]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    let storage_health = state.storage.writer.health().clone();
+    let storage_health = state.storage.health().clone();
     if storage_health.is_full() {
         let bytes = storage_health.probe_bytes();
-        let probe = state.storage.write(move |c| health::probe(c, bytes));
+        let probe = state.storage.probe_space(bytes);
         if matches!(probe.await, Ok(true)) {
             storage_health.space_found();
         } else {
@@ -57,7 +57,7 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
     }
     let current = state
         .storage
-        .write(migrate::is_current)
+        .schema_is_current()
         .await
         .map_err(|e| ApiError::Unavailable(format!("database not writable: {e}")))?;
     if !current {
@@ -97,7 +97,7 @@ pub async fn set_max_page_count(
     .await?;
     let (limit, pages) = state
         .storage
-        .write(move |c| docsync_actors::storage::health::cap_pages(c, body.max_page_count))
+        .cap_pages(body.max_page_count)
         .await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({"maxPageCount": limit, "pageCount": pages})))
 }

@@ -88,7 +88,10 @@ pub async fn get_doc_shares(
     }
     let shares = state
         .storage
-        .read(move |c| sharing::with_names(c, sharing::doc_shares(c, doc.as_str())?))
+        .read(move |c| {
+            let shares = sharing::doc_shares(c, doc.as_str())?;
+            sharing::with_names(c, shares)
+        })
         .await?;
     Ok(HttpResponse::Ok().json(SharesReply { shares }))
 }
@@ -141,7 +144,10 @@ pub async fn put_doc_shares(
     });
     let shares = state
         .storage
-        .read(move |c| sharing::with_names(c, sharing::doc_shares(c, doc.as_str())?))
+        .read(move |c| {
+            let shares = sharing::doc_shares(c, doc.as_str())?;
+            sharing::with_names(c, shares)
+        })
         .await?;
     Ok(HttpResponse::Ok().json(SharesReply { shares }))
 }
@@ -406,7 +412,7 @@ pub async fn get_folder_shares(
     owned_folder(&state, &creds, &folder).await?;
     let shares = state
         .storage
-        .read(move |c| sharing::with_names(c, sharing::folder_shares(c, &folder)?))
+        .read(move |c| { let shares = sharing::folder_shares(c, &folder)?; sharing::with_names(c, shares) })
         .await?;
     Ok(HttpResponse::Ok().json(SharesReply { shares }))
 }
@@ -456,7 +462,7 @@ pub async fn put_folder_shares(
         .map(|doc_ids| state.registry.do_send(AccessChangedFor { doc_ids }))?;
     let shares = state
         .storage
-        .read(move |c| sharing::with_names(c, sharing::folder_shares(c, &folder)?))
+        .read(move |c| { let shares = sharing::folder_shares(c, &folder)?; sharing::with_names(c, shares) })
         .await?;
     Ok(HttpResponse::Ok().json(SharesReply { shares }))
 }

@@ -27,13 +27,14 @@ use crate::metrics::Metrics;
 use crate::storage::versions::{
     self as stored_versions, NewVersion, VersionKind, VersionMeta, VersionState,
 };
-use crate::storage::{documents, log};
+use crate::storage::{documents, log, ownership};
 use crate::storage::{Storage, StorageError};
 
 use super::announcer::{Announcer, News};
 use super::encoded::BlocksCache;
 use super::grant::Standing;
 use super::messages::{DocError, Mode, Wake};
+use super::ownership::Ownership;
 use super::recent::{op_hash, RecentResults};
 use super::recheck::RecheckGate;
 use super::sessions::Sessions;
@@ -87,6 +88,8 @@ pub struct ActorConfig {
     /// (the service refuses to start a release build with it set).
     pub panic_marker: Option<String>,
     pub metrics: Arc<Metrics>,
+    /// Cluster mode: this node's incarnation, which claims each document (None on SQLite).
+    pub this_node: Option<Arc<crate::membership::ThisNode>>,
 }
 
 impl Default for ActorConfig {
@@ -106,6 +109,7 @@ impl Default for ActorConfig {
             auto_version_every_ms: 60 * 60_000,
             panic_marker: None,
             metrics: Arc::new(Metrics::new()),
+            this_node: None,
         }
     }
 }
@@ -156,6 +160,7 @@ pub struct DocumentActor {
     recheck: RecheckGate,
     stats: ActorStats,
     versions: VersionClock,
+    ownership: Ownership,
 }
 
 impl DocumentActor {
@@ -167,6 +172,7 @@ impl DocumentActor {
         owner: Option<Recipient<Stopped>>,
     ) -> DocumentActor {
         let now = clock.now_ms();
+        let ownership = Ownership::new(doc_id.as_str(), cfg.this_node.clone());
         DocumentActor {
             doc_id,
             storage,
@@ -189,6 +195,7 @@ impl DocumentActor {
             recheck: RecheckGate::default(),
             stats: ActorStats::new(now),
             versions: VersionClock::default(),
+            ownership,
         }
     }
 
@@ -236,6 +243,26 @@ impl DocumentActor {
         self.state = None;
         self.blocks.clear();
         self.failed = Some(DocError::Restarting);
+        self.begin_stop(ctx);
+    }
+
+    /// Another node took the document over (a write was refused for a stale epoch):
+    /// this actor stops for good; its callers ask again and are routed to the new owner,
+    /// and its streams end so their clients re-home.
+    pub(super) fn lost_ownership(&mut self, ctx: &mut Context<Self>) {
+        self.cfg.metrics.stale_writes_refused.inc();
+        tracing::warn!(doc = %self.doc_id, "another node owns this document now; stopping");
+        self.ownership.lost();
+        self.give_up(ctx);
+    }
+
+    /// Stops serving the document at once (taken over, or this node fenced): state dropped,
+    /// callers told to ask again, streams end with the actor.
+    pub(super) fn give_up(&mut self, ctx: &mut Context<Self>) {
+        self.ownership.let_go();
+        self.state = None;
+        self.blocks.clear();
+        self.failed = Some(DocError::NotOwner);
         self.begin_stop(ctx);
     }
 
@@ -289,7 +316,7 @@ impl DocumentActor {
         let entries = self.wake_entries(news.after, news.head);
         // Read after the commit that moved the head: a revocation whose answer went out
         // before has moved the epoch already, so its streams hear nothing of this change.
-        let epoch = self.storage.writer.access_epoch().current();
+        let epoch = self.storage.access_epoch().current();
         let wake = Wake {
             doc_id: self.doc_id.clone(),
             head_seq: news.head,
@@ -332,7 +359,7 @@ impl DocumentActor {
             return;
         }
         // Read before the database: a right confirmed by this read holds at this epoch only.
-        let epoch = self.storage.writer.access_epoch().current();
+        let epoch = self.storage.access_epoch().current();
         let now = self.clock.now_ms();
         let streams = self.subscribers.stale(epoch, now);
         let mut users: Vec<String> = self
@@ -385,7 +412,7 @@ impl DocumentActor {
                         return;
                     }
                 };
-                let current = act.storage.writer.access_epoch().current();
+                let current = act.storage.access_epoch().current();
                 let (head, lease) = act.announcer.told();
                 let latest = Wake {
                     doc_id: act.doc_id.clone(),
@@ -447,7 +474,10 @@ impl DocumentActor {
         self.versions.started();
         self.write_queued();
         let v = version.clone();
-        let reserved = self.storage.write(move |c| stored_versions::reserve(c, &v));
+        let epoch = self.ownership.epoch();
+        let reserved = self
+            .storage
+            .write(move |c| stored_versions::reserve(c, &v, epoch));
         let v = version.clone();
         let compressed = tokio::task::spawn_blocking(move || stored_versions::encode(&v.state));
         let both = async move {
@@ -551,7 +581,7 @@ impl DocumentActor {
         }
         // A login session behind a stream may have ended by the clock; a failed re-check
         // is retried here too.
-        let epoch = self.storage.writer.access_epoch().current();
+        let epoch = self.storage.access_epoch().current();
         if !self.subscribers.stale(epoch, now).is_empty() {
             self.recheck_access(ctx);
         }
@@ -581,14 +611,21 @@ impl Actor for DocumentActor {
         self.me = Some(ctx.address().downgrade());
         // Loading goes through the writer queue: it sees every write any earlier actor of
         // this document queued, which is what makes a restart lose nothing.
+        // In cluster mode the claim rides in the same transaction: the state loaded is the
+        // state at the epoch this actor will write with.
         let doc_id = self.doc_id.clone();
+        let me = self.ownership.claimant(doc_id.as_str());
         let load = self.storage.write(move |c| {
+            let me = me?;
+            let epoch = Ownership::claim_in(c, doc_id.as_str(), me.as_ref())?;
             let state = documents::load(c, doc_id.as_str())?;
-            Ok((state, stored_versions::latest(c, doc_id.as_str())?))
+            let latest = stored_versions::latest(c, doc_id.as_str())?;
+            Ok((state, latest, me, epoch))
         });
         ctx.wait(
             actix::fut::wrap_future::<_, Self>(load).map(|res, act, ctx| match res {
-                Ok((state, last_version)) => {
+                Ok((state, last_version, me, epoch)) => {
+                    act.ownership.claimed(me, epoch);
                     act.versions.loaded(last_version);
                     act.announcer.loaded(state.head_seq);
                     act.state = Some(state);
@@ -596,6 +633,10 @@ impl Actor for DocumentActor {
                 }
                 Err(StorageError::DocNotFound(_)) => {
                     act.failed = Some(DocError::NotFound);
+                    act.begin_stop(ctx);
+                }
+                Err(StorageError::NotOwner { .. }) => {
+                    act.failed = Some(DocError::NotOwner);
                     act.begin_stop(ctx);
                 }
                 Err(e) => {
@@ -608,6 +649,19 @@ impl Actor for DocumentActor {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
+        // Hand the document on at once (epoch + 1) rather than when this node's membership
+        // expires. Queued behind every write of this actor, so none of them is refused.
+        if let Some((me, epoch)) = self.ownership.take() {
+            let doc = self.doc_id.clone();
+            let release = self
+                .storage
+                .write(move |c| ownership::release(c, doc.as_str(), &me, epoch));
+            actix::spawn(async move {
+                if let Err(e) = release.await {
+                    tracing::warn!(error = %e, "releasing a document's ownership");
+                }
+            });
+        }
         self.cfg.metrics.actor_stops.inc();
         self.cfg.metrics.actors_open.dec();
         tracing::debug!(doc = %self.doc_id, "document actor stopped");

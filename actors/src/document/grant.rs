@@ -5,9 +5,7 @@
 //! streams that lost their credential or their access. The service implements the trait with
 //! the request's credentials and the one role function; this crate only asks it.
 
-use rusqlite::Connection;
-
-use crate::storage::StorageError;
+use crate::storage::{Db, StorageError};
 
 /// The credential (and through it the user) behind an open stream.
 pub trait StreamGrant: Send + Sync + 'static {
@@ -19,7 +17,7 @@ pub trait StreamGrant: Send + Sync + 'static {
     /// `now_ms` on the server's clock. Runs inside one read on the pool.
     fn recheck(
         &self,
-        conn: &Connection,
+        db: &mut Db,
         doc_id: &str,
         now_ms: i64,
     ) -> Result<Standing, StorageError>;
@@ -72,12 +70,12 @@ impl StreamGrant for UserGrant {
 
     fn recheck(
         &self,
-        conn: &Connection,
+        db: &mut Db,
         doc_id: &str,
         _now: i64,
     ) -> Result<Standing, StorageError> {
         Ok(
-            match crate::storage::roles::doc_role(conn, &self.0, doc_id)? {
+            match crate::storage::roles::doc_role(db, &self.0, doc_id)? {
                 Some(_) => Standing::Reads { until: None },
                 None => Standing::NoAccess,
             },

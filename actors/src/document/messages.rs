@@ -37,6 +37,11 @@ pub enum DocError {
         adds: usize,
         max: usize,
     },
+    /// Cluster mode: another node owns the document now (or this node is out of the
+    /// cluster); ask again — the request is routed to the owner (HTTP 503 `not_owner`,
+    /// `Retry-After: 0`).
+    #[error("another node owns this document now")]
+    NotOwner,
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -45,6 +50,7 @@ impl From<crate::storage::StorageError> for DocError {
     fn from(e: crate::storage::StorageError) -> Self {
         match e {
             crate::storage::StorageError::Full(m) => DocError::StorageFull(m),
+            crate::storage::StorageError::NotOwner { .. } => DocError::NotOwner,
             other => DocError::Storage(other.to_string()),
         }
     }

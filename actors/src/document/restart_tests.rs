@@ -41,6 +41,7 @@ struct World {
 fn world() -> World {
     let dir = tempfile::tempdir().expect("temp dir");
     let (storage, _writer) = Storage::open(&StorageConfig {
+        backend: crate::storage::Backend::Sqlite,
         path: dir.path().join("r.db"),
         synchronous: Synchronous::Normal,
         read_pool_size: 2,
@@ -50,8 +51,7 @@ fn world() -> World {
     })
     .expect("open storage");
     let user = storage
-        .writer
-        .call_blocking(|c| {
+        .write_blocking(|c| {
             let u = accounts::create_user(c, "ann", "Ann", false, 0)?;
             documents::create(c, "doc_r", &u.id, "Restarted", None, 0)?;
             Ok(u)
@@ -238,7 +238,7 @@ impl Drop for Release {
 fn hold_writer(storage: &Storage) -> Release {
     let (running_tx, running) = mpsc::channel();
     let (release, released) = mpsc::channel::<()>();
-    let _answer = storage.writer.call(move |_c| {
+    let _answer = storage.write(move |_c| {
         running_tx.send(()).unwrap();
         let _ = released.recv();
         Ok(())

@@ -31,6 +31,7 @@ pub(super) struct Fixture {
 pub(super) fn fixture() -> Fixture {
     let dir = tempfile::tempdir().expect("temp dir");
     let cfg = StorageConfig {
+        backend: crate::storage::Backend::Sqlite,
         path: dir.path().join("t.db"),
         synchronous: Synchronous::Normal,
         read_pool_size: 2,
@@ -40,8 +41,7 @@ pub(super) fn fixture() -> Fixture {
     };
     let (storage, _writer) = Storage::open(&cfg).expect("open storage");
     let (user, doc_id) = storage
-        .writer
-        .call_blocking(|c| {
+        .write_blocking(|c| {
             let u = accounts::create_user(c, "ann", "Ann", false, 0)?;
             documents::create(c, "doc_t", &u.id, "T", None, 0)?;
             Ok((u, "doc_t".to_string()))
@@ -201,7 +201,7 @@ async fn a_vanished_long_poll_is_forgotten_on_the_next_tick() {
 /// Rights confirmed at the storage's current access epoch, for a login that cannot end.
 pub(super) fn confirmed_now(f: &Fixture) -> Confirmed {
     Confirmed {
-        epoch: f.storage.writer.access_epoch().current(),
+        epoch: f.storage.access_epoch().current(),
         until: None,
     }
 }
@@ -217,7 +217,7 @@ impl StreamGrant for TokenGrant {
 
     fn recheck(
         &self,
-        conn: &rusqlite::Connection,
+        conn: &mut crate::storage::Db,
         doc_id: &str,
         _now: i64,
     ) -> Result<Standing, crate::storage::StorageError> {

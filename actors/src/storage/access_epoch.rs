@@ -70,6 +70,19 @@ impl AccessEpoch {
     }
 }
 
+/// The counter as whichever database is in use has it.
+pub fn read_db(db: &mut super::db::Db) -> Result<u64> {
+    match db {
+        super::db::Db::Sqlite(c) => read(c),
+        super::db::Db::Postgres(t) => {
+            let n: i64 = t
+                .query_one("SELECT n FROM access_epoch WHERE id = 1", &[])?
+                .get(0);
+            Ok(n.max(0) as u64)
+        }
+    }
+}
+
 /// The counter as the database has it.
 pub fn read(conn: &Connection) -> Result<u64> {
     let n: i64 = conn
@@ -83,7 +96,8 @@ mod tests {
     use rusqlite::Connection;
 
     use super::*;
-    use crate::storage::{accounts, migrate};
+    use crate::storage::migrate;
+    use crate::storage::sqlite::accounts;
 
     #[test]
     fn moves_with_credentials_and_shares_not_with_edits() {

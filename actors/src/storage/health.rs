@@ -171,6 +171,7 @@ mod tests {
     fn open(metrics: Arc<Metrics>) -> (tempfile::TempDir, Storage) {
         let dir = tempfile::tempdir().expect("temp dir");
         let cfg = StorageConfig {
+            backend: crate::storage::Backend::Sqlite,
             path: dir.path().join("t.db"),
             synchronous: Synchronous::Normal,
             read_pool_size: 1,
@@ -180,8 +181,7 @@ mod tests {
         };
         let (storage, _writer) = Storage::open(&cfg).expect("open storage");
         storage
-            .writer
-            .call_blocking(|c| {
+            .sqlite_writer().unwrap().call_blocking(|c| {
                 c.execute_batch("CREATE TABLE t (b BLOB)")?;
                 Ok(())
             })
@@ -192,8 +192,7 @@ mod tests {
     /// Caps the writer's database at its current size (SQLite answers SQLITE_FULL beyond).
     fn cap(storage: &Storage, pages: Option<u32>) {
         storage
-            .writer
-            .call_blocking(move |c| {
+            .sqlite_writer().unwrap().call_blocking(move |c| {
                 let now: u32 = c.query_row("PRAGMA page_count", [], |r| r.get(0))?;
                 let _: u32 = c.query_row(
                     &format!("PRAGMA max_page_count = {}", pages.unwrap_or(now)),
@@ -206,7 +205,7 @@ mod tests {
     }
 
     fn big_insert(storage: &Storage) -> crate::storage::Result<()> {
-        storage.writer.call_blocking(|c| {
+        storage.sqlite_writer().unwrap().call_blocking(|c| {
             c.execute("INSERT INTO t VALUES (zeroblob(65536))", [])?;
             Ok(())
         })
@@ -216,7 +215,7 @@ mod tests {
     fn a_full_write_is_typed_counted_flagged_once_and_undone_and_space_ends_the_episode() {
         let metrics = Arc::new(Metrics::new());
         let (_dir, storage) = open(metrics.clone());
-        let health = storage.writer.health().clone();
+        let health = storage.health().clone();
         cap(&storage, None);
 
         for _ in 0..3 {
@@ -228,21 +227,19 @@ mod tests {
         assert_eq!(metrics.storage_full.get(), 1);
         // Undone: the refused rows are not there.
         let rows: i64 = storage
-            .read_blocking(|c| Ok(c.query_row("SELECT count(*) FROM t", [], |r| r.get(0))?))
+            .read_blocking(|c| Ok(c.sqlite().unwrap().query_row("SELECT count(*) FROM t", [], |r| r.get(0))?))
             .unwrap();
         assert_eq!(rows, 0);
         // A probe finds no room and changes nothing; it is not counted as a refused write.
         assert!(!storage
-            .writer
-            .call_blocking(|c| super::probe(c, 4096))
+            .sqlite_writer().unwrap().call_blocking(|c| super::probe(c, 4096))
             .unwrap());
         assert!(health.is_full());
         assert_eq!(metrics.storage_full_total.get(), 3);
 
         cap(&storage, Some(1 << 30));
         assert!(storage
-            .writer
-            .call_blocking(|c| super::probe(c, 4096))
+            .sqlite_writer().unwrap().call_blocking(|c| super::probe(c, 4096))
             .unwrap());
         health.space_found();
         assert!(!health.is_full());
@@ -251,7 +248,7 @@ mod tests {
         // The probe left no table behind.
         let probes: i64 = storage
             .read_blocking(|c| {
-                Ok(c.query_row(
+                Ok(c.sqlite().unwrap().query_row(
                     "SELECT count(*) FROM sqlite_master WHERE name = 'docsync_space_probe'",
                     [],
                     |r| r.get(0),
@@ -265,7 +262,7 @@ mod tests {
     fn the_writer_finds_space_again_by_itself_after_a_committed_batch() {
         let metrics = Arc::new(Metrics::new());
         let (_dir, storage) = open(metrics.clone());
-        let health = storage.writer.health().clone();
+        let health = storage.health().clone();
         cap(&storage, None);
         big_insert(&storage).unwrap_err();
         assert!(health.is_full());
@@ -274,7 +271,7 @@ mod tests {
         cap(&storage, Some(1 << 30));
         // The probe runs after the batch's answers went out; the writer is one thread, so a
         // job queued now runs after it.
-        storage.writer.call_blocking(|_| Ok(())).unwrap();
+        storage.sqlite_writer().unwrap().call_blocking(|_| Ok(())).unwrap();
         assert!(!health.is_full());
         assert_eq!(metrics.storage_full.get(), 0);
     }

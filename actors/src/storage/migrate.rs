@@ -45,9 +45,9 @@ mod tests {
 
     use crate::collab::block::Block;
     use crate::collab::op::{Effect, LogEntry};
-    use crate::storage::accounts;
-    use crate::storage::documents::{self, DocWrite};
-    use crate::storage::log::{self, LogRecord};
+    use crate::storage::sqlite::accounts;
+    use crate::storage::sqlite::documents::{self, DocWrite};
+    use crate::storage::sqlite::log::{self, LogRecord};
 
     #[test]
     fn migrations_are_valid() {

@@ -8,28 +8,36 @@ pub mod backup;
 pub mod clients;
 pub mod compaction;
 pub mod conflicts;
+mod db;
 pub mod derived;
 pub mod documents;
 pub mod error;
 pub mod health;
 pub mod log;
 pub mod migrate;
+pub mod ownership;
 pub mod postgres;
 pub mod roles;
 pub mod search;
 pub mod seed;
 pub mod sharing;
+pub mod sqlite;
 pub mod trash;
 pub mod versions;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::Connection;
 
+pub use access_epoch::AccessEpoch;
+pub use db::Db;
 pub use error::{Result, StorageError};
+pub use health::StorageHealth;
 pub use writer::Writer;
 
 /// How hard a commit waits for the disk. `Full` (default): an acknowledged op survives power
@@ -41,8 +49,18 @@ pub enum Synchronous {
     Normal,
 }
 
+/// Which database holds everything: the embedded SQLite file (one node), or PostgreSQL
+/// (cluster mode: several nodes, one owner per document).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres { url: String },
+}
+
 #[derive(Debug, Clone)]
 pub struct StorageConfig {
+    pub backend: Backend,
+    /// The SQLite file (unused on PostgreSQL).
     pub path: PathBuf,
     pub synchronous: Synchronous,
     pub read_pool_size: u32,
@@ -54,12 +72,36 @@ pub struct StorageConfig {
 
 pub type ReadPool = r2d2::Pool<SqliteConnectionManager>;
 
-/// Handle to the database: cheap to clone, shared by actors and handlers.
+/// Handle to the database: cheap to clone, shared by actors and handlers. Every call runs a
+/// closure on a `Db` — a SQLite connection or a PostgreSQL transaction — and the facades
+/// (`storage::roles`, `storage::documents`, …) answer on either.
 #[derive(Clone)]
 pub struct Storage {
-    pub writer: Writer,
-    reads: ReadPool,
-    path: Arc<PathBuf>,
+    inner: Inner,
+}
+
+#[derive(Clone)]
+enum Inner {
+    Sqlite {
+        writer: Writer,
+        reads: ReadPool,
+        path: Arc<PathBuf>,
+    },
+    Postgres {
+        pg: postgres::store::PgStorage,
+        health: Arc<StorageHealth>,
+        epoch: Arc<AccessEpoch>,
+        _watch: Arc<StopOnDrop>,
+    },
+}
+
+/// Stops the access-epoch watcher when the last handle to the storage goes.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Prepared statements kept per connection. The writer alone runs about 30 distinct ones
@@ -79,10 +121,41 @@ fn pragmas(conn: &Connection, sync: Synchronous, cache_kib: u32) -> rusqlite::Re
     ))
 }
 
+/// How often a node reads the cluster's access epoch besides each notification.
+const ACCESS_POLL: Duration = Duration::from_secs(1);
+
 impl Storage {
-    /// Opens (creating if needed) the database, applies pending migrations and starts the
-    /// writer thread. Returns the join handle of the writer so shutdown can wait for it.
+    /// Opens the database (creating the SQLite file if needed), applies pending migrations
+    /// and starts the writer thread. Returns the join handle of the writer so shutdown can
+    /// wait for it.
     pub fn open(cfg: &StorageConfig) -> Result<(Storage, std::thread::JoinHandle<()>)> {
+        match &cfg.backend {
+            Backend::Sqlite => Self::open_sqlite(cfg),
+            Backend::Postgres { url } => {
+                let (pg, handle) = postgres::store::PgStorage::open(
+                    url,
+                    cfg.read_pool_size,
+                    cfg.group_commit_max,
+                )?;
+                let epoch = Arc::new(AccessEpoch::default());
+                let stop = Arc::new(AtomicBool::new(false));
+                postgres::access_watch::watch(url.clone(), epoch.clone(), ACCESS_POLL, stop.clone());
+                Ok((
+                    Storage {
+                        inner: Inner::Postgres {
+                            pg,
+                            health: Arc::new(StorageHealth::new(cfg.metrics.clone())),
+                            epoch,
+                            _watch: Arc::new(StopOnDrop(stop)),
+                        },
+                    },
+                    handle,
+                ))
+            }
+        }
+    }
+
+    fn open_sqlite(cfg: &StorageConfig) -> Result<(Storage, std::thread::JoinHandle<()>)> {
         if let Some(dir) = cfg.path.parent() {
             if !dir.as_os_str().is_empty() {
                 std::fs::create_dir_all(dir).map_err(|e| {
@@ -104,60 +177,160 @@ impl Storage {
         let (writer, handle) = Writer::start(conn, cfg.group_commit_max, cfg.metrics.clone());
         Ok((
             Storage {
-                writer,
-                reads,
-                path: Arc::new(cfg.path.clone()),
+                inner: Inner::Sqlite {
+                    writer,
+                    reads,
+                    path: Arc::new(cfg.path.clone()),
+                },
             },
             handle,
         ))
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Runs a read on a pooled connection, off the async threads.
-    pub async fn read<T, F>(&self, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
-    {
-        let pool = self.reads.clone();
-        tokio::task::spawn_blocking(move || {
-            let conn = pool.get()?;
-            f(&conn)
-        })
-        .await
-        .map_err(|e| StorageError::Join(e.to_string()))?
-    }
-
-    /// A read of a few index lookups, run right here when a pooled connection is free: the
-    /// hand-off to the blocking pool (two thread wake-ups) costs more than such a read. Falls
-    /// back to `read` when every connection is busy, so it never waits on the pool.
-    pub async fn read_short<T, F>(&self, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
-    {
-        match self.reads.try_get() {
-            Some(conn) => f(&conn),
-            None => self.read(f).await,
+    /// The SQLite file, or None on PostgreSQL.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.inner {
+            Inner::Sqlite { path, .. } => Some(path),
+            Inner::Postgres { .. } => None,
         }
     }
 
-    /// Blocking read for the CLI and tests.
-    pub fn read_blocking<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let conn = self.reads.get()?;
-        f(&conn)
+    /// SQLite's writer itself, for tools and tests that need its raw connection.
+    pub fn sqlite_writer(&self) -> Option<&Writer> {
+        match &self.inner {
+            Inner::Sqlite { writer, .. } => Some(writer),
+            Inner::Postgres { .. } => None,
+        }
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.inner, Inner::Postgres { .. })
+    }
+
+    /// Whether writes are failing for lack of space (and the probe size to try again).
+    pub fn health(&self) -> &Arc<StorageHealth> {
+        match &self.inner {
+            Inner::Sqlite { writer, .. } => writer.health(),
+            Inner::Postgres { health, .. } => health,
+        }
+    }
+
+    /// The access epoch: moves whenever any right changes anywhere (on PostgreSQL, on any node).
+    pub fn access_epoch(&self) -> &Arc<AccessEpoch> {
+        match &self.inner {
+            Inner::Sqlite { writer, .. } => writer.access_epoch(),
+            Inner::Postgres { epoch, .. } => epoch,
+        }
+    }
+
+    /// Runs a read on a pooled connection, off the async threads (on PostgreSQL, in a
+    /// read-only transaction).
+    pub async fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Db) -> Result<T> + Send + 'static,
+    {
+        match &self.inner {
+            Inner::Sqlite { reads, .. } => {
+                let pool = reads.clone();
+                tokio::task::spawn_blocking(move || {
+                    let conn = pool.get()?;
+                    f(&mut Db::Sqlite(&conn))
+                })
+                .await
+                .map_err(|e| StorageError::Join(e.to_string()))?
+            }
+            Inner::Postgres { pg, .. } => pg.read(move |t| f(&mut Db::Postgres(t))).await,
+        }
+    }
+
+    /// A read of a few index lookups, run right here when a pooled SQLite connection is free:
+    /// the hand-off to the blocking pool (two thread wake-ups) costs more than such a read.
+    /// Falls back to `read` when every connection is busy, so it never waits on the pool.
+    /// On PostgreSQL (a network round trip) it is `read`.
+    pub async fn read_short<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Db) -> Result<T> + Send + 'static,
+    {
+        if let Inner::Sqlite { reads, .. } = &self.inner {
+            if let Some(conn) = reads.try_get() {
+                return f(&mut Db::Sqlite(&conn));
+            }
+        }
+        self.read(f).await
+    }
+
+    /// Blocking read for the CLI and tests (never on an async runtime's thread).
+    pub fn read_blocking<T>(&self, f: impl FnOnce(&mut Db) -> Result<T>) -> Result<T> {
+        match &self.inner {
+            Inner::Sqlite { reads, .. } => {
+                let conn = reads.get()?;
+                f(&mut Db::Sqlite(&conn))
+            }
+            Inner::Postgres { pg, .. } => pg.read_blocking(|t| f(&mut Db::Postgres(t))),
+        }
     }
 
     /// Queues a write; resolves after the transaction holding it committed.
     pub fn write<T, F>(&self, f: F) -> impl std::future::Future<Output = Result<T>> + use<T, F>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&mut Db) -> Result<T> + Send + 'static,
     {
-        self.writer.call(f)
+        let call = match &self.inner {
+            Inner::Sqlite { writer, .. } => {
+                futures::future::Either::Left(writer.call(move |c| f(&mut Db::Sqlite(c))))
+            }
+            Inner::Postgres { pg, .. } => {
+                futures::future::Either::Right(pg.write(move |t| f(&mut Db::Postgres(t))))
+            }
+        };
+        call
+    }
+
+    /// Queues a write and waits for its commit on this thread (CLI and tests; never on an
+    /// async runtime's thread).
+    pub fn write_blocking<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Db) -> Result<T> + Send + 'static,
+    {
+        futures::executor::block_on(self.write(f))
+    }
+
+    /// Whether the schema is the newest this build knows (asked through the writer, so it
+    /// also proves the database takes writes).
+    pub async fn schema_is_current(&self) -> Result<bool> {
+        match &self.inner {
+            Inner::Sqlite { writer, .. } => writer.call(migrate::is_current).await,
+            Inner::Postgres { pg, .. } => {
+                pg.write(|t| postgres::migrate::is_current(t)).await
+            }
+        }
+    }
+
+    /// While writes fail for lack of space: tries a real write of `bytes` (SQLite). On
+    /// PostgreSQL the server's own disk is not ours to probe; a write that succeeds is the
+    /// answer.
+    pub async fn probe_space(&self, bytes: usize) -> Result<bool> {
+        match &self.inner {
+            Inner::Sqlite { writer, .. } => writer.call(move |c| health::probe(c, bytes)).await,
+            Inner::Postgres { pg, .. } => pg.write(|_| Ok(true)).await,
+        }
+    }
+
+    /// Test hook: caps the SQLite file's size (`PRAGMA max_page_count`), making "disk full"
+    /// deterministic. Not available on PostgreSQL.
+    pub async fn cap_pages(&self, max_pages: u32) -> Result<(u32, u32)> {
+        match &self.inner {
+            Inner::Sqlite { writer, .. } => {
+                writer.call(move |c| health::cap_pages(c, max_pages)).await
+            }
+            Inner::Postgres { .. } => Err(StorageError::Invalid(
+                "max_page_count is a SQLite setting; this node runs on PostgreSQL".into(),
+            )),
+        }
     }
 }
 
@@ -174,6 +347,7 @@ mod read_short_tests {
     fn a_short_read_runs_in_place_or_waits_off_thread() {
         let dir = tempfile::tempdir().expect("temp dir");
         let cfg = StorageConfig {
+            backend: crate::storage::Backend::Sqlite,
             path: dir.path().join("t.db"),
             synchronous: Synchronous::Normal,
             read_pool_size: 1,
@@ -187,8 +361,9 @@ mod read_short_tests {
             .build()
             .unwrap();
         rt.block_on(async {
-            let one =
-                |c: &rusqlite::Connection| Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?);
+            let one = |c: &mut super::Db| {
+                Ok(c.sqlite().unwrap().query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?)
+            };
             assert_eq!(storage.read_short(one).await.unwrap(), 1, "free: in place");
 
             // Hold the only connection in a blocking read until told to let go.

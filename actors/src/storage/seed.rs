@@ -8,7 +8,7 @@ use rusqlite::Connection;
 use crate::collab::block::Block;
 use crate::collab::op::{Effect, LogEntry};
 
-use super::documents::{self, DocWrite};
+use super::sqlite::documents::{self, DocWrite};
 use super::error::Result;
 use super::log::LogRecord;
 

@@ -1,83 +1,16 @@
-//! The trash: a deleted document keeps every row (blocks, log, shares, versions) and is
-//! invisible to the role function (`roles::doc_grant`) until its owner restores it or
-//! `history.trash_days` pass and the compaction supervisor purges it for good.
+//! The owner's trash: deleted documents, restorable until purged.
 
-use rusqlite::{params, Connection};
-use serde::Serialize;
+use super::db::dispatch;
+use super::postgres::upkeep as pg;
+use super::sqlite::trash as lite;
 
-use super::error::Result;
+pub use lite::TrashedDoc;
 
-/// Moves a document to its owner's trash; false when it is not there to move.
-pub fn trash(conn: &Connection, doc_id: &str, by: &str, now: i64) -> Result<bool> {
-    Ok(conn.execute(
-        "UPDATE documents SET trashed_at = ?2, trashed_by = ?3 WHERE id = ?1 AND trashed_at IS NULL",
-        params![doc_id, now, by],
-    )? == 1)
-}
-
-/// One document in a user's trash.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TrashedDoc {
-    pub doc_id: String,
-    pub title: String,
-    pub icon: Option<String>,
-    pub trashed_at: i64,
-    /// When the compaction supervisor purges it for good.
-    pub purge_at: i64,
-    /// Live bullets it holds.
-    pub blocks: i64,
-}
-
-/// The owner's trash, most recently deleted first.
-pub fn list(conn: &Connection, owner: &str, keep_ms: i64) -> Result<Vec<TrashedDoc>> {
-    let rows = conn
-        .prepare_cached(
-            "SELECT d.id, d.title, d.icon, d.trashed_at,
-                    (SELECT count(*) FROM blocks b WHERE b.doc_id = d.id AND b.deleted = 0)
-               FROM documents d WHERE d.owner_id = ?1 AND d.trashed_at IS NOT NULL
-              ORDER BY d.trashed_at DESC, d.id",
-        )?
-        .query_map([owner], |r| {
-            let at: i64 = r.get(3)?;
-            Ok(TrashedDoc {
-                doc_id: r.get(0)?,
-                title: r.get(1)?,
-                icon: r.get(2)?,
-                trashed_at: at,
-                purge_at: at + keep_ms,
-                blocks: r.get(4)?,
-            })
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
-}
-
-/// Whether `owner` has `doc_id` in the trash.
-pub fn is_trashed_by_owner(conn: &Connection, doc_id: &str, owner: &str) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT EXISTS(SELECT 1 FROM documents WHERE id = ?1 AND owner_id = ?2 AND trashed_at IS NOT NULL)",
-        )?
-        .query_row(params![doc_id, owner], |r| r.get(0))?)
-}
-
-/// Takes a document out of its owner's trash, with everything it had.
-pub fn untrash(conn: &Connection, doc_id: &str, owner: &str) -> Result<bool> {
-    Ok(conn.execute(
-        "UPDATE documents SET trashed_at = NULL, trashed_by = NULL
-          WHERE id = ?1 AND owner_id = ?2 AND trashed_at IS NOT NULL",
-        params![doc_id, owner],
-    )? == 1)
-}
-
-/// Documents trashed before `cutoff`: due to be purged for good.
-pub fn due(conn: &Connection, cutoff: i64) -> Result<Vec<String>> {
-    let ids = conn
-        .prepare_cached(
-            "SELECT id FROM documents WHERE trashed_at IS NOT NULL AND trashed_at < ?1 ORDER BY id",
-        )?
-        .query_map([cutoff], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(ids)
+dispatch! {
+    pub fn trash(doc_id: &str, by: &str, now: i64) -> bool => lite::trash, pg::trash;
+    pub fn list(owner: &str, keep_ms: i64) -> Vec<TrashedDoc> => lite::list, pg::list_trash;
+    pub fn is_trashed_by_owner(doc_id: &str, owner: &str) -> bool
+        => lite::is_trashed_by_owner, pg::is_trashed_by_owner;
+    pub fn untrash(doc_id: &str, owner: &str) -> bool => lite::untrash, pg::untrash;
+    pub fn due(cutoff: i64) -> Vec<String> => lite::due, pg::trash_due;
 }

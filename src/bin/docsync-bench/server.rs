@@ -211,6 +211,7 @@ impl ServerDir {
         job: impl FnOnce(&rusqlite::Connection) -> storage::Result<T> + Send + 'static,
     ) -> Result<T> {
         let config = StorageConfig {
+            backend: docsync_actors::storage::Backend::Sqlite,
             path: self.db_path(),
             // Fixtures need no durability until the final commit; `Normal` spares the fsyncs.
             synchronous: Synchronous::Normal,
@@ -220,7 +221,10 @@ impl ServerDir {
             metrics: None,
         };
         let (storage, writer) = Storage::open(&config)?;
-        let out = storage.writer.call_blocking(job);
+        let out = storage
+            .sqlite_writer()
+            .expect("a SQLite directory")
+            .call_blocking(job);
         // Closing the last connection checkpoints the WAL into the database file, so the
         // server does not pay for that during a measurement.
         drop(storage);

@@ -75,7 +75,7 @@ pub async fn changes(
             .unwrap_or(MAX_LONG_POLL_WAIT_SECS)
             .clamp(1, MAX_LONG_POLL_WAIT_SECS),
     );
-    let mut epoch_moves = state.storage.writer.access_epoch().changes();
+    let mut epoch_moves = state.storage.access_epoch().changes();
     epoch_moves.borrow_and_update();
     let (doc, user, _, _) = access(&state, &creds, &path.into_inner()).await?;
     let doc_id = doc.as_str();

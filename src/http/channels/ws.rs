@@ -216,7 +216,7 @@ impl Actor for WsSession {
             }
         });
         let moves = futures::stream::unfold(
-            self.state.storage.writer.access_epoch().changes(),
+            self.state.storage.access_epoch().changes(),
             |mut rx| async move { rx.changed().await.ok().map(|()| (EpochMoved, rx)) },
         );
         ctx.add_stream(moves);

@@ -102,9 +102,10 @@ impl Handler<Compact> for DocumentActor {
         let doc = self.doc_id.as_str().to_string();
         let storage = self.storage.clone();
         self.write_queued();
+        let epoch = self.ownership.epoch();
         let first = self.storage.write(move |c| {
             if !write.log.is_empty() {
-                documents::apply_write(c, &write)?;
+                documents::apply_write(c, &write, epoch)?;
             }
             // The purge entry itself is new, so it always stays above the floor.
             compaction::raise_floor(c, &write.doc_id, log_cutoff, head_before)

@@ -25,6 +25,20 @@ impl Handler<Close> for DocumentActor {
     }
 }
 
+/// This node left the cluster (fenced) or is leaving it: stop serving the document now.
+/// Whatever it still held is released when the actor stops, behind its writes.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Relinquish;
+
+impl Handler<Relinquish> for DocumentActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Relinquish, ctx: &mut Context<Self>) {
+        self.give_up(ctx);
+    }
+}
+
 /// How much text the document holds, against its budget (`limits.max_document_bytes`).
 #[derive(Message, Clone)]
 #[rtype(result = "Result<DocSize, DocError>")]

@@ -98,7 +98,7 @@ impl Handler<Subscribe> for DocumentActor {
             msg.confirmed,
         );
         // The rights were checked at an epoch that has moved since: check them again.
-        let epoch = self.storage.writer.access_epoch().current();
+        let epoch = self.storage.access_epoch().current();
         if !msg.confirmed.holds(epoch, now) {
             self.recheck_access(ctx);
         }

@@ -438,9 +438,10 @@ impl Handler<Sync> for DocumentActor {
         // This request's session and lease news wait for its commit (see `settle`).
         self.announcer.sync_write_queued();
         let head_after = write.head_after;
+        let epoch = self.ownership.epoch();
         let fut = self
             .storage
-            .write(move |c| documents::apply_write(c, &write));
+            .write(move |c| documents::apply_write(c, &write, epoch));
         let caller = msg.caller;
         Box::pin(
             actix::fut::wrap_future::<_, Self>(fut).map(move |res, act, ctx| {
@@ -460,6 +461,10 @@ impl Handler<Sync> for DocumentActor {
                     Ok(()) => Err(DocError::Restarting),
                     // Already reloading: whatever failed here is retried on the fresh actor.
                     Err(_) if act.failed.is_some() => Err(DocError::Restarting),
+                    Err(StorageError::NotOwner { .. }) => {
+                        act.lost_ownership(ctx);
+                        Err(DocError::NotOwner)
+                    }
                     Err(StorageError::ForeignBlock(id)) => {
                         // Another document took this block ID between our pre-check and our
                         // write; nothing of this request landed. A fresh pre-check turns the

@@ -5,7 +5,7 @@
 
 use postgres::{GenericClient, Row};
 
-use crate::storage::accounts::{hash_token, new_id, random_token, TokenInfo, User};
+use crate::storage::sqlite::accounts::{hash_token, new_id, random_token, TokenInfo, User};
 
 use super::super::error::{Result, StorageError};
 
@@ -42,6 +42,10 @@ pub fn create_user(
         display_name: display_name.to_string(),
         is_admin,
     })
+}
+
+pub fn count_users(c: &mut impl GenericClient) -> Result<i64> {
+    Ok(c.query_one("SELECT count(*) FROM users", &[])?.get(0))
 }
 
 pub fn user_by_name(c: &mut impl GenericClient, name: &str) -> Result<Option<User>> {

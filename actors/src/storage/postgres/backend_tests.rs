@@ -16,9 +16,10 @@ use crate::collab::op::{Effect, LogEntry, Op};
 use crate::collab::rules::{apply_op, OpContext, DEFAULT_MAX_DEPTH};
 use crate::storage::documents::DocWrite;
 use crate::storage::log::LogRecord;
-use crate::storage::versions as lite_versions;
+use crate::storage::sqlite::versions as lite_versions;
 use crate::storage::StorageError;
-use crate::storage::{accounts, documents as lite_docs, log as lite_log, migrate};
+use crate::storage::migrate;
+use crate::storage::sqlite::{accounts, documents as lite_docs, log as lite_log};
 
 use super::cluster;
 use super::derived as pg_derived;
@@ -307,12 +308,12 @@ fn run_case(case: usize, steps: Vec<Step>) {
     );
     // Derived data and the reads over it.
     assert_eq!(
-        crate::storage::derived::document_markdown(&lite, &doc_id, &doc.title).unwrap(),
+        crate::storage::sqlite::derived::document_markdown(&lite, &doc_id, &doc.title).unwrap(),
         pg_derived::markdown_export(&mut pgc, &doc_id, &doc.title)
             .unwrap()
             .collect::<String>()
     );
-    let tags_a = crate::storage::search::tags(&lite, &user.id).unwrap();
+    let tags_a = crate::storage::sqlite::search::tags(&lite, &user.id).unwrap();
     let tags_b = pg_derived::tags(&mut pgc, &user.id).unwrap();
     let counts = |v: &[crate::storage::search::TagCount]| {
         v.iter()
@@ -327,7 +328,7 @@ fn run_case(case: usize, steps: Vec<Step>) {
     };
     for t in &tags_a {
         assert_eq!(
-            ids(crate::storage::search::blocks_with_tag(&lite, &user.id, &t.tag, 100).unwrap()),
+            ids(crate::storage::sqlite::search::blocks_with_tag(&lite, &user.id, &t.tag, 100).unwrap()),
             ids(pg_derived::blocks_with_tag(&mut pgc, &user.id, &t.tag, 100).unwrap()),
             "#{}",
             t.tag
@@ -335,7 +336,7 @@ fn run_case(case: usize, steps: Vec<Step>) {
     }
     let target = format!("doc_{tag}_target");
     assert_eq!(
-        ids(crate::storage::search::backlinks(&lite, &user.id, &target, 100).unwrap()),
+        ids(crate::storage::sqlite::search::backlinks(&lite, &user.id, &target, 100).unwrap()),
         ids(pg_derived::backlinks(&mut pgc, &user.id, &target, 100).unwrap())
     );
     for q in [
@@ -348,14 +349,14 @@ fn run_case(case: usize, steps: Vec<Step>) {
         "nothing",
     ] {
         assert_eq!(
-            ids(crate::storage::search::search(&lite, &user.id, q, 100).unwrap()),
+            ids(crate::storage::sqlite::search::search(&lite, &user.id, q, 100).unwrap()),
             ids(pg_derived::search(&mut pgc, &user.id, q, 100).unwrap()),
             "search {q:?}"
         );
     }
     // Open conflict copies (stale base versions made some).
     assert_eq!(
-        crate::storage::conflicts::in_document(&lite, &doc_id, 100).unwrap(),
+        crate::storage::sqlite::conflicts::in_document(&lite, &doc_id, 100).unwrap(),
         pg_upkeep::conflicts_in_document(&mut pgc, &doc_id, 100).unwrap()
     );
     // Compaction: the floor raised to half the log, the rows below it deleted in chunks.
@@ -363,22 +364,22 @@ fn run_case(case: usize, steps: Vec<Step>) {
     let r = crate::storage::compaction::Retention::default();
     let mine = |v: Vec<String>| v.contains(&doc_id);
     assert_eq!(
-        mine(crate::storage::compaction::due_documents(&lite, half + 30 * 86_400_000, &r).unwrap()),
+        mine(crate::storage::sqlite::compaction::due_documents(&lite, half + 30 * 86_400_000, &r).unwrap()),
         mine(pg_upkeep::due_documents(&mut pgc, half + 30 * 86_400_000, &r).unwrap())
     );
-    let fa = crate::storage::compaction::raise_floor(&lite, &doc_id, half, doc.head_seq).unwrap();
+    let fa = crate::storage::sqlite::compaction::raise_floor(&lite, &doc_id, half, doc.head_seq).unwrap();
     let fb = pg_upkeep::raise_floor(&mut pgc, &doc_id, half, doc.head_seq).unwrap();
     assert_eq!(fa, fb);
     assert_eq!(
-        crate::storage::compaction::delete_block_changes(&lite, &doc_id, fa).unwrap(),
+        crate::storage::sqlite::compaction::delete_block_changes(&lite, &doc_id, fa).unwrap(),
         pg_upkeep::delete_block_changes(&mut pgc, &doc_id, fb).unwrap()
     );
     assert_eq!(
-        crate::storage::compaction::delete_log_chunk(&lite, &doc_id, fa, 3).unwrap(),
+        crate::storage::sqlite::compaction::delete_log_chunk(&lite, &doc_id, fa, 3).unwrap(),
         pg_upkeep::delete_log_chunk(&mut pgc, &doc_id, fb, 3).unwrap()
     );
     assert_eq!(
-        crate::storage::compaction::delete_results_chunk(&lite, &doc_id, half, 1_000).unwrap(),
+        crate::storage::sqlite::compaction::delete_results_chunk(&lite, &doc_id, half, 1_000).unwrap(),
         pg_upkeep::delete_results_chunk(&mut pgc, &doc_id, half, 1_000).unwrap()
     );
     assert_eq!(
@@ -388,19 +389,19 @@ fn run_case(case: usize, steps: Vec<Step>) {
     );
     // The trash.
     assert_eq!(
-        crate::storage::trash::trash(&lite, &doc_id, &user.id, 7).unwrap(),
+        crate::storage::sqlite::trash::trash(&lite, &doc_id, &user.id, 7).unwrap(),
         pg_upkeep::trash(&mut pgc, &doc_id, &user.id, 7).unwrap()
     );
     assert_eq!(
-        crate::storage::trash::list(&lite, &user.id, 100).unwrap(),
+        crate::storage::sqlite::trash::list(&lite, &user.id, 100).unwrap(),
         pg_upkeep::list_trash(&mut pgc, &user.id, 100).unwrap()
     );
     assert_eq!(
-        mine(crate::storage::trash::due(&lite, 8).unwrap()),
+        mine(crate::storage::sqlite::trash::due(&lite, 8).unwrap()),
         mine(pg_upkeep::trash_due(&mut pgc, 8).unwrap())
     );
     assert_eq!(
-        crate::storage::trash::untrash(&lite, &doc_id, &user.id).unwrap(),
+        crate::storage::sqlite::trash::untrash(&lite, &doc_id, &user.id).unwrap(),
         pg_upkeep::untrash(&mut pgc, &doc_id, &user.id).unwrap()
     );
     same_versions(&lite, &mut pgc, &doc_id);
@@ -689,7 +690,7 @@ fn check_roles(w: World) {
     };
     for u in 0..USERS {
         for d in 0..DOCS as u8 {
-            let a = crate::storage::roles::doc_grant(&lite, &user(u), &doc(d)).unwrap();
+            let a = crate::storage::sqlite::roles::doc_grant(&lite, &user(u), &doc(d)).unwrap();
             let b = super::roles::doc_grant(&mut pgc, &user(u), &doc(d)).unwrap();
             assert_eq!(
                 category(&a),
@@ -697,7 +698,7 @@ fn check_roles(w: World) {
                 "user {u} on doc {d}: {a:?} vs {b:?} in {w:?}"
             );
         }
-        let mut a = crate::storage::roles::readable_doc_ids(&lite, &user(u)).unwrap();
+        let mut a = crate::storage::sqlite::roles::readable_doc_ids(&lite, &user(u)).unwrap();
         let mut b = super::roles::readable_doc_ids(&mut pgc, &user(u)).unwrap();
         a.sort();
         b.sort();
@@ -761,7 +762,8 @@ struct Made {
 
 fn check_sharing(ops: Vec<ShareOp>) {
     use super::sharing as ps;
-    use crate::storage::sharing::{self as ls, Access, Share, ShareKind};
+    use crate::storage::sharing::{Access, Share, ShareKind};
+    use crate::storage::sqlite::sharing as ls;
     let tag = uuid::Uuid::new_v4().simple().to_string();
     let mut lite = rusqlite::Connection::open_in_memory().unwrap();
     migrate::apply(&mut lite).unwrap();
@@ -919,12 +921,12 @@ fn check_sharing(ops: Vec<ShareOp>) {
                 let owner = user(*d % USERS);
                 if *on {
                     assert_eq!(
-                        crate::storage::trash::trash(&lite, &doc(*d), &owner, 4).unwrap(),
+                        crate::storage::sqlite::trash::trash(&lite, &doc(*d), &owner, 4).unwrap(),
                         pg_upkeep::trash(&mut pgc, &doc(*d), &owner, 4).unwrap()
                     );
                 } else {
                     assert_eq!(
-                        crate::storage::trash::untrash(&lite, &doc(*d), &owner).unwrap(),
+                        crate::storage::sqlite::trash::untrash(&lite, &doc(*d), &owner).unwrap(),
                         pg_upkeep::untrash(&mut pgc, &doc(*d), &owner).unwrap()
                     );
                 }
@@ -940,7 +942,7 @@ fn check_sharing(ops: Vec<ShareOp>) {
     };
     for u in 0..USERS {
         for d in 0..DOCS as u8 {
-            let a = crate::storage::roles::doc_grant(&lite, &user(u), &doc(d)).unwrap();
+            let a = crate::storage::sqlite::roles::doc_grant(&lite, &user(u), &doc(d)).unwrap();
             let b = super::roles::doc_grant(&mut pgc, &user(u), &doc(d)).unwrap();
             assert_eq!(
                 category(&a),
@@ -951,12 +953,12 @@ fn check_sharing(ops: Vec<ShareOp>) {
         for (f, fa) in &l.folders {
             let fb = &p.folders[f];
             assert_eq!(
-                crate::storage::roles::folder_role(&lite, &user(u), fa).unwrap(),
+                crate::storage::sqlite::roles::folder_role(&lite, &user(u), fa).unwrap(),
                 super::roles::folder_role(&mut pgc, &user(u), fb).unwrap(),
                 "user {u} on folder {f} after {ops:?}"
             );
         }
-        let mut a = crate::storage::roles::readable_doc_ids(&lite, &user(u)).unwrap();
+        let mut a = crate::storage::sqlite::roles::readable_doc_ids(&lite, &user(u)).unwrap();
         let mut b = super::roles::readable_doc_ids(&mut pgc, &user(u)).unwrap();
         a.sort();
         b.sort();
@@ -974,7 +976,7 @@ fn check_sharing(ops: Vec<ShareOp>) {
     }
     for d in 0..DOCS as u8 {
         assert_eq!(
-            crate::storage::roles::is_shared(&lite, &doc(d)).unwrap(),
+            crate::storage::sqlite::roles::is_shared(&lite, &doc(d)).unwrap(),
             super::roles::is_shared(&mut pgc, &doc(d)).unwrap(),
             "shared? doc {d} after {ops:?}"
         );
@@ -994,14 +996,14 @@ proptest! {
 /// purges, people with tokens and sessions, teams, nested folders and shares — imported into an
 /// empty PostgreSQL, everything reads back the same, and the document goes on from there.
 fn check_import(steps: Vec<Step>) {
-    use crate::storage::{accounts as la, sharing as ls};
+    use crate::storage::sqlite::{accounts as la, sharing as ls};
     let mut lite = rusqlite::Connection::open_in_memory().unwrap();
     migrate::apply(&mut lite).unwrap();
     let ann = la::create_user(&lite, "Ann", "Ann A.", true, 1).unwrap();
     let bob = la::create_user(&lite, "bob", "Bob", false, 1).unwrap();
     let (_, token) = la::create_token_with_id(&lite, &bob.id, "cli", 2).unwrap();
     let session = la::create_login_session(&lite, &bob.id, 3, 1_000_000).unwrap();
-    crate::storage::clients::claim(&lite, "cl_t", &ann.id, 4).unwrap();
+    crate::storage::sqlite::clients::claim(&lite, "cl_t", &ann.id, 4).unwrap();
     let team = ls::create_team(&lite, "writers", &ann.id, 5).unwrap();
     ls::set_members(&lite, &team.team_id, &ann.id, std::slice::from_ref(&bob.id)).unwrap();
     let top = ls::create_folder(&lite, "Top", &ann.id, None, 6).unwrap();
@@ -1009,7 +1011,7 @@ fn check_import(steps: Vec<Step>) {
     let doc_id = "doc_imported".to_string();
     lite_docs::create(&lite, &doc_id, &ann.id, "start", Some(&sub.folder_id), 0).unwrap();
     lite_docs::create(&lite, "doc_trashed", &ann.id, "gone", None, 0).unwrap();
-    crate::storage::trash::trash(&lite, "doc_trashed", &ann.id, 9).unwrap();
+    crate::storage::sqlite::trash::trash(&lite, "doc_trashed", &ann.id, 9).unwrap();
     ls::set_folder_shares(
         &lite,
         &top.folder_id,
@@ -1072,7 +1074,7 @@ fn check_import(steps: Vec<Step>) {
     for u in [&ann, &bob] {
         for d in [doc_id.as_str(), "doc_trashed"] {
             assert_eq!(
-                crate::storage::roles::doc_role(&lite, &u.id, d).unwrap(),
+                crate::storage::sqlite::roles::doc_role(&lite, &u.id, d).unwrap(),
                 super::roles::doc_role(&mut pgc, &u.id, d).unwrap(),
                 "{} on {d}",
                 u.name
@@ -1104,13 +1106,13 @@ fn check_import(steps: Vec<Step>) {
     };
     for q in ["text", "new", "ete"] {
         assert_eq!(
-            ids(crate::storage::search::search(&lite, &bob.id, q, 100).unwrap()),
+            ids(crate::storage::sqlite::search::search(&lite, &bob.id, q, 100).unwrap()),
             ids(pg_derived::search(&mut pgc, &bob.id, q, 100).unwrap()),
             "search {q:?}"
         );
     }
     assert_eq!(
-        crate::storage::derived::document_markdown(&lite, &doc_id, &doc.title).unwrap(),
+        crate::storage::sqlite::derived::document_markdown(&lite, &doc_id, &doc.title).unwrap(),
         pg_derived::markdown_export(&mut pgc, &doc_id, &doc.title)
             .unwrap()
             .collect::<String>()

@@ -9,7 +9,7 @@ use postgres::{GenericClient, Row, Transaction};
 
 use crate::collab::block::{Author, Block, BlockType};
 use crate::collab::document::DocState;
-use crate::storage::documents::DocWrite;
+use crate::storage::sqlite::documents::DocWrite;
 
 use super::super::error::{Result, StorageError};
 

@@ -9,7 +9,7 @@ use postgres::GenericClient;
 use serde_json::value::RawValue;
 
 use crate::collab::op::{Effect, LogEntry, OpResult};
-use crate::storage::log::{BlockChange, LogRecord, Precheck};
+use crate::storage::sqlite::log::{BlockChange, LogRecord, Precheck};
 
 use super::super::error::{Result, StorageError};
 

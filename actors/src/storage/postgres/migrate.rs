@@ -36,7 +36,7 @@ pub fn apply(c: &mut Client) -> Result<()> {
 }
 
 /// True when the database has every migration.
-pub fn is_current(c: &mut Client) -> Result<bool> {
+pub fn is_current(c: &mut impl postgres::GenericClient) -> Result<bool> {
     let done: i64 = c
         .query_one("SELECT count(*) FROM schema_migrations", &[])?
         .get(0);

@@ -4,7 +4,7 @@
 //! release (graceful hand-off, an idle actor) moves it too, so the old owner's writes can
 //! never land after someone else took over — safety never depends on clocks or timeouts.
 
-use postgres::Client;
+use postgres::GenericClient;
 
 use super::super::error::{Result, StorageError};
 use super::cluster::Member;
@@ -27,12 +27,14 @@ pub struct Owner {
 }
 
 /// Claims `doc_id` for `me`. `Ok(None)`: another live incarnation owns it (route there).
-/// Claiming a document one already owns returns the current epoch unchanged.
-pub fn claim(c: &mut Client, doc_id: &str, me: &Member) -> Result<Option<Claim>> {
+/// Claiming a document one already owns moves the epoch too: a node's new actor for a
+/// document fences the old one still draining (its writes are all queued ahead of the claim
+/// on the same writer, and its release at the old epoch then changes nothing).
+pub fn claim(c: &mut impl GenericClient, doc_id: &str, me: &Member) -> Result<Option<Claim>> {
     let claimed = c.query_opt(
         "UPDATE documents d SET owner_node = $2, owner_inc = $3, owner_epoch = d.owner_epoch + 1
           WHERE d.id = $1
-            AND (d.owner_inc IS NULL OR NOT EXISTS (
+            AND (d.owner_inc IS NULL OR d.owner_inc = $3 OR NOT EXISTS (
                   SELECT 1 FROM nodes n
                    WHERE n.inc = d.owner_inc AND n.status = 'live' AND n.expires_at > now()))
          RETURNING owner_epoch, head_seq",
@@ -44,22 +46,15 @@ pub fn claim(c: &mut Client, doc_id: &str, me: &Member) -> Result<Option<Claim>>
             head_seq: r.get(1),
         }));
     }
-    let now = c.query_opt(
-        "SELECT owner_inc, owner_epoch, head_seq FROM documents WHERE id = $1",
-        &[&doc_id],
-    )?;
-    let Some(r) = now else {
+    let exists = c.query_opt("SELECT 1 FROM documents WHERE id = $1", &[&doc_id])?;
+    if exists.is_none() {
         return Err(StorageError::DocNotFound(doc_id.to_string()));
-    };
-    let owner: Option<String> = r.get(0);
-    Ok((owner.as_deref() == Some(me.inc.as_str())).then(|| Claim {
-        epoch: r.get(1),
-        head_seq: r.get(2),
-    }))
+    }
+    Ok(None)
 }
 
 /// Gives a document up (epoch + 1), if `me` still owns it at `epoch`; false otherwise.
-pub fn release(c: &mut Client, doc_id: &str, me: &Member, epoch: i64) -> Result<bool> {
+pub fn release(c: &mut impl GenericClient, doc_id: &str, me: &Member, epoch: i64) -> Result<bool> {
     Ok(c.execute(
         "UPDATE documents SET owner_node = NULL, owner_inc = NULL, owner_epoch = owner_epoch + 1
           WHERE id = $1 AND owner_inc = $2 AND owner_epoch = $3",
@@ -68,7 +63,7 @@ pub fn release(c: &mut Client, doc_id: &str, me: &Member, epoch: i64) -> Result<
 }
 
 /// The document's live owner, if it has one.
-pub fn owner(c: &mut Client, doc_id: &str) -> Result<Option<Owner>> {
+pub fn owner(c: &mut impl GenericClient, doc_id: &str) -> Result<Option<Owner>> {
     let r = c.query_opt(
         "SELECT n.node_id, n.inc, n.internal_addr, d.owner_epoch
            FROM documents d JOIN nodes n ON n.inc = d.owner_inc
@@ -85,7 +80,7 @@ pub fn owner(c: &mut Client, doc_id: &str) -> Result<Option<Owner>> {
 
 /// Gives up every document `me` owns (graceful shutdown: each one's epoch moves, so another
 /// node claims it at once instead of waiting for this incarnation to expire). Returns them.
-pub fn release_all(c: &mut impl postgres::GenericClient, me: &Member) -> Result<Vec<String>> {
+pub fn release_all(c: &mut impl GenericClient, me: &Member) -> Result<Vec<String>> {
     Ok(c.query(
         "UPDATE documents SET owner_node = NULL, owner_inc = NULL, owner_epoch = owner_epoch + 1
               WHERE owner_inc = $1 RETURNING id",
@@ -102,14 +97,14 @@ const COMPACTION_LOCK: i64 = 7_275_636_524;
 /// Takes the cluster-wide compaction lock for this connection's session if nobody has it;
 /// it is released with `unlock_compaction` or when the connection ends (a node that died
 /// mid-pass does not keep it).
-pub fn try_lock_compaction(c: &mut impl postgres::GenericClient) -> Result<bool> {
+pub fn try_lock_compaction(c: &mut impl GenericClient) -> Result<bool> {
     Ok(
         c.query_one("SELECT pg_try_advisory_lock($1)", &[&COMPACTION_LOCK])?
             .get(0),
     )
 }
 
-pub fn unlock_compaction(c: &mut impl postgres::GenericClient) -> Result<()> {
+pub fn unlock_compaction(c: &mut impl GenericClient) -> Result<()> {
     c.execute("SELECT pg_advisory_unlock($1)", &[&COMPACTION_LOCK])?;
     Ok(())
 }

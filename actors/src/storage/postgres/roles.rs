@@ -5,7 +5,7 @@
 
 use postgres::GenericClient;
 
-use crate::storage::roles::{Grant, Role};
+use crate::storage::sqlite::roles::{DocSummary, FolderSummary, Grant, Role};
 
 use super::super::error::Result;
 
@@ -154,4 +154,81 @@ pub fn folder_role(
         best = best.max(Some(role));
     }
     Ok(best)
+}
+
+/// Folders a user reaches (their own, shared with them or a team of theirs, and every
+/// subfolder), for the folder-reach queries below.
+const REACH: &str = "WITH RECURSIVE
+        my_teams(id) AS (SELECT team_id FROM team_members WHERE user_id = $1),
+        roots(id) AS (
+            SELECT id FROM folders WHERE owner_id = $1
+            UNION SELECT folder_id FROM workspace_folder_shares WHERE kind = 'user' AND principal_id = $1
+            UNION SELECT folder_id FROM workspace_folder_shares WHERE kind = 'team' AND principal_id IN (SELECT id FROM my_teams)),
+        reach(id, depth) AS (
+            SELECT id, 0 FROM roots
+            UNION SELECT f.id, r.depth + 1 FROM folders f JOIN reach r ON f.parent_id = r.id WHERE r.depth < 64)";
+
+/// Every folder the user reaches, by name, with their role; a parent the user cannot see is
+/// reported as None so no folder name leaks (as SQLite's `readable_folders`).
+pub fn readable_folders(c: &mut impl GenericClient, user_id: &str) -> Result<Vec<FolderSummary>> {
+    let sql = format!(
+        "{REACH}
+         SELECT f.id, f.name, f.owner_id, f.parent_id FROM folders f
+          WHERE f.id IN (SELECT id FROM reach) ORDER BY lower(f.name), f.id"
+    );
+    let rows: Vec<(String, String, String, Option<String>)> = c
+        .query(&sql, &[&user_id])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+        .collect();
+    let visible: std::collections::HashSet<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    let mut out = Vec::with_capacity(rows.len());
+    for (id, name, owner_id, parent) in &rows {
+        let Some(role) = folder_role(c, user_id, id)? else {
+            continue;
+        };
+        out.push(FolderSummary {
+            folder_id: id.clone(),
+            name: name.clone(),
+            owner_id: owner_id.clone(),
+            parent_id: parent.clone().filter(|p| visible.contains(p.as_str())),
+            role: role.as_str().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// The user's document list, newest change first, each with their role and how they have it.
+pub fn readable_documents(c: &mut impl GenericClient, user_id: &str) -> Result<Vec<DocSummary>> {
+    let ids = readable_doc_ids(c, user_id)?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let Some(grant) = doc_grant(c, user_id, &id)? else {
+            continue;
+        };
+        let Some(r) = c.query_opt(
+            "SELECT id, title, icon, owner_id, folder_id, head_seq, updated_at FROM documents WHERE id = $1",
+            &[&id],
+        )?
+        else {
+            continue;
+        };
+        out.push(DocSummary {
+            doc_id: r.get(0),
+            title: r.get(1),
+            icon: r.get(2),
+            owner_id: r.get(3),
+            folder_id: r.get(4),
+            head_seq: r.get(5),
+            updated_at: r.get(6),
+            role: grant.role.as_str().to_string(),
+            via: grant.via,
+        });
+    }
+    out.sort_by(|a, b| {
+        b.updated_at
+            .cmp(&a.updated_at)
+            .then(a.doc_id.cmp(&b.doc_id))
+    });
+    Ok(out)
 }

@@ -6,8 +6,8 @@ use std::collections::HashSet;
 
 use postgres::GenericClient;
 
-use crate::storage::accounts::new_id;
-use crate::storage::sharing::{Access, Folder, NamedShare, Share, ShareKind, Team};
+use crate::storage::sqlite::accounts::new_id;
+use crate::storage::sqlite::sharing::{Access, Folder, NamedShare, Share, ShareKind, Team};
 
 use super::super::error::{Result, StorageError};
 

@@ -72,6 +72,16 @@ impl PgStorage {
         .await
         .map_err(|e| StorageError::Join(e.to_string()))?
     }
+
+    /// `read` on this thread, for the CLI and tests (never on an async runtime's thread).
+    pub fn read_blocking<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
+        let pool = self.reads.0.as_ref().expect("open until dropped");
+        let mut c = pool.get()?;
+        let mut tx = c.build_transaction().read_only(true).start()?;
+        let out = f(&mut tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ use super::testing::TempPostgres;
 use super::{check_settings, documents, migrate, ownership};
 use crate::collab::block::Block;
 use crate::collab::op::{Effect, LogEntry};
-use crate::storage::documents::DocWrite;
-use crate::storage::log::LogRecord;
+use crate::storage::sqlite::documents::DocWrite;
+use crate::storage::sqlite::log::LogRecord;
 use crate::storage::StorageError;
 
 const TTL: Duration = Duration::from_secs(5);
@@ -107,11 +107,17 @@ fn claims_move_the_epoch_and_a_live_owner_keeps_its_document() {
         .unwrap()
         .expect("free document");
     assert_eq!(first.epoch, 1);
+    let again = ownership::claim(&mut c, "doc_1", &a).unwrap().expect("its own");
     assert_eq!(
-        ownership::claim(&mut c, "doc_1", &a).unwrap(),
-        Some(first),
-        "claiming one's own again changes nothing"
+        again.epoch,
+        first.epoch + 1,
+        "claiming one's own again fences the older claim"
     );
+    assert!(
+        !ownership::release(&mut c, "doc_1", &a, first.epoch).unwrap(),
+        "the older claim's release changes nothing"
+    );
+    let first = again;
     assert_eq!(
         ownership::claim(&mut c, "doc_1", &b).unwrap(),
         None,

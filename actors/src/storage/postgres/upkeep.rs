@@ -4,9 +4,9 @@
 
 use postgres::{GenericClient, Row};
 
-use crate::storage::compaction::Retention;
-use crate::storage::conflicts::OpenConflict;
-use crate::storage::trash::TrashedDoc;
+use crate::storage::sqlite::compaction::Retention;
+use crate::storage::sqlite::conflicts::OpenConflict;
+use crate::storage::sqlite::trash::TrashedDoc;
 
 use super::super::error::Result;
 
@@ -124,6 +124,14 @@ pub fn list_trash(
     .collect())
 }
 
+pub fn is_trashed_by_owner(c: &mut impl GenericClient, doc_id: &str, owner: &str) -> Result<bool> {
+    Ok(c.query_one(
+        "SELECT EXISTS(SELECT 1 FROM documents WHERE id = $1 AND owner_id = $2 AND trashed_at IS NOT NULL)",
+        &[&doc_id, &owner],
+    )?
+    .get(0))
+}
+
 pub fn untrash(c: &mut impl GenericClient, doc_id: &str, owner: &str) -> Result<bool> {
     Ok(c.execute(
         "UPDATE documents SET trashed_at = NULL, trashed_by = NULL
@@ -177,6 +185,20 @@ pub fn conflicts_in_document(
 ) -> Result<Vec<OpenConflict>> {
     let sql = format!("{OPEN} AND c.doc_id = $1 ORDER BY c.updated_at, c.id LIMIT $2");
     Ok(c.query(&sql, &[&doc_id, &(limit as i64)])?
+        .iter()
+        .map(conflict_from_row)
+        .collect())
+}
+
+/// Open conflict copies in every document the user can read, oldest first.
+pub fn conflicts_readable(
+    c: &mut impl GenericClient,
+    user_id: &str,
+    limit: usize,
+) -> Result<Vec<OpenConflict>> {
+    let ids = super::roles::readable_doc_ids(c, user_id)?;
+    let sql = format!("{OPEN} AND c.doc_id = ANY($1) ORDER BY c.updated_at, c.id LIMIT $2");
+    Ok(c.query(&sql, &[&ids, &(limit as i64)])?
         .iter()
         .map(conflict_from_row)
         .collect())

@@ -4,7 +4,7 @@
 
 use postgres::{GenericClient, Row};
 
-use crate::storage::versions::{
+use crate::storage::sqlite::versions::{
     decode, NewVersion, Retained, VersionKind, VersionMeta, VersionState,
 };
 
@@ -129,6 +129,31 @@ pub fn get(
         )?
         .get(0);
     Ok(Some((m, decode(&body)?)))
+}
+
+/// Versions at or below `seq`, newest first, with their states (a bullet's history past
+/// the log floor reads these).
+pub fn states_at_or_below(
+    c: &mut impl GenericClient,
+    doc_id: &str,
+    seq: i64,
+    limit: usize,
+) -> Result<Vec<(VersionMeta, VersionState)>> {
+    let sql = format!(
+        "{META} WHERE v.doc_id = $1 AND v.seq <= $2 AND v.body IS NOT NULL ORDER BY v.seq DESC, v.at DESC LIMIT $3"
+    );
+    let metas: Vec<VersionMeta> = c
+        .query(&sql, &[&doc_id, &seq, &(limit as i64)])?
+        .iter()
+        .map(meta_from_row)
+        .collect();
+    let mut out = Vec::with_capacity(metas.len());
+    for m in metas {
+        if let Some(found) = get(c, doc_id, &m.version_id)? {
+            out.push(found);
+        }
+    }
+    Ok(out)
 }
 
 pub fn latest(c: &mut impl GenericClient, doc_id: &str) -> Result<Option<(i64, i64)>> {
