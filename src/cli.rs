@@ -250,8 +250,8 @@ fn team_command(storage: &Storage, command: TeamCommand) -> anyhow::Result<()> {
     match command {
         TeamCommand::Add { name, owner } => {
             let owner = user_id(storage, &owner)?;
-            let team = storage
-                .write_blocking(move |c| sharing::create_team(c, &name, &owner, now))?;
+            let team =
+                storage.write_blocking(move |c| sharing::create_team(c, &name, &owner, now))?;
             println!("created team {} ({})", team.name, team.team_id);
         }
         TeamCommand::Members { team, users } => {
@@ -264,12 +264,11 @@ fn team_command(storage: &Storage, command: TeamCommand) -> anyhow::Result<()> {
                 .map(|u| user_id(storage, u))
                 .collect::<anyhow::Result<Vec<_>>>()?;
             let (tid, owner) = (found.team_id.clone(), found.owner_id.clone());
-            storage
-                .write_blocking(move |c| sharing::set_members(c, &tid, &owner, &ids))?;
+            storage.write_blocking(move |c| sharing::set_members(c, &tid, &owner, &ids))?;
             println!("team {team}: {} members", users.len());
         }
         TeamCommand::List => {
-            let teams = storage.read_blocking(|c| sharing::all_teams(c))?;
+            let teams = storage.read_blocking(sharing::all_teams)?;
             for t in teams {
                 println!(
                     "{}\t{}\towner={}\tmembers={}",
@@ -316,8 +315,7 @@ fn user_command(storage: &Storage, command: UserCommand) -> anyhow::Result<()> {
         UserCommand::Passwd { name } => {
             let id = user_id(storage, &name)?;
             let phc = password::hash(&read_password()?)?;
-            storage
-                .write_blocking(move |c| accounts::set_password_hash(c, &id, &phc))?;
+            storage.write_blocking(move |c| accounts::set_password_hash(c, &id, &phc))?;
             println!("password of {name} changed; their login sessions have ended");
         }
         UserCommand::Token { name, label } => {

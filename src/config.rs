@@ -324,7 +324,12 @@ impl Settings {
                     "backend = \"postgres\" needs a connection string",
                 ));
             }
-            if self.cluster.internal_addr.parse::<std::net::SocketAddr>().is_err() {
+            if self
+                .cluster
+                .internal_addr
+                .parse::<std::net::SocketAddr>()
+                .is_err()
+            {
                 return Err(bad(
                     "cluster.internal_addr",
                     format!("{:?}", self.cluster.internal_addr),
@@ -338,8 +343,12 @@ impl Settings {
                     "cluster mode needs a secret of at least 16 characters, the same on every node",
                 ));
             }
-            if !(self.cluster.ttl_secs >= 2.0) {
-                return Err(bad("cluster.ttl_secs", self.cluster.ttl_secs, "must be at least 2"));
+            if self.cluster.ttl_secs.is_nan() || self.cluster.ttl_secs < 2.0 {
+                return Err(bad(
+                    "cluster.ttl_secs",
+                    self.cluster.ttl_secs,
+                    "must be at least 2",
+                ));
             }
             if self.cluster.renew_ms == 0
                 || self.cluster.renew_ms as f64 >= self.cluster.ttl_secs * 1000.0 / 2.0

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod demo;
 pub mod history_check;

@@ -137,12 +137,19 @@ pub fn compact_offline(settings: Settings) -> anyhow::Result<()> {
 }
 
 pub fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
-    let _lock = lock_database(&settings)?;
+    // One SQLite file, one server; cluster nodes share PostgreSQL by design.
+    let _lock = match settings.storage.backend {
+        crate::config::BackendKind::Sqlite => Some(lock_database(&settings)?),
+        crate::config::BackendKind::Postgres => None,
+    };
     let settings = Arc::new(settings);
     let metrics = Arc::new(Metrics::new());
     let (storage, writer_thread) =
         Storage::open(&storage_config(&settings, Some(metrics.clone())))?;
-    tracing::info!(path = %settings.storage.path.display(), "database open, migrations applied");
+    match storage.path() {
+        Some(path) => tracing::info!(path = %path.display(), "database open, migrations applied"),
+        None => tracing::info!("PostgreSQL open, migrations applied (cluster mode)"),
+    }
     // The login path's stand-in hash, so the first unknown name costs one run like any other.
     crate::auth::password::warm_up();
     let system = actix::System::new();
@@ -220,12 +227,28 @@ async fn serve_http(
             }
         };
     let (shutdown_trigger, shutdown) = crate::shutdown::ShutdownTrigger::new();
+    let this_node = storage
+        .is_postgres()
+        .then(|| Arc::new(docsync_actors::membership::ThisNode::default()));
     let registry = Documents::start(Registry::new(
         arbiters,
         storage.clone(),
         clock.clone(),
-        actor_config(&settings, metrics.clone()),
+        ActorConfig {
+            this_node: this_node.clone(),
+            ..actor_config(&settings, metrics.clone())
+        },
     ));
+    let cluster = match this_node {
+        Some(node) => Some(crate::cluster::Cluster::start(
+            &settings,
+            storage.clone(),
+            registry.clone(),
+            node,
+            metrics.clone(),
+        )?),
+        None => None,
+    };
     let compaction = CompactionSupervisor::new(
         storage.clone(),
         registry.clone(),
@@ -235,7 +258,12 @@ async fn serve_http(
         settings.compaction.run_at_start,
         metrics.clone(),
     )
-    .with_history(settings.history.versions(), settings.history.trash_ms())
+    .with_history(settings.history.versions(), settings.history.trash_ms());
+    // Cluster mode: by hand for now (`POST /api/v1/admin/compact`), see `on_demand_only`.
+    let compaction = match cluster {
+        Some(_) => compaction.on_demand_only(),
+        None => compaction,
+    }
     .start();
     // A full-disk episode ends only when a write as big as the biggest sync fits again (a
     // sync stores its text about twice: the block and the log).
@@ -265,6 +293,7 @@ async fn serve_http(
             storage.access_epoch().clone(),
         )),
         client_owners: Arc::new(http::client_owners::ClientOwners::default()),
+        cluster: cluster.clone(),
         write_budgets: Arc::new(http::write_budget::WriteBudgets::new(
             settings.limits.user_write_bytes_per_minute,
             settings.limits.doc_write_bytes_per_minute,
@@ -274,7 +303,10 @@ async fn serve_http(
             settings.auth.password_queue,
         )),
     };
-    refresh_access_epoch(storage.clone());
+    if cluster.is_none() {
+        // On PostgreSQL every node follows the epoch by LISTEN and its own poll.
+        refresh_access_epoch(storage.clone());
+    }
     if !settings.server.static_dir.as_os_str().is_empty() {
         tracing::info!(dir = %settings.server.static_dir.display(), "serving the web app from disk");
     }
@@ -291,6 +323,8 @@ async fn serve_http(
             .app_data(data.clone())
             .app_data(http::error::query_config())
             .app_data(http::error::path_config())
+            // Innermost: a document's request reaches its owner (cluster mode only).
+            .wrap(middleware::from_fn(http::cluster_route::route))
             .wrap(middleware::from_fn(http::origin::guard))
             // Responses compressed as the client accepts, except small bodies and streams
             // (`http::compression`): `skip_small` inside `Compress`, `unmark` outside it.
@@ -331,6 +365,11 @@ async fn serve_http(
         // elsewhere; then the server stops accepting and drains what is in flight.
         shutdown_trigger.fire();
         handle.stop(true).await;
+        // Cluster mode: hand every document on at once rather than when this node's
+        // membership expires.
+        if let Some(cluster) = &cluster {
+            cluster.leave().await;
+        }
     });
     server.await?;
     tracing::info!("HTTP server stopped");

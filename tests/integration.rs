@@ -10,6 +10,7 @@ mod api;
 mod bad_input;
 mod channels;
 mod client_ids;
+mod cluster;
 mod compaction;
 mod compression;
 mod crash;

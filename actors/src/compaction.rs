@@ -55,6 +55,8 @@ pub struct CompactionSupervisor {
     metrics: Arc<Metrics>,
     versions: VersionPolicy,
     trash_ms: i64,
+    /// False: passes run only when asked (`RunPass`), never on the interval or at start.
+    scheduled: bool,
 }
 
 impl CompactionSupervisor {
@@ -77,7 +79,15 @@ impl CompactionSupervisor {
             metrics,
             versions: VersionPolicy::default(),
             trash_ms: 30 * 86_400_000,
+            scheduled: true,
         }
+    }
+
+    /// Passes only when asked. Cluster mode, for now: a scheduled pass on every node would
+    /// pull each due document's ownership onto whichever node ran it.
+    pub fn on_demand_only(mut self) -> Self {
+        self.scheduled = false;
+        self
     }
 
     /// How long versions and trashed documents are kept (`[history]`).
@@ -251,6 +261,9 @@ impl Actor for CompactionSupervisor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        if !self.scheduled {
+            return;
+        }
         if self.run_at_start {
             ctx.wait(self.pass().into_actor(self).map(|_, _, _| ()));
         }

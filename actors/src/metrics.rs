@@ -13,6 +13,8 @@ pub struct Metrics {
     pub actor_restarts: IntCounter,
     /// Cluster mode: writes refused because another node had taken the document over.
     pub stale_writes_refused: IntCounter,
+    /// Cluster mode: requests this node forwarded to a document's owner.
+    pub requests_forwarded: IntCounter,
     /// Streams ended because their credential ended or their user lost read access.
     pub streams_revoked: IntCounter,
     /// Writes refused by a budget: `budget` = user_rate, document_rate or document_size.
@@ -78,6 +80,11 @@ impl Metrics {
             stale_writes_refused: IntCounter::new(
                 "stale_writes_refused_total",
                 "Cluster mode: writes refused because another node had taken the document over",
+            )
+            .unwrap(),
+            requests_forwarded: IntCounter::new(
+                "requests_forwarded_total",
+                "Cluster mode: requests forwarded one hop to the document's owner",
             )
             .unwrap(),
             streams_revoked: IntCounter::new(
@@ -248,7 +255,9 @@ impl Metrics {
         r.register(Box::new(m.actor_starts.clone())).unwrap();
         r.register(Box::new(m.actor_stops.clone())).unwrap();
         r.register(Box::new(m.actor_restarts.clone())).unwrap();
-        r.register(Box::new(m.stale_writes_refused.clone())).unwrap();
+        r.register(Box::new(m.stale_writes_refused.clone()))
+            .unwrap();
+        r.register(Box::new(m.requests_forwarded.clone())).unwrap();
         r.register(Box::new(m.streams_revoked.clone())).unwrap();
         r.register(Box::new(m.logins_refused_busy.clone())).unwrap();
         r.register(Box::new(m.quota_refusals.clone())).unwrap();

@@ -82,7 +82,14 @@ pub fn arrival(req: &HttpRequest, secret: &str) -> Result<Arrival, ApiError> {
     })
 }
 
-/// Forwards `req` (with `body`) to the owner at `owner_addr` (`host:port`) as node `me`, and
+/// Who forwards, and how long it waits for the owner's answer to begin.
+pub struct Hop<'a> {
+    pub me: &'a str,
+    pub secret: &'a str,
+    pub head_within: std::time::Duration,
+}
+
+/// Forwards `req` (with `body`) to the owner at `owner_addr` (`host:port`) as `hop.me`, and
 /// answers with the owner's answer. A request that arrived forwarded is not forwarded again.
 pub async fn forward(
     http: &reqwest::Client,
@@ -90,9 +97,13 @@ pub async fn forward(
     arrived: &Arrival,
     body: actix_web::web::Bytes,
     owner_addr: &str,
-    me: &str,
-    secret: &str,
+    hop: &Hop<'_>,
 ) -> Result<HttpResponse, ApiError> {
+    let Hop {
+        me,
+        secret,
+        head_within,
+    } = *hop;
     if let Arrival::Forwarded { from } = arrived {
         return Err(ApiError::Unavailable(format!(
             "this node does not own the document and the request was already forwarded by {from}; retry"
@@ -114,9 +125,17 @@ pub async fn forward(
             out = out.header(name, v.as_bytes());
         }
     }
-    let answer = out
-        .send()
+    // Bounded until the answer's head arrives: a paused or cut-off owner must not hold the
+    // request (and the client) forever. Streams answer their head at once; a long-poll
+    // answers when it has news or its wait ends.
+    let answer = tokio::time::timeout(head_within, out.send())
         .await
+        .map_err(|_| {
+            ApiError::Unavailable(format!(
+                "the document's node did not answer within {} ms",
+                head_within.as_millis()
+            ))
+        })?
         .map_err(|e| ApiError::Unavailable(format!("the document's node did not answer: {e}")))?;
     let mut res = HttpResponse::build(
         actix_web::http::StatusCode::from_u16(answer.status().as_u16())
@@ -132,16 +151,29 @@ pub async fn forward(
             }
         }
     }
-    let bytes = answer
-        .bytes()
-        .await
-        .map_err(|e| ApiError::Unavailable(format!("the document's node broke off: {e}")))?;
-    Ok(res.body(bytes))
+    // Streamed as it arrives: an SSE stream or a long-poll passes through unbuffered.
+    let body = futures::stream::unfold(answer, |mut a| async move {
+        match a.chunk().await {
+            Ok(Some(b)) => Some((Ok::<_, actix_web::Error>(b), a)),
+            Ok(None) => None,
+            Err(e) => {
+                tracing::debug!(error = %e, "the document's node broke off a forwarded answer");
+                None
+            }
+        }
+    });
+    Ok(res.streaming(body))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const HOP: Hop<'static> = Hop {
+        me: "node-b",
+        secret: "s3cret",
+        head_within: std::time::Duration::from_secs(5),
+    };
     use actix_web::{web, App, HttpServer};
 
     /// The "owner": echoes what it received and how it arrived.
@@ -179,7 +211,7 @@ mod tests {
         let arrived = arrival(&req, "s3cret").unwrap();
         assert_eq!(arrived, Arrival::Direct);
         let body = web::Bytes::from_static(b"{\"ops\":[]}");
-        let res = forward(&http, &req, &arrived, body, &addr, "node-b", "s3cret")
+        let res = forward(&http, &req, &arrived, body, &addr, &HOP)
             .await
             .unwrap();
         assert_eq!(res.status(), 201);
@@ -204,17 +236,9 @@ mod tests {
             .insert_header((SECRET_HEADER, "s3cret"))
             .to_http_request();
         let arrived = arrival(&again, "s3cret").unwrap();
-        let err = forward(
-            &http,
-            &again,
-            &arrived,
-            web::Bytes::new(),
-            &addr,
-            "node-b",
-            "s3cret",
-        )
-        .await
-        .unwrap_err();
+        let err = forward(&http, &again, &arrived, web::Bytes::new(), &addr, &HOP)
+            .await
+            .unwrap_err();
         assert!(matches!(err, ApiError::Unavailable(_)), "{err}");
 
         // Pretending to be a node without the secret (or with a wrong one) is refused.

@@ -187,9 +187,9 @@ impl From<DocError> for ApiError {
                 tracing::error!(error = %m, "document storage error");
                 ApiError::Internal(format!("storage: {m}"))
             }
-            DocError::NotOwner => ApiError::NotOwner(
-                "another node serves this document now; ask again".into(),
-            ),
+            DocError::NotOwner => {
+                ApiError::NotOwner("another node serves this document now; ask again".into())
+            }
             DocError::Internal(m) => ApiError::Internal(m),
         }
     }

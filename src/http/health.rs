@@ -2,8 +2,6 @@
 
 use actix_web::{web, HttpResponse};
 
-
-
 use super::error::ApiError;
 use super::state::AppState;
 
@@ -43,6 +41,13 @@ pub async fn healthz() -> HttpResponse {
     security(()),
 )]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    if let Some(cluster) = &state.cluster {
+        if !cluster.is_member() {
+            return Err(ApiError::Unavailable(
+                "not in the cluster (starting, or fenced until it joins again)".into(),
+            ));
+        }
+    }
     let storage_health = state.storage.health().clone();
     if storage_health.is_full() {
         let bytes = storage_health.probe_bytes();
@@ -95,9 +100,6 @@ pub async fn set_max_page_count(
         docsync_actors::collab::validate::fixed::TINY_BODY_BYTES,
     )
     .await?;
-    let (limit, pages) = state
-        .storage
-        .cap_pages(body.max_page_count)
-        .await?;
+    let (limit, pages) = state.storage.cap_pages(body.max_page_count).await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({"maxPageCount": limit, "pageCount": pages})))
 }

@@ -14,6 +14,7 @@ pub mod channels;
 pub mod client_address;
 pub mod client_owners;
 pub mod cluster_hop;
+pub mod cluster_route;
 pub mod compression;
 pub mod docs;
 pub mod error;

@@ -412,7 +412,10 @@ pub async fn get_folder_shares(
     owned_folder(&state, &creds, &folder).await?;
     let shares = state
         .storage
-        .read(move |c| { let shares = sharing::folder_shares(c, &folder)?; sharing::with_names(c, shares) })
+        .read(move |c| {
+            let shares = sharing::folder_shares(c, &folder)?;
+            sharing::with_names(c, shares)
+        })
         .await?;
     Ok(HttpResponse::Ok().json(SharesReply { shares }))
 }
@@ -462,7 +465,10 @@ pub async fn put_folder_shares(
         .map(|doc_ids| state.registry.do_send(AccessChangedFor { doc_ids }))?;
     let shares = state
         .storage
-        .read(move |c| { let shares = sharing::folder_shares(c, &folder)?; sharing::with_names(c, shares) })
+        .read(move |c| {
+            let shares = sharing::folder_shares(c, &folder)?;
+            sharing::with_names(c, shares)
+        })
         .await?;
     Ok(HttpResponse::Ok().json(SharesReply { shares }))
 }

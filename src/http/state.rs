@@ -41,6 +41,8 @@ pub struct AppState {
     pub passwords: Arc<crate::auth::password_pool::PasswordPool>,
     /// Which user each client ID belongs to (`client_owners.rs`).
     pub client_owners: Arc<client_owners::ClientOwners>,
+    /// Cluster mode (PostgreSQL): membership and where documents are served; None on SQLite.
+    pub cluster: Option<Arc<crate::cluster::Cluster>>,
 }
 
 impl AppState {

@@ -38,6 +38,11 @@ impl TestServer {
 
     /// Starts a server; `env` adds or overrides `DOCSYNC_*` settings.
     pub fn start_with(env: &[(&str, &str)]) -> TestServer {
+        TestServer::start_at("", env)
+    }
+
+    /// Starts a server listening on `bind` (`host:port`; empty: a free port).
+    pub fn start_at(bind: &str, env: &[(&str, &str)]) -> TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut s = TestServer {
             dir,
@@ -52,6 +57,9 @@ impl TestServer {
                 .build()
                 .unwrap(),
         };
+        if !bind.is_empty() {
+            s.base = format!("http://{bind}");
+        }
         s.spawn();
         s
     }

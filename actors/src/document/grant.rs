@@ -15,12 +15,7 @@ pub trait StreamGrant: Send + Sync + 'static {
 
     /// Whether the credential still names its user and that user still reads `doc_id`, at
     /// `now_ms` on the server's clock. Runs inside one read on the pool.
-    fn recheck(
-        &self,
-        db: &mut Db,
-        doc_id: &str,
-        now_ms: i64,
-    ) -> Result<Standing, StorageError>;
+    fn recheck(&self, db: &mut Db, doc_id: &str, now_ms: i64) -> Result<Standing, StorageError>;
 }
 
 /// The answer of a `StreamGrant`.
@@ -68,12 +63,7 @@ impl StreamGrant for UserGrant {
         &self.0
     }
 
-    fn recheck(
-        &self,
-        db: &mut Db,
-        doc_id: &str,
-        _now: i64,
-    ) -> Result<Standing, StorageError> {
+    fn recheck(&self, db: &mut Db, doc_id: &str, _now: i64) -> Result<Standing, StorageError> {
         Ok(
             match crate::storage::roles::doc_role(db, &self.0, doc_id)? {
                 Some(_) => Standing::Reads { until: None },

@@ -1,10 +1,10 @@
 //! Users, API tokens, login sessions and the password record.
 
 use super::db::dispatch;
-use super::postgres::accounts as pg;
-use super::sqlite::accounts as lite;
 use super::db::Db;
 use super::error::Result;
+use super::postgres::accounts as pg;
+use super::sqlite::accounts as lite;
 
 pub use lite::{hash_token, new_id, TokenInfo, User};
 

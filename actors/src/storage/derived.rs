@@ -2,10 +2,10 @@
 //! same transaction as the bullets they come from.
 
 use super::db::dispatch;
-use super::postgres::derived as pg;
-use super::sqlite::derived as lite;
 use super::db::Db;
 use super::error::Result;
+use super::postgres::derived as pg;
+use super::sqlite::derived as lite;
 
 pub use lite::{
     doc_links, first_tags, markdown_line, parse_tags, MarkdownExport, TagBound,

@@ -1,10 +1,10 @@
 //! Documents: create, load, the fenced write of a sync's effects, icon, delete.
 
 use super::db::dispatch;
-use super::postgres::{documents as pg, roles as pg_roles};
-use super::sqlite::documents as lite;
 use super::db::Db;
 use super::error::Result;
+use super::postgres::{documents as pg, roles as pg_roles};
+use super::sqlite::documents as lite;
 
 use crate::collab::document::DocState;
 

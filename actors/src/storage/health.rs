@@ -181,7 +181,9 @@ mod tests {
         };
         let (storage, _writer) = Storage::open(&cfg).expect("open storage");
         storage
-            .sqlite_writer().unwrap().call_blocking(|c| {
+            .sqlite_writer()
+            .unwrap()
+            .call_blocking(|c| {
                 c.execute_batch("CREATE TABLE t (b BLOB)")?;
                 Ok(())
             })
@@ -192,7 +194,9 @@ mod tests {
     /// Caps the writer's database at its current size (SQLite answers SQLITE_FULL beyond).
     fn cap(storage: &Storage, pages: Option<u32>) {
         storage
-            .sqlite_writer().unwrap().call_blocking(move |c| {
+            .sqlite_writer()
+            .unwrap()
+            .call_blocking(move |c| {
                 let now: u32 = c.query_row("PRAGMA page_count", [], |r| r.get(0))?;
                 let _: u32 = c.query_row(
                     &format!("PRAGMA max_page_count = {}", pages.unwrap_or(now)),
@@ -227,19 +231,27 @@ mod tests {
         assert_eq!(metrics.storage_full.get(), 1);
         // Undone: the refused rows are not there.
         let rows: i64 = storage
-            .read_blocking(|c| Ok(c.sqlite().unwrap().query_row("SELECT count(*) FROM t", [], |r| r.get(0))?))
+            .read_blocking(|c| {
+                Ok(c.sqlite()
+                    .unwrap()
+                    .query_row("SELECT count(*) FROM t", [], |r| r.get(0))?)
+            })
             .unwrap();
         assert_eq!(rows, 0);
         // A probe finds no room and changes nothing; it is not counted as a refused write.
         assert!(!storage
-            .sqlite_writer().unwrap().call_blocking(|c| super::probe(c, 4096))
+            .sqlite_writer()
+            .unwrap()
+            .call_blocking(|c| super::probe(c, 4096))
             .unwrap());
         assert!(health.is_full());
         assert_eq!(metrics.storage_full_total.get(), 3);
 
         cap(&storage, Some(1 << 30));
         assert!(storage
-            .sqlite_writer().unwrap().call_blocking(|c| super::probe(c, 4096))
+            .sqlite_writer()
+            .unwrap()
+            .call_blocking(|c| super::probe(c, 4096))
             .unwrap());
         health.space_found();
         assert!(!health.is_full());
@@ -271,7 +283,11 @@ mod tests {
         cap(&storage, Some(1 << 30));
         // The probe runs after the batch's answers went out; the writer is one thread, so a
         // job queued now runs after it.
-        storage.sqlite_writer().unwrap().call_blocking(|_| Ok(())).unwrap();
+        storage
+            .sqlite_writer()
+            .unwrap()
+            .call_blocking(|_| Ok(()))
+            .unwrap();
         assert!(!health.is_full());
         assert_eq!(metrics.storage_full.get(), 0);
     }

@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use super::db::dispatch;
-use super::postgres::log as pg;
-use super::sqlite::log as lite;
 use super::db::Db;
 use super::error::Result;
+use super::postgres::log as pg;
+use super::sqlite::log as lite;
 
 pub use lite::{BlockChange, LogRecord, Precheck};
 

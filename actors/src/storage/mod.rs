@@ -139,7 +139,12 @@ impl Storage {
                 )?;
                 let epoch = Arc::new(AccessEpoch::default());
                 let stop = Arc::new(AtomicBool::new(false));
-                postgres::access_watch::watch(url.clone(), epoch.clone(), ACCESS_POLL, stop.clone());
+                postgres::access_watch::watch(
+                    url.clone(),
+                    epoch.clone(),
+                    ACCESS_POLL,
+                    stop.clone(),
+                );
                 Ok((
                     Storage {
                         inner: Inner::Postgres {
@@ -304,9 +309,7 @@ impl Storage {
     pub async fn schema_is_current(&self) -> Result<bool> {
         match &self.inner {
             Inner::Sqlite { writer, .. } => writer.call(migrate::is_current).await,
-            Inner::Postgres { pg, .. } => {
-                pg.write(|t| postgres::migrate::is_current(t)).await
-            }
+            Inner::Postgres { pg, .. } => pg.write(|t| postgres::migrate::is_current(t)).await,
         }
     }
 
@@ -362,7 +365,9 @@ mod read_short_tests {
             .unwrap();
         rt.block_on(async {
             let one = |c: &mut super::Db| {
-                Ok(c.sqlite().unwrap().query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?)
+                Ok(c.sqlite()
+                    .unwrap()
+                    .query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?)
             };
             assert_eq!(storage.read_short(one).await.unwrap(), 1, "free: in place");
 

@@ -1,10 +1,10 @@
 //! Cluster mode: one live owner per document (see `postgres/ownership.rs` for the fence).
 //! SQLite is one node: it owns every document, always at epoch 0.
 
-use super::postgres::cluster::Member;
-use super::postgres::ownership as pg;
 use super::db::Db;
 use super::error::Result;
+use super::postgres::cluster::Member;
+use super::postgres::ownership as pg;
 
 pub use pg::{Claim, Owner};
 

@@ -8,9 +8,9 @@ use rusqlite::Connection;
 use crate::collab::block::Block;
 use crate::collab::op::{Effect, LogEntry};
 
-use super::sqlite::documents::{self, DocWrite};
 use super::error::Result;
 use super::log::LogRecord;
+use super::sqlite::documents::{self, DocWrite};
 
 /// What `aged_documents` writes: `docs` documents owned by `owner`, each with
 /// `rows_per_doc` `set_content` log entries (no effects) stamped from `at` on.

@@ -2,11 +2,10 @@
 //! retained by policy (see `sqlite/versions.rs` for the two-step write).
 
 use super::db::dispatch;
-use super::postgres::versions as pg;
-use super::sqlite::versions as lite;
 use super::db::Db;
 use super::error::Result;
-
+use super::postgres::versions as pg;
+use super::sqlite::versions as lite;
 
 pub use lite::{
     encode, expired, NewVersion, Retained, VersionKind, VersionMeta, VersionPolicy, VersionState,

@@ -11,11 +11,11 @@ use futures::executor::block_on;
 use futures::future::join_all;
 use rusqlite::{params, Connection, OpenFlags};
 
-use super::super::sqlite::documents::{self, DocWrite};
 use super::super::error::StorageError;
 use super::super::log::LogRecord;
 use super::super::migrate;
 use super::super::sqlite::accounts;
+use super::super::sqlite::documents::{self, DocWrite};
 use super::Writer;
 use crate::collab::block::Block;
 use crate::collab::op::LogEntry;

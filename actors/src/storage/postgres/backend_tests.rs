@@ -16,10 +16,10 @@ use crate::collab::op::{Effect, LogEntry, Op};
 use crate::collab::rules::{apply_op, OpContext, DEFAULT_MAX_DEPTH};
 use crate::storage::documents::DocWrite;
 use crate::storage::log::LogRecord;
-use crate::storage::sqlite::versions as lite_versions;
-use crate::storage::StorageError;
 use crate::storage::migrate;
+use crate::storage::sqlite::versions as lite_versions;
 use crate::storage::sqlite::{accounts, documents as lite_docs, log as lite_log};
+use crate::storage::StorageError;
 
 use super::cluster;
 use super::derived as pg_derived;
@@ -328,7 +328,10 @@ fn run_case(case: usize, steps: Vec<Step>) {
     };
     for t in &tags_a {
         assert_eq!(
-            ids(crate::storage::sqlite::search::blocks_with_tag(&lite, &user.id, &t.tag, 100).unwrap()),
+            ids(
+                crate::storage::sqlite::search::blocks_with_tag(&lite, &user.id, &t.tag, 100)
+                    .unwrap()
+            ),
             ids(pg_derived::blocks_with_tag(&mut pgc, &user.id, &t.tag, 100).unwrap()),
             "#{}",
             t.tag
@@ -364,10 +367,14 @@ fn run_case(case: usize, steps: Vec<Step>) {
     let r = crate::storage::compaction::Retention::default();
     let mine = |v: Vec<String>| v.contains(&doc_id);
     assert_eq!(
-        mine(crate::storage::sqlite::compaction::due_documents(&lite, half + 30 * 86_400_000, &r).unwrap()),
+        mine(
+            crate::storage::sqlite::compaction::due_documents(&lite, half + 30 * 86_400_000, &r)
+                .unwrap()
+        ),
         mine(pg_upkeep::due_documents(&mut pgc, half + 30 * 86_400_000, &r).unwrap())
     );
-    let fa = crate::storage::sqlite::compaction::raise_floor(&lite, &doc_id, half, doc.head_seq).unwrap();
+    let fa = crate::storage::sqlite::compaction::raise_floor(&lite, &doc_id, half, doc.head_seq)
+        .unwrap();
     let fb = pg_upkeep::raise_floor(&mut pgc, &doc_id, half, doc.head_seq).unwrap();
     assert_eq!(fa, fb);
     assert_eq!(
@@ -379,7 +386,8 @@ fn run_case(case: usize, steps: Vec<Step>) {
         pg_upkeep::delete_log_chunk(&mut pgc, &doc_id, fb, 3).unwrap()
     );
     assert_eq!(
-        crate::storage::sqlite::compaction::delete_results_chunk(&lite, &doc_id, half, 1_000).unwrap(),
+        crate::storage::sqlite::compaction::delete_results_chunk(&lite, &doc_id, half, 1_000)
+            .unwrap(),
         pg_upkeep::delete_results_chunk(&mut pgc, &doc_id, half, 1_000).unwrap()
     );
     assert_eq!(

@@ -6,7 +6,9 @@
 use postgres::GenericClient;
 
 use crate::collab::block::Block;
-use crate::storage::sqlite::derived::{doc_links, first_tags, markdown_line, MarkdownExport, TagBound};
+use crate::storage::sqlite::derived::{
+    doc_links, first_tags, markdown_line, MarkdownExport, TagBound,
+};
 use crate::storage::sqlite::search::{BlockHit, TagCount};
 
 use super::super::error::Result;

@@ -107,7 +107,9 @@ fn claims_move_the_epoch_and_a_live_owner_keeps_its_document() {
         .unwrap()
         .expect("free document");
     assert_eq!(first.epoch, 1);
-    let again = ownership::claim(&mut c, "doc_1", &a).unwrap().expect("its own");
+    let again = ownership::claim(&mut c, "doc_1", &a)
+        .unwrap()
+        .expect("its own");
     assert_eq!(
         again.epoch,
         first.epoch + 1,

@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use crate::collab::block::Author;
 
-use crate::storage::error::Result;
 use super::roles;
+use crate::storage::error::Result;
 
 /// One open conflict copy and its original.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]

@@ -10,8 +10,8 @@ use crate::collab::block::{Author, Block, BlockType};
 use crate::collab::document::DocState;
 
 use super::derived;
-use crate::storage::error::{Result, StorageError};
 use super::log::LogRecord;
+use crate::storage::error::{Result, StorageError};
 
 /// Everything one `/sync` changed, computed by the document actor and written in one go.
 #[derive(Debug, Clone, Default)]

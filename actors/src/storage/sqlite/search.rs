@@ -3,8 +3,8 @@
 use rusqlite::{params, Connection};
 use serde::Serialize;
 
-use crate::storage::error::Result;
 use super::roles;
+use crate::storage::error::Result;
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]

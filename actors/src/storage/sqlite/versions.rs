@@ -433,7 +433,8 @@ mod tests {
     fn a_reservation_is_fenced_by_the_head_and_is_no_version_until_filled() {
         let mut conn = rusqlite::Connection::open_in_memory().unwrap();
         crate::storage::migrate::apply(&mut conn).unwrap();
-        let user = crate::storage::sqlite::accounts::create_user(&conn, "ann", "Ann", false, 0).unwrap();
+        let user =
+            crate::storage::sqlite::accounts::create_user(&conn, "ann", "Ann", false, 0).unwrap();
         crate::storage::sqlite::documents::create(&conn, "doc_v", &user.id, "T", None, 0).unwrap();
         let v = |id: &str, seq: i64| NewVersion {
             version_id: id.into(),

@@ -1,0 +1,115 @@
+//! Cluster mode: a document's requests are served by the node that owns it. In front of
+//! the handlers, a request under `/api/v1/docs/{id}/…` is either served here (this node holds
+//! the document, or nobody live does and this node's actor will claim it) or forwarded one hop
+//! to the owner (`cluster_hop`): same method, body and credentials; the answer — streams
+//! included — comes back through this node. A request that arrived forwarded is served here,
+//! never sent on. A WebSocket for a document owned elsewhere is refused with 503 `not_owner`
+//! (the browser falls back to SSE, which is forwarded); the proxy's `hash $doc` usually lands
+//! it on the owner in the first place.
+//!
+//! Without cluster mode (SQLite) this passes every request straight through.
+
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
+use actix_web::{web, HttpMessage, ResponseError};
+use futures::StreamExt;
+
+use super::cluster_hop::{self, Arrival};
+use super::error::ApiError;
+use super::state::AppState;
+use crate::cluster::Route;
+
+/// The document a request is about, when it must be served by the document's owner.
+fn document_of(req: &ServiceRequest) -> Option<String> {
+    let path = req.path();
+    if path == "/api/v1/ws" {
+        return req
+            .query_string()
+            .split('&')
+            .find_map(|kv| kv.strip_prefix("doc="))
+            .filter(|d| !d.is_empty())
+            .map(str::to_string);
+    }
+    let rest = path.strip_prefix("/api/v1/docs/")?;
+    let id = rest.split('/').next().filter(|id| !id.is_empty())?;
+    Some(id.to_string())
+}
+
+pub async fn route(
+    mut req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
+        return Ok(next.call(req).await?.map_into_left_body());
+    };
+    let (Some(cluster), Some(doc)) = (state.cluster.clone(), document_of(&req)) else {
+        return Ok(next.call(req).await?.map_into_left_body());
+    };
+    let refuse = |req: ServiceRequest, e: ApiError| {
+        Ok(req.into_response(e.error_response()).map_into_right_body())
+    };
+    let arrived = match cluster_hop::arrival(req.request(), &cluster.secret) {
+        Ok(a) => a,
+        Err(e) => return refuse(req, e),
+    };
+    if let Arrival::Forwarded { .. } = arrived {
+        return Ok(next.call(req).await?.map_into_left_body());
+    }
+    if !cluster.is_member() {
+        return refuse(
+            req,
+            ApiError::NotOwner("this node is not in the cluster right now; ask again".into()),
+        );
+    }
+    let Route::Owner { node_id, addr } = cluster.route(&doc).await else {
+        return Ok(next.call(req).await?.map_into_left_body());
+    };
+    if req.path() == "/api/v1/ws" {
+        return refuse(
+            req,
+            ApiError::NotOwner(format!("{node_id} serves this document; use its stream")),
+        );
+    }
+    // The whole body, bounded like any body this server reads.
+    let max = state.max_body();
+    let mut payload = req.take_payload();
+    let mut body = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk?;
+        if body.len() + chunk.len() > max {
+            return refuse(req, ApiError::TooLarge(max));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    // Until the owner's answer begins: a long-poll may wait its whole wait; anything else
+    // answers promptly, or its node is paused or cut off (then the client asks again and,
+    // once that node's membership has expired, another node claims the document).
+    let head_within = if req.path().ends_with("/changes") {
+        std::time::Duration::from_secs(
+            docsync_actors::collab::validate::fixed::MAX_LONG_POLL_WAIT_SECS + 5,
+        )
+    } else {
+        std::time::Duration::from_secs_f64(state.settings.cluster.ttl_secs)
+    };
+    state.metrics.requests_forwarded.inc();
+    match cluster_hop::forward(
+        &cluster.http,
+        req.request(),
+        &arrived,
+        body.freeze(),
+        &addr,
+        &cluster_hop::Hop {
+            me: &cluster.node_id,
+            secret: &cluster.secret,
+            head_within,
+        },
+    )
+    .await
+    {
+        Ok(resp) => Ok(req.into_response(resp).map_into_right_body()),
+        // The owner is gone or unreachable: the client asks again, by when the document is
+        // claimable (its owner's membership expired) or has a new owner.
+        Err(e) => refuse(req, ApiError::NotOwner(e.to_string())),
+    }
+}
