@@ -438,3 +438,197 @@ fn a_graceful_stop_hands_documents_on_at_once() {
     );
     assert_eq!(c.owner(&doc).as_deref(), Some("node-b"));
 }
+
+/// A TCP relay in front of PostgreSQL's socket that can be frozen: bytes keep arriving and
+/// are held, none is passed on — a node cut from its database with its connections open
+/// (what a frozen `socat` does). What it holds can be searched, so a test can wait until a
+/// given statement is stuck in it (a barrier, not a sleep).
+struct Relay {
+    port: u16,
+    frozen: Arc<AtomicBool>,
+    held: Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl Relay {
+    fn start(target: std::path::PathBuf) -> Relay {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let frozen = Arc::new(AtomicBool::new(false));
+        let held = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (f, h) = (frozen.clone(), held.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(client) = conn else { break };
+                let Ok(server) = std::os::unix::net::UnixStream::connect(&target) else {
+                    continue;
+                };
+                let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                let (f1, h1, f2) = (f.clone(), h.clone(), f.clone());
+                std::thread::spawn(move || pump(client, server, &f1, Some(&h1)));
+                std::thread::spawn(move || pump(s2, c2, &f2, None));
+            }
+        });
+        Relay { port, frozen, held }
+    }
+
+    fn url(&self) -> String {
+        format!(
+            "host=127.0.0.1 port={} user=docsync dbname=postgres",
+            self.port
+        )
+    }
+
+    fn freeze(&self) {
+        self.held.lock().unwrap().clear();
+        self.frozen.store(true, Ordering::SeqCst);
+    }
+
+    fn thaw(&self) {
+        self.frozen.store(false, Ordering::SeqCst);
+    }
+
+    /// Waits until bytes containing `needle` arrived while frozen (bounded).
+    fn wait_held(&self, needle: &str, within: Duration) {
+        let deadline = Instant::now() + within;
+        loop {
+            let found = self
+                .held
+                .lock()
+                .unwrap()
+                .windows(needle.len())
+                .any(|w| w == needle.as_bytes());
+            if found {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{needle} never reached the relay; it holds: {:?}",
+                String::from_utf8_lossy(&self.held.lock().unwrap())
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// Copies `from` → `to`, holding whatever arrives while `frozen` (recorded in `held`).
+fn pump(
+    mut from: impl std::io::Read,
+    mut to: impl std::io::Write,
+    frozen: &AtomicBool,
+    held: Option<&std::sync::Mutex<Vec<u8>>>,
+) {
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        if frozen.load(Ordering::SeqCst) {
+            if let Some(h) = held {
+                h.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+            while frozen.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        if to.write_all(&buf[..n]).is_err() {
+            return;
+        }
+    }
+}
+
+/// The owner is cut from PostgreSQL (its connections stay open, nothing passes) while an
+/// edit is on its way: it cannot renew, so it fences itself; its membership expires and
+/// another node claims the document by reading it; when the cut heals, nothing node-b had
+/// in hand lands (the edit is answered 503, the log holds only what was acknowledged) and
+/// node-b joins again as a new incarnation.
+#[test]
+fn a_node_cut_from_the_database_fences_itself_and_nothing_it_held_lands() {
+    let pg = Arc::new(std::thread::spawn(TempPostgres::start).join().unwrap());
+    let relay = Relay::start(pg.socket_path());
+    let a = start_node(&pg, "node-a");
+    let b = {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let mut env = node_env(&pg, "node-b", &addr);
+        env.retain(|(k, _)| k != "DOCSYNC_STORAGE__POSTGRES_URL");
+        env.push(("DOCSYNC_STORAGE__POSTGRES_URL".into(), relay.url()));
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let node = TestServer::start_at(&addr, &env);
+        wait_ready(&node);
+        node
+    };
+    let token = a.add_user("alice");
+    let c = Cluster {
+        pg,
+        nodes: vec![a],
+        token,
+    };
+    let doc = c.nodes[0].create_doc(&c.token, "Cut off");
+    let blk = id("blk_");
+    b.sync_ok(
+        &c.token,
+        &doc,
+        "cl_b",
+        0,
+        vec![insert(&blk, None, "a0", "one")],
+    );
+    // A second edit: node-b now has this caller's rights and client ID in memory, so the
+    // next edit goes straight to its actor and writer.
+    b.sync_ok(&c.token, &doc, "cl_b", 1, vec![set_content(&blk, "two", 1)]);
+    assert_eq!(c.owner(&doc).as_deref(), Some("node-b"));
+
+    relay.freeze();
+    let stuck = set_content(&blk, "written through the cut", 2);
+    let stuck_id = stuck["opId"].as_str().unwrap().to_string();
+    let (base_b, token, doc_b) = (b.url(""), c.token.clone(), doc.clone());
+    let stuck_reply = std::thread::spawn(move || {
+        reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap()
+            .post(format!("{base_b}/api/v1/docs/{doc_b}/sync"))
+            .bearer_auth(&token)
+            .json(&json!({"clientId": "cl_b", "lastSeq": 2, "ops": [stuck]}))
+            .send()
+            .map(|r| r.status().as_u16())
+    });
+    // node-b is in the middle of it: its writer has begun a transaction (a plain `START
+    // TRANSACTION`; reads open `START TRANSACTION READ ONLY`) that waits in the cut.
+    relay.wait_held("START TRANSACTION\0", Duration::from_secs(20));
+
+    // node-a takes the document over once node-b's membership has expired.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (s, v) = c.nodes[0].get(&c.token, &format!("/api/v1/docs/{doc}/snapshot"));
+        if s == 200 {
+            assert_eq!(v["headSeq"], 2, "{v}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "node-a never took over: {s} {v}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(c.owner(&doc).as_deref(), Some("node-a"));
+
+    relay.thaw();
+    let status = stuck_reply.join().unwrap();
+    assert_ne!(
+        status.ok(),
+        Some(200),
+        "the stuck write must not be acknowledged"
+    );
+    let entries = c.final_log(&c.nodes[0], &doc);
+    let ops: Vec<&str> = entries
+        .iter()
+        .map(|e| e["opId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        entries.len(),
+        2,
+        "only node-b's two acknowledged ops are in the log: {ops:?}"
+    );
+    assert!(!ops.contains(&stuck_id.as_str()));
+    let snap = c.nodes[0].snapshot(&c.token, &doc);
+    assert_eq!(snap["headSeq"], 2);
+    // The cut node fenced itself and joins again once its database is back.
+    wait_ready(&b);
+}

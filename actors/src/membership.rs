@@ -11,6 +11,7 @@
 //! epoch (`storage::postgres::documents::apply_write`). The timing keeps it from serving
 //! stale reads and from trying.
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -67,7 +68,12 @@ pub struct Membership {
     standing: Standing,
     /// One database call at a time.
     busy: bool,
+    /// The connection holding this incarnation's presence lock (`cluster::register_present`);
+    /// renewals run on it. Taken out and dropped on a blocking thread when fenced.
+    presence: Arc<Mutex<Option<Presence>>>,
 }
+
+type Presence = r2d2::PooledConnection<r2d2_postgres::PostgresConnectionManager<postgres::NoTls>>;
 
 impl Membership {
     pub fn new(pool: PgPool, cfg: MembershipConfig, listener: Recipient<MembershipEvent>) -> Self {
@@ -77,6 +83,7 @@ impl Membership {
             listener,
             standing: Standing::Out(None),
             busy: false,
+            presence: Arc::default(),
         }
     }
 
@@ -102,13 +109,23 @@ impl Membership {
         match &self.standing {
             Standing::Out(fenced) => {
                 let fenced = fenced.clone();
+                let presence = self.presence.clone();
                 let call = tokio::task::spawn_blocking(move || -> Result<Member, StorageError> {
+                    // An old presence (a fenced incarnation's) goes first: its lock with it.
+                    drop(presence.lock().unwrap_or_else(|e| e.into_inner()).take());
                     let mut c = pool.get()?;
                     if let Some(old) = &fenced {
                         // Its documents become claimable now, not when its row expires.
                         cluster::end(&mut c, old, true)?;
                     }
-                    cluster::register(&mut c, &cfg.node_id, &cfg.internal_addr, cfg.ttl)
+                    let member = cluster::register_present(
+                        &mut c,
+                        &cfg.node_id,
+                        &cfg.internal_addr,
+                        cfg.ttl,
+                    )?;
+                    *presence.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
+                    Ok(member)
                 });
                 ctx.spawn(
                     actix::fut::wrap_future::<_, Self>(call).map(move |res, act, _| {
@@ -129,9 +146,22 @@ impl Membership {
             }
             Standing::In { member, .. } => {
                 let m = member.clone();
+                let presence = self.presence.clone();
                 let call = tokio::task::spawn_blocking(move || -> Result<bool, StorageError> {
-                    let mut c = pool.get()?;
-                    cluster::renew(&mut c, &m, cfg.ttl)
+                    let mut slot = presence.lock().unwrap_or_else(|e| e.into_inner());
+                    let Some(c) = slot.as_mut() else {
+                        return Ok(false);
+                    };
+                    match cluster::renew(c, &m, cfg.ttl) {
+                        // The presence connection broke: its lock is gone, so other nodes may
+                        // claim this node's documents already — fence now, not at the TTL.
+                        Err(e) if c.is_closed() => {
+                            drop(slot.take());
+                            tracing::warn!(error = %e, "lost the cluster presence connection");
+                            Ok(false)
+                        }
+                        other => other,
+                    }
                 });
                 ctx.spawn(
                     actix::fut::wrap_future::<_, Self>(call).map(move |res, act, _| {
@@ -161,8 +191,13 @@ impl Drop for Membership {
     fn drop(&mut self) {
         // The blocking client's connections end with a `block_on`, which must not run on
         // the actor's runtime thread: the pool goes down on a thread of its own.
+        let presence = self.presence.clone();
         if let Some(pool) = self.pool.take() {
-            let _ = std::thread::spawn(move || drop(pool)).join();
+            let _ = std::thread::spawn(move || {
+                drop(presence.lock().unwrap_or_else(|e| e.into_inner()).take());
+                drop(pool)
+            })
+            .join();
         }
     }
 }
@@ -189,10 +224,12 @@ impl Handler<Leave> for Membership {
             std::mem::replace(&mut self.standing, Standing::Out(None))
         {
             let pool = self.pool.clone();
+            let presence = self.presence.clone();
             let _ = std::thread::spawn(move || {
                 if let Some(Ok(mut c)) = pool.map(|p| p.get()) {
                     let _ = cluster::end(&mut c, &member, false);
                 }
+                drop(presence.lock().unwrap_or_else(|e| e.into_inner()).take());
             })
             .join();
         }

@@ -42,6 +42,28 @@ pub fn register(
     })
 }
 
+/// Registers like `register`, and takes the incarnation's presence lock on `c`: while `c`'s
+/// session lives the incarnation is present; when the process dies (its connections closed
+/// by the kernel) the lock goes at once and so does the incarnation's claim on anything.
+/// `c` must stay open — and be used for the renewals — for as long as the node serves.
+pub fn register_present(
+    c: &mut Client,
+    node_id: &str,
+    internal_addr: &str,
+    ttl: Duration,
+) -> Result<Member> {
+    let key: i64 = c
+        .query_one("SELECT nextval('node_presence_keys')", &[])?
+        .get(0);
+    c.execute("SELECT pg_advisory_lock(1983, $1::int)", &[&(key as i32)])?;
+    let m = register(c, node_id, internal_addr, ttl)?;
+    c.execute(
+        "UPDATE nodes SET presence_key = $2 WHERE inc = $1",
+        &[&m.inc, &key],
+    )?;
+    Ok(m)
+}
+
 /// Extends a live incarnation by `ttl`; false when it had already expired (or left): the
 /// node must fence itself and register anew.
 pub fn renew(c: &mut Client, m: &Member, ttl: Duration) -> Result<bool> {
@@ -66,7 +88,7 @@ pub fn end(c: &mut Client, m: &Member, fenced: bool) -> Result<()> {
 pub fn live(c: &mut Client) -> Result<Vec<Member>> {
     let rows = c.query(
         "SELECT node_id, inc, internal_addr FROM nodes
-          WHERE status = 'live' AND expires_at > now() ORDER BY node_id, inc",
+          WHERE docsync_alive(status, expires_at, presence_key) ORDER BY node_id, inc",
         &[],
     )?;
     Ok(rows

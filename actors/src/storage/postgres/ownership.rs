@@ -36,7 +36,8 @@ pub fn claim(c: &mut impl GenericClient, doc_id: &str, me: &Member) -> Result<Op
           WHERE d.id = $1
             AND (d.owner_inc IS NULL OR d.owner_inc = $3 OR NOT EXISTS (
                   SELECT 1 FROM nodes n
-                   WHERE n.inc = d.owner_inc AND n.status = 'live' AND n.expires_at > now()))
+                   WHERE n.inc = d.owner_inc
+                     AND docsync_alive(n.status, n.expires_at, n.presence_key)))
          RETURNING owner_epoch, head_seq",
         &[&doc_id, &me.node_id, &me.inc],
     )?;
@@ -67,7 +68,7 @@ pub fn owner(c: &mut impl GenericClient, doc_id: &str) -> Result<Option<Owner>> 
     let r = c.query_opt(
         "SELECT n.node_id, n.inc, n.internal_addr, d.owner_epoch
            FROM documents d JOIN nodes n ON n.inc = d.owner_inc
-          WHERE d.id = $1 AND n.status = 'live' AND n.expires_at > now()",
+          WHERE d.id = $1 AND docsync_alive(n.status, n.expires_at, n.presence_key)",
         &[&doc_id],
     )?;
     Ok(r.map(|r| Owner {

@@ -132,6 +132,11 @@ impl TempPostgres {
         )
     }
 
+    /// The server's Unix socket (for a test's own relay in front of it).
+    pub fn socket_path(&self) -> std::path::PathBuf {
+        self.dir.path().join(format!(".s.PGSQL.{}", self.port))
+    }
+
     pub fn client(&self) -> postgres::Client {
         postgres::Client::connect(&self.url(), postgres::NoTls)
             .expect("connect to the test PostgreSQL")

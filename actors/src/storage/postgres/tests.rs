@@ -136,7 +136,7 @@ fn claims_move_the_epoch_and_a_live_owner_keeps_its_document() {
         "only once"
     );
     let second = ownership::claim(&mut c, "doc_1", &b).unwrap().unwrap();
-    assert_eq!(second.epoch, 3);
+    assert_eq!(second.epoch, first.epoch + 2, "released (+1), claimed (+1)");
     // b expires: a claims over it.
     expire(&mut c, &b);
     assert!(ownership::owner(&mut c, "doc_1").unwrap().is_none());
@@ -145,7 +145,7 @@ fn claims_move_the_epoch_and_a_live_owner_keeps_its_document() {
             .unwrap()
             .unwrap()
             .epoch,
-        4
+        second.epoch + 1
     );
     assert!(matches!(
         ownership::claim(&mut c, "doc_404", &a),
@@ -454,4 +454,43 @@ fn a_leaving_node_hands_everything_off_and_one_node_compacts_at_a_time() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A crashed node is dead at once: its presence lock went with its connection, so its
+/// documents are claimable long before its TTL. A paused node (connection open, lock held)
+/// keeps them until its TTL runs out.
+#[test]
+fn a_node_whose_presence_connection_closed_is_dead_at_once() {
+    const LONG: Duration = Duration::from_secs(30);
+    let (pg, mut c) = fresh();
+    documents::create(&mut c, "doc_1", "usr_a", "T", None, 1).unwrap();
+    let mut presence = pg.client();
+    let a = cluster::register_present(&mut presence, "node-a", "10.0.0.1:9000", LONG).unwrap();
+    let b = cluster::register(&mut c, "node-b", "10.0.0.2:9000", LONG).unwrap();
+    ownership::claim(&mut c, "doc_1", &a)
+        .unwrap()
+        .expect("free");
+    assert_eq!(
+        ownership::claim(&mut c, "doc_1", &b).unwrap(),
+        None,
+        "present and unexpired: kept"
+    );
+    assert_eq!(
+        ownership::owner(&mut c, "doc_1").unwrap().map(|o| o.inc),
+        Some(a.inc.clone())
+    );
+    assert!(cluster::live(&mut c).unwrap().contains(&a));
+    // The process dies: the kernel closes its sockets.
+    drop(presence);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let taken = loop {
+        if let Some(claim) = ownership::claim(&mut c, "doc_1", &b).unwrap() {
+            break claim;
+        }
+        // The server notices the closed socket within moments; the TTL is 30 s.
+        assert!(std::time::Instant::now() < deadline, "never claimable");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(taken.epoch, 2);
+    assert!(!cluster::live(&mut c).unwrap().contains(&a));
 }
