@@ -41,18 +41,23 @@ fn nginx_bin() -> PathBuf {
 }
 
 /// A private nginx on a free port in front of `upstream`, killed on drop.
-struct Nginx {
+pub(crate) struct Nginx {
     child: Child,
     dir: tempfile::TempDir,
     /// `http://127.0.0.1:PORT`
-    base: String,
+    pub(crate) base: String,
 }
 
 impl Nginx {
     fn start(config: &str, upstream: &str) -> Nginx {
+        let upstream = upstream.trim_start_matches("http://");
+        Nginx::start_with(config, &[("@UPSTREAM@", upstream)])
+    }
+
+    /// `config/nginx/{config}` with `@LISTEN@` and each `(placeholder, value)` replaced.
+    pub(crate) fn start_with(config: &str, values: &[(&str, &str)]) -> Nginx {
         let bin = nginx_bin();
         let template = repo_file(&format!("config/nginx/{config}"));
-        let upstream = upstream.trim_start_matches("http://");
         for _attempt in 0..5 {
             let dir = tempfile::tempdir().expect("temp dir");
             let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -60,9 +65,10 @@ impl Nginx {
                 .expect("free port")
                 .port();
             let listen = format!("127.0.0.1:{port}");
-            let conf = template
-                .replace("@LISTEN@", &listen)
-                .replace("@UPSTREAM@", upstream);
+            let mut conf = template.replace("@LISTEN@", &listen);
+            for (placeholder, value) in values {
+                conf = conf.replace(placeholder, value);
+            }
             assert!(!conf.contains('@'), "placeholder left in {config}");
             let d = dir.path().display().to_string();
             std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
@@ -111,7 +117,7 @@ impl Nginx {
         panic!("nginx ({config}) could not get a free port in 5 attempts");
     }
 
-    fn error_log(&self) -> String {
+    pub(crate) fn error_log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("error.log")).unwrap_or_default()
     }
 }

@@ -92,24 +92,50 @@ pub async fn route(
     } else {
         std::time::Duration::from_secs_f64(state.settings.cluster.ttl_secs)
     };
-    state.metrics.requests_forwarded.inc();
-    match cluster_hop::forward(
-        &cluster.http,
-        req.request(),
-        &arrived,
-        body.freeze(),
-        &addr,
-        &cluster_hop::Hop {
+    let body = body.freeze();
+    let deadline = std::time::Instant::now() + head_within;
+    let (mut node_id, mut addr) = (node_id, addr);
+    loop {
+        state.metrics.requests_forwarded.inc();
+        let hop = cluster_hop::Hop {
             me: &cluster.node_id,
             secret: &cluster.secret,
-            head_within,
-        },
-    )
-    .await
-    {
-        Ok(resp) => Ok(req.into_response(resp).map_into_right_body()),
-        // The owner is gone or unreachable: the client asks again, by when the document is
-        // claimable (its owner's membership expired) or has a new owner.
-        Err(e) => refuse(req, ApiError::NotOwner(e.to_string())),
+            head_within: deadline.saturating_duration_since(std::time::Instant::now()),
+        };
+        let failed = match cluster_hop::forward(
+            &cluster.http,
+            req.request(),
+            &arrived,
+            body.clone(),
+            &addr,
+            &hop,
+        )
+        .await
+        {
+            Ok(resp) => return Ok(req.into_response(resp).map_into_right_body()),
+            Err(e) => e,
+        };
+        // The owner did not answer: gone (a crash makes its documents claimable at once),
+        // stopping (it releases them in a moment), or paused. Ask again who serves the
+        // document until the wait is over; sending the same request twice is harmless
+        // (op IDs). Then serve it here if nobody live holds it.
+        if std::time::Instant::now() + RESOLVE_AGAIN >= deadline {
+            tracing::debug!(node = %node_id, error = %failed, "the document's node did not answer");
+            return refuse(req, ApiError::NotOwner(failed.to_string()));
+        }
+        tokio::time::sleep(RESOLVE_AGAIN).await;
+        match cluster.route(&doc).await {
+            Route::Here => {
+                req.set_payload(actix_web::dev::Payload::from(body));
+                return Ok(next.call(req).await?.map_into_left_body());
+            }
+            Route::Owner {
+                node_id: n,
+                addr: a,
+            } => (node_id, addr) = (n, a),
+        }
     }
 }
+
+/// How long to wait before asking again who serves a document whose node did not answer.
+const RESOLVE_AGAIN: std::time::Duration = std::time::Duration::from_millis(50);
