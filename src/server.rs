@@ -259,9 +259,8 @@ async fn serve_http(
         metrics.clone(),
     )
     .with_history(settings.history.versions(), settings.history.trash_ms());
-    // Cluster mode: by hand for now (`POST /api/v1/admin/compact`), see `on_demand_only`.
-    let compaction = match cluster {
-        Some(_) => compaction.on_demand_only(),
+    let compaction = match &cluster {
+        Some(c) => compaction.in_cluster(c.this_node.clone()),
         None => compaction,
     }
     .start();

@@ -726,3 +726,76 @@ fn deploy_docs_show_the_cluster_nginx_config_verbatim() {
         "docs/deploy.md must show config/nginx/cluster.conf verbatim in a ```nginx block"
     );
 }
+
+/// Compaction in cluster mode: each node's pass compacts the documents it holds (and any
+/// nobody holds) and leaves the others to their owners — a pass never pulls a document away
+/// from the node serving it.
+#[test]
+fn each_node_compacts_its_own_documents() {
+    let pg = Arc::new(std::thread::spawn(TempPostgres::start).join().unwrap());
+    let manual = |name: &str| {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let mut env = node_env(&pg, name, &addr);
+        env.push(("DOCSYNC_TESTING__CLOCK".into(), "manual".into()));
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let node = TestServer::start_at(&addr, &env);
+        wait_ready(&node);
+        node
+    };
+    let (a, b) = (manual("node-a"), manual("node-b"));
+    let (ok, out, err) = a.cli(&["user", "add", "root", "--admin"]);
+    assert!(ok, "user add --admin: {err}");
+    let admin = out
+        .lines()
+        .find_map(|l| l.strip_prefix("token: "))
+        .unwrap()
+        .trim()
+        .to_string();
+    let token = a.add_user("alice");
+    let c = Cluster {
+        pg,
+        nodes: vec![a, b],
+        token,
+    };
+    // One private document served by each node, three entries in each log.
+    let mut docs = Vec::new();
+    for (i, node) in c.nodes.iter().enumerate() {
+        let doc = c.nodes[0].create_doc(&c.token, &format!("Doc {i}"));
+        let blk = id("blk_");
+        node.sync_ok(
+            &c.token,
+            &doc,
+            "cl_x",
+            0,
+            vec![insert(&blk, None, "a0", "1")],
+        );
+        node.sync_ok(&c.token, &doc, "cl_x", 1, vec![set_content(&blk, "2", 1)]);
+        node.sync_ok(&c.token, &doc, "cl_x", 2, vec![set_content(&blk, "3", 2)]);
+        docs.push(doc);
+    }
+    assert_eq!(c.owner(&docs[0]).as_deref(), Some("node-a"));
+    assert_eq!(c.owner(&docs[1]).as_deref(), Some("node-b"));
+    // Past the private log's retention on both nodes' clocks.
+    for node in &c.nodes {
+        node.advance_clock(8 * 86_400_000);
+    }
+    let (s, first) = c.nodes[0].post(&admin, "/api/v1/admin/compact", &json!({}));
+    assert_eq!(s, 200, "{first}");
+    assert_eq!(first["documents"], 1, "node-a compacts its own: {first}");
+    assert_eq!(first["elsewhere"], 1, "and leaves node-b's: {first}");
+    assert_eq!(
+        c.owner(&docs[1]).as_deref(),
+        Some("node-b"),
+        "a pass never pulls a document away"
+    );
+    let (s, second) = c.nodes[1].post(&admin, "/api/v1/admin/compact", &json!({}));
+    assert_eq!(s, 200, "{second}");
+    assert_eq!(second["documents"], 1, "node-b compacts its own: {second}");
+    assert!(second["logRows"].as_i64().unwrap() > 0, "{second}");
+    // Both documents read the same as before from either node.
+    for doc in &docs {
+        let snap = c.nodes[1].snapshot(&c.token, doc);
+        assert_eq!(snap["headSeq"], 3);
+        assert_eq!(snap["blocks"][0]["content"], "3");
+    }
+}

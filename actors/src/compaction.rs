@@ -19,11 +19,12 @@ use crate::ask::ask;
 use crate::clock::SharedClock;
 use crate::collab::validate::DocId;
 use crate::document::{Compact, DocError};
+use crate::membership::ThisNode;
 use crate::metrics::Metrics;
 use crate::registry::{CloseDocument, Documents};
 use crate::storage::compaction::{self, Retention};
 use crate::storage::versions::{self, VersionPolicy};
-use crate::storage::{documents, roles, trash, Storage};
+use crate::storage::{documents, ownership, roles, trash, Storage};
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -36,6 +37,8 @@ pub struct PassSummary {
     pub versions: u64,
     /// Documents purged for good from the trash.
     pub trashed: u64,
+    /// Cluster mode: due documents left to the node that holds them.
+    pub elsewhere: u64,
     pub failed: u64,
     pub duration_ms: u64,
 }
@@ -55,8 +58,10 @@ pub struct CompactionSupervisor {
     metrics: Arc<Metrics>,
     versions: VersionPolicy,
     trash_ms: i64,
-    /// False: passes run only when asked (`RunPass`), never on the interval or at start.
-    scheduled: bool,
+    /// Cluster mode: this node. A pass then compacts only the documents this node holds or
+    /// nobody live holds (each owner's pass does its own), and the cluster-wide parts run on
+    /// one node at a time (`ownership::compaction_turn`).
+    this_node: Option<Arc<ThisNode>>,
 }
 
 impl CompactionSupervisor {
@@ -79,14 +84,13 @@ impl CompactionSupervisor {
             metrics,
             versions: VersionPolicy::default(),
             trash_ms: 30 * 86_400_000,
-            scheduled: true,
+            this_node: None,
         }
     }
 
-    /// Passes only when asked. Cluster mode, for now: a scheduled pass on every node would
-    /// pull each due document's ownership onto whichever node ran it.
-    pub fn on_demand_only(mut self) -> Self {
-        self.scheduled = false;
+    /// Cluster mode: passes on this node leave other nodes' documents to their owners.
+    pub fn in_cluster(mut self, this_node: Arc<ThisNode>) -> Self {
+        self.this_node = Some(this_node);
         self
     }
 
@@ -104,6 +108,7 @@ impl CompactionSupervisor {
         let retention = self.retention;
         let metrics = self.metrics.clone();
         let (policy, trash_ms) = (self.versions, self.trash_ms);
+        let this_node = self.this_node.clone();
         async move {
             let started = Instant::now();
             let now = clock.now_ms();
@@ -126,6 +131,12 @@ impl CompactionSupervisor {
                     tracing::warn!(doc = %doc_id, "compaction: skipping a malformed document ID");
                     continue;
                 };
+                if let Some(node) = &this_node {
+                    if !node.holds(&doc_id) && held_elsewhere(&storage, node, &doc_id).await {
+                        summary.elsewhere += 1;
+                        continue;
+                    }
+                }
                 let d = doc_id.clone();
                 let shared = storage
                     .read(move |c| roles::is_shared(c, &d))
@@ -144,7 +155,8 @@ impl CompactionSupervisor {
                         summary.tombstones += c.tombstones;
                         summary.results += c.results;
                     }
-                    Err(DocError::NotFound) => {}
+                    // Claimed by another node meanwhile: its pass does it.
+                    Err(DocError::NotFound) | Err(DocError::NotOwner) => {}
                     Err(e) => {
                         summary.failed += 1;
                         tracing::warn!(doc = %doc_id, error = %e, "compaction of a document failed");
@@ -199,8 +211,8 @@ async fn purge_trash(
         let d = doc_id.clone();
         let purged = storage
             .write(move |c| {
-                // Restored in the meantime: not ours to purge.
-                if !trash::due(c, cutoff)?.contains(&d) {
+                // Another node's pass is at it, or restored in the meantime: not ours.
+                if !ownership::compaction_turn(c)? || !trash::due(c, cutoff)?.contains(&d) {
                     return Ok(false);
                 }
                 documents::delete(c, &d)
@@ -235,6 +247,10 @@ async fn expire_versions(
     let p = *policy;
     let outcome = storage
         .write(move |c| {
+            // Another node's pass is at it: the totals alone.
+            if !ownership::compaction_turn(c)? {
+                return Ok((0, versions::totals(c)?));
+            }
             let old = versions::automatic_older_than(c, now - p.hourly_ms)?;
             let gone = versions::expired(&old, now, &p);
             let n = versions::delete_ids(c, &gone)?;
@@ -261,9 +277,6 @@ impl Actor for CompactionSupervisor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        if !self.scheduled {
-            return;
-        }
         if self.run_at_start {
             ctx.wait(self.pass().into_actor(self).map(|_, _, _| ()));
         }
@@ -279,5 +292,17 @@ impl Handler<RunPass> for CompactionSupervisor {
 
     fn handle(&mut self, _msg: RunPass, _ctx: &mut Context<Self>) -> Self::Result {
         Box::pin(self.pass().into_actor(self))
+    }
+}
+
+/// Whether another live node holds `doc_id` now (its own pass compacts it).
+async fn held_elsewhere(storage: &Storage, node: &ThisNode, doc_id: &str) -> bool {
+    let me = node.current().map(|m| m.inc);
+    let d = doc_id.to_string();
+    match storage.read(move |c| ownership::owner(c, &d)).await {
+        Ok(Some(o)) => me.as_deref() != Some(o.inc.as_str()),
+        Ok(None) => false,
+        // Cannot tell: leave it for the next pass rather than pull it here.
+        Err(_) => true,
     }
 }

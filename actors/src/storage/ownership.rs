@@ -43,3 +43,12 @@ pub fn release_all(db: &mut Db, me: &Member) -> Result<Vec<String>> {
         Db::Postgres(t) => pg::release_all(&mut **t, me),
     }
 }
+
+/// Whether this transaction may do the cluster-wide part of a compaction pass (purging the
+/// trash, expiring versions): on PostgreSQL one node's transaction at a time; on SQLite always.
+pub fn compaction_turn(db: &mut Db) -> Result<bool> {
+    match db {
+        Db::Sqlite(_) => Ok(true),
+        Db::Postgres(t) => pg::try_lock_compaction_here(&mut **t),
+    }
+}

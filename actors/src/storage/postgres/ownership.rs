@@ -98,6 +98,15 @@ const COMPACTION_LOCK: i64 = 7_275_636_524;
 /// Takes the cluster-wide compaction lock for this connection's session if nobody has it;
 /// it is released with `unlock_compaction` or when the connection ends (a node that died
 /// mid-pass does not keep it).
+/// The same lock for the rest of the transaction `c` is in (released at its commit): the
+/// cluster-wide parts of a compaction pass run on one node at a time, job by job.
+pub fn try_lock_compaction_here(c: &mut impl GenericClient) -> Result<bool> {
+    Ok(
+        c.query_one("SELECT pg_try_advisory_xact_lock($1)", &[&COMPACTION_LOCK])?
+            .get(0),
+    )
+}
+
 pub fn try_lock_compaction(c: &mut impl GenericClient) -> Result<bool> {
     Ok(
         c.query_one("SELECT pg_try_advisory_lock($1)", &[&COMPACTION_LOCK])?
