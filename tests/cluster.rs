@@ -799,3 +799,74 @@ fn each_node_compacts_its_own_documents() {
         assert_eq!(snap["blocks"][0]["content"], "3");
     }
 }
+
+/// PostgreSQL's primary is lost (stopped at once, as a crash) under load and its synchronous
+/// standby is promoted: the nodes reach the new primary through their multi-host connection
+/// string (`target_session_attrs=read-write`), and every acknowledged op is there — a commit
+/// is acknowledged only once the standby has it.
+#[test]
+fn the_database_fails_over_to_its_synchronous_standby_and_loses_no_acknowledged_op() {
+    let primary = std::thread::spawn(TempPostgres::start_primary)
+        .join()
+        .unwrap();
+    let standby = {
+        let p = Arc::new(primary);
+        let p2 = p.clone();
+        let s = std::thread::spawn(move || TempPostgres::standby_of(&p2))
+            .join()
+            .unwrap();
+        (Arc::try_unwrap(p).ok().expect("one owner"), s)
+    };
+    let (primary, standby) = standby;
+    let ((h1, p1), (h2, p2)) = (primary.host_port(), standby.host_port());
+    let url = format!(
+        "host={h1},{h2} port={p1},{p2} user=docsync dbname=postgres \
+         target_session_attrs=read-write connect_timeout=2"
+    );
+    let nodes: Vec<TestServer> = ["node-a", "node-b", "node-c"]
+        .iter()
+        .map(|name| {
+            let addr = format!("127.0.0.1:{}", free_port());
+            let mut env = node_env(&primary, name, &addr);
+            env.retain(|(k, _)| k != "DOCSYNC_STORAGE__POSTGRES_URL");
+            env.push(("DOCSYNC_STORAGE__POSTGRES_URL".into(), url.clone()));
+            let env: Vec<(&str, &str)> =
+                env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let node = TestServer::start_at(&addr, &env);
+            wait_ready(&node);
+            node
+        })
+        .collect();
+    let token = nodes[0].add_user("alice");
+    let doc = nodes[0].create_doc(&token, "Failover");
+    let history = Arc::new(Recorder::default());
+    let bases: Vec<String> = nodes.iter().map(|n| n.url("")).collect();
+    let load = Load::start(bases, &token, &doc, history.clone());
+    load.wait_acked(30, Duration::from_secs(60));
+
+    let before = load.acked.load(Ordering::Relaxed);
+    let lost_at = Instant::now();
+    primary.stop();
+    standby.promote();
+    load.wait_acked(before + 30, Duration::from_secs(90));
+    let pause = load.longest_pause_after(lost_at);
+    let failed = load.failed.load(Ordering::Relaxed);
+    let acked = load.finish();
+    eprintln!(
+        "primary lost, standby promoted: longest pause in acknowledgements {} ms, \
+         {failed} attempts answered 5xx or not at all (each retried)",
+        pause.as_millis()
+    );
+    // The nodes fenced themselves when their presence connections broke; they are back.
+    for node in &nodes {
+        wait_ready(node);
+    }
+    let c = Cluster {
+        pg: Arc::new(standby),
+        nodes,
+        token,
+    };
+    let verdict = c.check(&history, &[doc.as_str()], &c.nodes[0]);
+    assert!(verdict.valid, "history check: {:#?}", verdict.violations);
+    assert_eq!(verdict.acknowledged, acked, "{verdict:?}");
+}

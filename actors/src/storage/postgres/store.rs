@@ -41,7 +41,10 @@ impl PgStorage {
         check_settings(&mut c)?;
         migrate::apply(&mut c)?;
         let reads = std::sync::Arc::new(Reads(Some(pool(url, read_pool.max(1))?)));
-        let (writer, handle) = PgWriter::start(c, group_commit_max);
+        let mut config: postgres::Config = url.parse()?;
+        config.connect_timeout(super::CONNECT_TIMEOUT);
+        let reconnect: super::writer::Reconnect = Box::new(move || config.connect(NoTls));
+        let (writer, handle) = PgWriter::start_with(c, Some(reconnect), group_commit_max);
         Ok((PgStorage { writer, reads }, handle))
     }
 

@@ -11,6 +11,8 @@ pub struct TempPostgres {
     bin: PathBuf,
     port: u16,
     opts: String,
+    /// Stopped by the test (nothing to stop when dropped).
+    stopped: std::sync::atomic::AtomicBool,
 }
 
 fn bin_dir() -> PathBuf {
@@ -55,19 +57,94 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
+/// A folder the server's user owns.
+fn server_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    if is_root() {
+        let ok = Command::new("chown")
+            .args(["postgres:postgres"])
+            .arg(dir.path())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(ok, "chown of the test database folder to postgres");
+    }
+    dir
+}
+
 impl TempPostgres {
     pub fn start() -> TempPostgres {
+        TempPostgres::start_with("")
+    }
+
+    /// A primary that commits only once its synchronous standby has the commit too
+    /// (`synchronous_standby_names = '*'`): start `standby_of` it before writing.
+    pub fn start_primary() -> TempPostgres {
+        TempPostgres::start_with(
+            " -c wal_level=replica -c max_wal_senders=4 -c synchronous_standby_names='*'",
+        )
+    }
+
+    /// A streaming standby of `primary` (a base backup of it), on a port of its own.
+    pub fn standby_of(primary: &TempPostgres) -> TempPostgres {
         let bin = bin_dir();
-        let dir = tempfile::tempdir().expect("temp dir");
-        if is_root() {
-            let ok = Command::new("chown")
-                .args(["postgres:postgres"])
-                .arg(dir.path())
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false);
-            assert!(ok, "chown of the test database folder to postgres");
-        }
+        let dir = server_dir();
+        let data = dir.path().join("data");
+        let (primary_dir, primary_port) = (
+            primary.dir.path().display().to_string(),
+            primary.port.to_string(),
+        );
+        run(
+            &bin,
+            "pg_basebackup",
+            &[
+                "-D",
+                data.to_str().expect("utf-8 path"),
+                "-h",
+                &primary_dir,
+                "-p",
+                &primary_port,
+                "-U",
+                "docsync",
+                "-R",
+                "-X",
+                "stream",
+            ],
+        );
+        let port = free_port();
+        let opts = format!(
+            "-k {} -p {port} -c fsync=on -c synchronous_commit=on -c listen_addresses='' -c hot_standby=on",
+            dir.path().display()
+        );
+        let standby = TempPostgres {
+            dir,
+            bin,
+            port,
+            opts,
+            stopped: Default::default(),
+        };
+        standby.start_again();
+        standby
+    }
+
+    /// Makes a standby the primary (`pg_ctl promote`, waiting until it takes writes).
+    pub fn promote(&self) {
+        let data = self.dir.path().join("data");
+        run(
+            &self.bin,
+            "pg_ctl",
+            &["-D", data.to_str().expect("utf-8 path"), "-w", "promote"],
+        );
+    }
+
+    /// The Unix socket folder and port, for a multi-host connection string.
+    pub fn host_port(&self) -> (String, u16) {
+        (self.dir.path().display().to_string(), self.port)
+    }
+
+    fn start_with(extra: &str) -> TempPostgres {
+        let bin = bin_dir();
+        let dir = server_dir();
         let data = dir.path().join("data");
         let data_s = data.to_str().expect("utf-8 path");
         run(
@@ -86,7 +163,7 @@ impl TempPostgres {
         );
         let port = free_port();
         let opts = format!(
-            "-k {} -p {port} -c fsync=on -c synchronous_commit=on -c listen_addresses=''",
+            "-k {} -p {port} -c fsync=on -c synchronous_commit=on -c listen_addresses=''{extra}",
             dir.path().display()
         );
         let pg = TempPostgres {
@@ -94,6 +171,7 @@ impl TempPostgres {
             bin,
             port,
             opts,
+            stopped: Default::default(),
         };
         pg.start_again();
         pg
@@ -101,6 +179,8 @@ impl TempPostgres {
 
     /// Stops the server at once (`-m immediate`: as a crash would).
     pub fn stop(&self) {
+        self.stopped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         let data = self.dir.path().join("data");
         let d = data.to_str().expect("utf-8 path");
         run(
@@ -112,6 +192,8 @@ impl TempPostgres {
 
     /// Starts the (stopped) server again on the same data and port.
     pub fn start_again(&self) {
+        self.stopped
+            .store(false, std::sync::atomic::Ordering::SeqCst);
         let data = self.dir.path().join("data");
         let log = self.dir.path().join("log");
         let d = data.to_str().expect("utf-8 path");
@@ -146,6 +228,8 @@ impl TempPostgres {
 impl Drop for TempPostgres {
     fn drop(&mut self) {
         // A test may have stopped it already.
-        let _ = std::panic::catch_unwind(|| self.stop());
+        if !self.stopped.load(std::sync::atomic::Ordering::SeqCst) {
+            let _ = std::panic::catch_unwind(|| self.stop());
+        }
     }
 }

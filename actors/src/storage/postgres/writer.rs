@@ -58,10 +58,22 @@ pub struct PgWriter {
 impl PgWriter {
     /// Starts the writer thread on `client`; it stops when every handle is dropped.
     pub fn start(client: Client, max_batch: usize) -> (PgWriter, thread::JoinHandle<()>) {
+        PgWriter::start_with(client, None, max_batch)
+    }
+
+    /// Like `start`; with `reconnect`, a connection that broke (the database restarted, or
+    /// failed over to its standby) is replaced before the next batch. The batch that was
+    /// running when it broke fails: its outcome is unknown to its callers, who retry with the
+    /// same op IDs.
+    pub fn start_with(
+        client: Client,
+        reconnect: Option<Reconnect>,
+        max_batch: usize,
+    ) -> (PgWriter, thread::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
         let handle = thread::Builder::new()
             .name("docsync-pg-writer".into())
-            .spawn(move || run_loop(client, rx, max_batch.max(1)))
+            .spawn(move || run_loop(client, reconnect, rx, max_batch.max(1)))
             .expect("spawn writer thread");
         (PgWriter { tx }, handle)
     }
@@ -88,13 +100,29 @@ impl PgWriter {
     }
 }
 
-fn run_loop(mut client: Client, rx: mpsc::Receiver<Box<dyn Job>>, max_batch: usize) {
+/// Opens a new connection for the writer.
+pub type Reconnect = Box<dyn Fn() -> std::result::Result<Client, postgres::Error> + Send>;
+
+fn run_loop(
+    mut client: Client,
+    reconnect: Option<Reconnect>,
+    rx: mpsc::Receiver<Box<dyn Job>>,
+    max_batch: usize,
+) {
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         while batch.len() < max_batch {
             match rx.try_recv() {
                 Ok(j) => batch.push(j),
                 Err(_) => break,
+            }
+        }
+        if client.is_closed() {
+            if let Some(connect) = &reconnect {
+                match connect() {
+                    Ok(c) => client = c,
+                    Err(e) => tracing::warn!(error = %e, "the writer cannot reconnect yet"),
+                }
             }
         }
         let committed = run_batch(&mut client, &mut batch).map_err(|e| e.to_string());
