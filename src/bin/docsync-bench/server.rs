@@ -104,6 +104,25 @@ impl Launcher {
         Ok(dir)
     }
 
+    /// A directory for a cluster node: `env` names the database and the node; the user
+    /// `bench` is created (in the shared database) only when `add_user`.
+    pub fn prepare_node(&self, env: Vec<(String, String)>, add_user: bool) -> Result<ServerDir> {
+        let path = std::env::temp_dir().join(format!("docsync-bench-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&path).with_context(|| format!("creating {}", path.display()))?;
+        let mut dir = ServerDir {
+            launcher: self.clone(),
+            path,
+            user: BenchUser::default(),
+            raise_stream_limits: true,
+            lift_budgets: true,
+            extra_env: env,
+        };
+        if add_user {
+            dir.user = dir.add_user("bench", false)?;
+        }
+        Ok(dir)
+    }
+
     /// A server on a fresh database (`prepare`, then `serve`, off the async workers).
     pub async fn start(&self) -> Result<LocalServer> {
         let launcher = self.clone();

@@ -137,6 +137,12 @@ impl TempPostgres {
         );
     }
 
+    /// The postmaster's process ID (from `postmaster.pid`).
+    pub fn postmaster_pid(&self) -> Option<u32> {
+        let pid = std::fs::read_to_string(self.dir.path().join("data/postmaster.pid")).ok()?;
+        pid.lines().next()?.trim().parse().ok()
+    }
+
     /// The Unix socket folder and port, for a multi-host connection string.
     pub fn host_port(&self) -> (String, u16) {
         (self.dir.path().display().to_string(), self.port)

@@ -1,5 +1,6 @@
 //! The scenarios: which exist, which `--scenario` selects, and running one.
 
+mod cluster;
 mod compaction;
 pub mod fanout;
 mod history;
@@ -48,6 +49,7 @@ pub enum ScenarioArg {
     Versions,
     Hostile,
     Typists,
+    Cluster,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -70,6 +72,8 @@ pub enum Scenario {
     Hostile,
     /// Many people typing at once in one document: sending rule, keys per second each.
     Typists(typists::Rule, u32),
+    /// Cluster mode on PostgreSQL: 1, 2 and 3 nodes, and failover after `kill -9`.
+    Cluster,
 }
 
 impl Scenario {
@@ -87,6 +91,7 @@ impl Scenario {
             Scenario::Versions => "versions",
             Scenario::Hostile => "hostile",
             Scenario::Typists(..) => "typists",
+            Scenario::Cluster => "cluster",
         }
     }
 
@@ -142,6 +147,7 @@ impl Scenario {
                     Scenario::Hostile,
                 ],
                 typists.clone(),
+                vec![Scenario::Cluster],
             ]
             .concat(),
             ScenarioArg::Hot => vec![Scenario::HotDoc],
@@ -156,6 +162,7 @@ impl Scenario {
             ScenarioArg::Versions => vec![Scenario::Versions],
             ScenarioArg::Hostile => vec![Scenario::Hostile],
             ScenarioArg::Typists => typists,
+            ScenarioArg::Cluster => vec![Scenario::Cluster],
         }
     }
 }
@@ -188,5 +195,6 @@ pub async fn run(scenario: Scenario, env: &Env) -> Result<Line> {
         Scenario::Versions => versions::run(api).await,
         Scenario::Hostile => hostile::run(env).await,
         Scenario::Typists(rule, rate) => typists::run(api, rule, rate, env.duration, pid).await,
+        Scenario::Cluster => cluster::run(env).await,
     }
 }
