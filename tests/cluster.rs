@@ -870,3 +870,56 @@ fn the_database_fails_over_to_its_synchronous_standby_and_loses_no_acknowledged_
     assert!(verdict.valid, "history check: {:#?}", verdict.violations);
     assert_eq!(verdict.acknowledged, acked, "{verdict:?}");
 }
+
+/// A WebSocket on a node that does not own the document: its room is relayed from the
+/// owner (changes made there reach the socket), and when the owner dies the room comes home
+/// to the socket's node, which takes the document over; the socket hears on, no reconnect.
+#[test]
+fn a_websocket_room_is_relayed_from_the_owner_and_follows_the_document() {
+    let mut c = Cluster::start();
+    let doc = c.nodes[0].create_doc(&c.token, "Relayed");
+    let blk = id("blk_");
+    c.nodes[1].sync_ok(
+        &c.token,
+        &doc,
+        "cl_b",
+        0,
+        vec![insert(&blk, None, "a0", "one")],
+    );
+    assert_eq!(c.owner(&doc).as_deref(), Some("node-b"));
+
+    let mut ws = crate::common::channels::Ws::connect(&c.nodes[2].base, Some(&c.token))
+        .expect("WebSocket to node-c");
+    assert_eq!(ws.join(&doc, None)["type"], "JOINED");
+    c.nodes[1].sync_ok(&c.token, &doc, "cl_b", 1, vec![set_content(&blk, "two", 1)]);
+    ws.wait_for(Duration::from_secs(10), "DOC_SEQ 2 from the owner", |m| {
+        m["type"] == "DOC_SEQ" && m["docId"] == doc.as_str() && m["headSeq"] == 2
+    });
+    assert_eq!(
+        c.owner(&doc).as_deref(),
+        Some("node-b"),
+        "relayed, not moved"
+    );
+
+    c.nodes[1].kill9();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (s, v) = c.nodes[2].sync(
+            &c.token,
+            &doc,
+            &json!({"clientId": "cl_c", "lastSeq": 2, "ops": [set_content(&blk, "three", 2)]}),
+        );
+        if s == 200 {
+            assert_eq!(v["results"][0]["status"], "applied", "{v}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "node-c never took over: {s} {v}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(c.owner(&doc).as_deref(), Some("node-c"));
+    ws.wait_for(
+        Duration::from_secs(10),
+        "DOC_SEQ 3 from node-c itself",
+        |m| m["type"] == "DOC_SEQ" && m["docId"] == doc.as_str() && m["headSeq"] == 3,
+    );
+}

@@ -20,17 +20,10 @@ use super::error::ApiError;
 use super::state::AppState;
 use crate::cluster::Route;
 
-/// The document a request is about, when it must be served by the document's owner.
+/// The document a request is about, when it must be served by the document's owner (the
+/// WebSocket is not: it is served where it arrives).
 fn document_of(req: &ServiceRequest) -> Option<String> {
     let path = req.path();
-    if path == "/api/v1/ws" {
-        return req
-            .query_string()
-            .split('&')
-            .find_map(|kv| kv.strip_prefix("doc="))
-            .filter(|d| !d.is_empty())
-            .map(str::to_string);
-    }
     let rest = path.strip_prefix("/api/v1/docs/")?;
     let id = rest.split('/').next().filter(|id| !id.is_empty())?;
     Some(id.to_string())
@@ -65,12 +58,6 @@ pub async fn route(
     let Route::Owner { node_id, addr } = cluster.route(&doc).await else {
         return Ok(next.call(req).await?.map_into_left_body());
     };
-    if req.path() == "/api/v1/ws" {
-        return refuse(
-            req,
-            ApiError::NotOwner(format!("{node_id} serves this document; use its stream")),
-        );
-    }
     // The whole body, bounded like any body this server reads.
     let max = state.max_body();
     let mut payload = req.take_payload();

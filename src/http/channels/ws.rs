@@ -24,9 +24,37 @@ use super::super::auth::{Credentials, SESSION_COOKIE};
 use super::super::client_owners::claim_optional;
 use super::super::error::ApiError;
 use super::super::state::AppState;
+use super::relay::{self, Relayed};
 use super::slots::{self, StreamSlot};
 use super::ws_protocol::{room_doc, ClientMessage, ErrorCode, ServerMessage};
 use super::{subscribe, Subscription};
+use crate::cluster::Route;
+
+/// A joined room: served by this node's document, or relayed from the node that owns it
+/// (cluster mode, `relay.rs`).
+enum Room {
+    /// Held for its `Drop`: leaving the room unsubscribes.
+    Local(#[allow(dead_code)] Subscription),
+    Relayed {
+        relay: SpawnHandle,
+        client_id: Option<String>,
+    },
+}
+
+/// How a JOIN ended up being served.
+enum Joining {
+    Local {
+        doc: DocId,
+        sub: Subscription,
+        head: i64,
+        lease: u64,
+    },
+    Relay {
+        doc: DocId,
+        addr: String,
+        client_id: Option<ClientId>,
+    },
+}
 
 const SILENCE_LIMIT: Duration = Duration::from_secs(35);
 const CHECK_EVERY: Duration = Duration::from_secs(5);
@@ -35,10 +63,13 @@ pub struct WsSession {
     state: web::Data<AppState>,
     /// What opened the socket: every room is joined, and re-checked, with it.
     creds: Credentials,
-    rooms: HashMap<DocId, Subscription>,
+    rooms: HashMap<DocId, Room>,
     last_heard: Instant,
     events: Option<mpsc::UnboundedReceiver<DocEvent>>,
     sink: mpsc::UnboundedSender<DocEvent>,
+    /// What this session's relays hear (cluster mode).
+    relayed: Option<mpsc::UnboundedReceiver<(DocId, Relayed)>>,
+    relay_sink: mpsc::UnboundedSender<(DocId, Relayed)>,
     /// The connection's one stream slot (however many rooms it joins); freed with the session.
     _slot: StreamSlot,
 }
@@ -74,6 +105,7 @@ pub async fn connect(
     let user = caller(&state, &creds).await?;
     let slot = slots::take(&state, &req, &user.id)?;
     let (sink, events) = mpsc::unbounded_channel();
+    let (relay_sink, relayed) = mpsc::unbounded_channel();
     let session = WsSession {
         state,
         creds,
@@ -81,6 +113,8 @@ pub async fn connect(
         last_heard: Instant::now(),
         events: Some(events),
         sink,
+        relayed: Some(relayed),
+        relay_sink,
         _slot: slot,
     };
     ws::start(session, &req, stream)
@@ -95,10 +129,14 @@ impl WsSession {
         Self::send(ctx, ServerMessage::Error { room, code });
     }
 
+    /// JOIN `room`: served by the document here, or relayed from its owner. `rehome`: the
+    /// room was relayed and its document came here; the client hears one `DOC_SEQ` (it may
+    /// have missed news in between) instead of `JOINED`.
     fn join(
         &mut self,
         room: String,
         client_id: Option<String>,
+        rehome: bool,
         ctx: &mut ws::WebsocketContext<Self>,
     ) {
         let Some(doc_id) = room_doc(&room).map(str::to_string) else {
@@ -113,6 +151,7 @@ impl WsSession {
             Self::error(ctx, Some(&room), ErrorCode::TooManyRooms);
             return;
         }
+        let raw_client_id = client_id.clone();
         let Ok(client_id) = ClientId::parse_optional(client_id, &self.state.limits) else {
             Self::error(ctx, Some(&room), ErrorCode::BadRequest);
             return;
@@ -134,18 +173,80 @@ impl WsSession {
                 Err(ApiError::Forbidden(_)) => return Err(ErrorCode::Forbidden),
                 Err(_) => return Err(ErrorCode::Unavailable),
             }
+            if let Some(cluster) = &state.cluster {
+                if let Route::Owner { addr, .. } = cluster.route(granted.doc.as_str()).await {
+                    return Ok(Joining::Relay {
+                        doc: granted.doc,
+                        addr,
+                        client_id,
+                    });
+                }
+            }
             match subscribe(&state, &granted, Channel::WebSocket, client_id, sink).await {
-                Ok((sub, _, _)) => Ok((granted.doc, sub)),
+                Ok((sub, head, lease)) => Ok(Joining::Local {
+                    doc: granted.doc,
+                    sub,
+                    head,
+                    lease,
+                }),
                 Err(_) => Err(ErrorCode::Unavailable),
             }
         };
         ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| match res {
-            Ok((doc_id, sub)) => {
-                act.rooms.insert(doc_id, sub);
-                Self::send(ctx, ServerMessage::Joined { room: &room });
+            Ok(Joining::Local {
+                doc,
+                sub,
+                head,
+                lease,
+            }) => {
+                if rehome {
+                    let seq = ServerMessage::DocSeq {
+                        doc_id: doc.as_str(),
+                        head_seq: head,
+                        lease_seq: lease,
+                    };
+                    Self::send(ctx, seq);
+                } else {
+                    Self::send(ctx, ServerMessage::Joined { room: &room });
+                }
+                act.rooms.insert(doc, Room::Local(sub));
+            }
+            Ok(Joining::Relay {
+                doc,
+                addr,
+                client_id,
+            }) => {
+                let run = relay::run(
+                    act.state.clone(),
+                    act.creds.clone(),
+                    doc.clone(),
+                    client_id,
+                    addr,
+                    act.relay_sink.clone(),
+                );
+                let relay = ctx.spawn(run.into_actor(act));
+                act.rooms.insert(
+                    doc,
+                    Room::Relayed {
+                        relay,
+                        client_id: raw_client_id,
+                    },
+                );
+                if !rehome {
+                    Self::send(ctx, ServerMessage::Joined { room: &room });
+                }
             }
             Err(code) => Self::error(ctx, Some(&room), code),
         }));
+    }
+
+    /// Leaves a room, stopping its relay if it has one.
+    fn leave(&mut self, doc: &str, ctx: &mut ws::WebsocketContext<Self>) -> Option<Room> {
+        let room = self.rooms.remove(doc);
+        if let Some(Room::Relayed { relay, .. }) = &room {
+            ctx.cancel_future(*relay);
+        }
+        room
     }
 
     fn handle_text(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
@@ -155,10 +256,10 @@ impl WsSession {
         };
         match msg {
             ClientMessage::Ping => Self::send(ctx, ServerMessage::Pong),
-            ClientMessage::Join { room, client_id } => self.join(room, client_id, ctx),
+            ClientMessage::Join { room, client_id } => self.join(room, client_id, false, ctx),
             ClientMessage::Leave { room } => {
                 if let Some(doc) = room_doc(&room) {
-                    self.rooms.remove(doc);
+                    self.leave(doc, ctx);
                 }
                 Self::send(ctx, ServerMessage::Left { room: &room });
             }
@@ -169,7 +270,7 @@ impl WsSession {
     /// socket's credential ended (close the socket).
     fn revoked(&mut self, doc_id: DocId, why: Revoked, ctx: &mut ws::WebsocketContext<Self>) {
         let room = format!("doc:{doc_id}");
-        self.rooms.remove(&doc_id);
+        self.leave(doc_id.as_str(), ctx);
         match why {
             Revoked::NoAccess => Self::error(ctx, Some(&room), ErrorCode::Forbidden),
             Revoked::CredentialEnded => Self::credential_ended(ctx),
@@ -228,6 +329,14 @@ impl Actor for WsSession {
                 );
             ctx.add_stream(events);
         }
+        if let Some(rx) = self.relayed.take() {
+            let relayed =
+                futures::stream::unfold(
+                    rx,
+                    |mut rx| async move { rx.recv().await.map(|e| (e, rx)) },
+                );
+            ctx.add_stream(relayed);
+        }
         // Server shutdown closes with 1001. The wait is the session's own future (dropped when
         // the session stops), not a free-standing task: a task holding the session's address
         // kept its mailbox, and through the mailbox's waker the whole finished connection
@@ -277,7 +386,7 @@ impl StreamHandler<DocEvent> for WsSession {
     fn handle(&mut self, ev: DocEvent, ctx: &mut Self::Context) {
         match ev {
             DocEvent::Seq(wake) => {
-                if self.rooms.contains_key(wake.doc_id.as_str()) {
+                if matches!(self.rooms.get(wake.doc_id.as_str()), Some(Room::Local(_))) {
                     ctx.text(doc_seq_message(&wake));
                 }
             }
@@ -286,6 +395,28 @@ impl StreamHandler<DocEvent> for WsSession {
     }
 
     // The event stream ends only when this session drops its own sender: nothing to do.
+    fn finished(&mut self, _ctx: &mut Self::Context) {}
+}
+
+impl StreamHandler<(DocId, Relayed)> for WsSession {
+    fn handle(&mut self, (doc, what): (DocId, Relayed), ctx: &mut Self::Context) {
+        let Some(Room::Relayed { client_id, .. }) = self.rooms.get(doc.as_str()) else {
+            return; // left meanwhile
+        };
+        match what {
+            Relayed::Seq(text) => ctx.text(text),
+            Relayed::Gone(code) => {
+                self.rooms.remove(doc.as_str());
+                Self::error(ctx, Some(&format!("doc:{doc}")), code);
+            }
+            Relayed::Home => {
+                let client_id = client_id.clone();
+                self.rooms.remove(doc.as_str());
+                self.join(format!("doc:{doc}"), client_id, true, ctx);
+            }
+        }
+    }
+
     fn finished(&mut self, _ctx: &mut Self::Context) {}
 }
 
