@@ -116,18 +116,39 @@ impl Cluster {
         }
     }
 
-    /// Checks `history` against the final logs of `docs` (every document it touched).
+    /// Each log entry's owner epoch, by seq, as PostgreSQL stored it (the API does not show
+    /// epochs; the checker requires them never to decrease along seq).
+    fn epochs(&self, doc: &str) -> BTreeMap<i64, i64> {
+        let (pg, doc) = (self.pg.clone(), doc.to_string());
+        std::thread::spawn(move || {
+            pg.client()
+                .query("SELECT seq, epoch FROM doc_ops WHERE doc_id = $1", &[&doc])
+                .unwrap()
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect()
+        })
+        .join()
+        .unwrap()
+    }
+
+    /// Checks `history` against the final logs of `docs` (every document it touched), read
+    /// through `via`, with each entry's epoch from the database.
     fn check(&self, history: &Recorder, docs: &[&str], via: &TestServer) -> history_check::Verdict {
         let mut logs = BTreeMap::new();
         for doc in docs {
+            let epochs = self.epochs(doc);
             let rows = self
                 .final_log(via, doc)
                 .iter()
-                .map(|e| LogRow {
-                    doc: doc.to_string(),
-                    seq: e["seq"].as_i64().unwrap(),
-                    op_id: e["opId"].as_str().unwrap().to_string(),
-                    epoch: None,
+                .map(|e| {
+                    let seq = e["seq"].as_i64().unwrap();
+                    LogRow {
+                        doc: doc.to_string(),
+                        seq,
+                        op_id: e["opId"].as_str().unwrap().to_string(),
+                        epoch: Some(*epochs.get(&seq).expect("every entry has its epoch")),
+                    }
                 })
                 .collect();
             logs.insert(doc.to_string(), FinalLog { floor: 0, rows });
@@ -314,6 +335,11 @@ fn the_owner_killed_mid_stream_loses_no_acknowledged_op() {
     );
 
     let via = &c.nodes[(victim + 1) % 3];
+    let epochs = c.epochs(&doc);
+    assert!(
+        epochs.values().max() > epochs.values().min(),
+        "the take-over shows in the log's epochs: {epochs:?}"
+    );
     let verdict = c.check(&history, &[doc.as_str()], via);
     assert!(verdict.valid, "history check: {:#?}", verdict.violations);
     assert!(verdict.acknowledged >= acked.min(60), "{verdict:?}");
