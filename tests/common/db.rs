@@ -128,10 +128,84 @@ impl DbFingerprint {
     }
 }
 
+/// The same on PostgreSQL (a server of the PostgreSQL pass, `DOCSYNC_TEST_BACKEND`): every
+/// table of the public schema, rows as JSON, minus cluster bookkeeping — membership
+/// (`nodes`), the migrations' record, client IDs (as on SQLite) and a document's owner
+/// columns (a read claims the document for the node serving it).
+pub fn pg_fingerprint(
+    pg: &docsync_actors::storage::postgres::testing::TempPostgres,
+) -> DbFingerprint {
+    let mut c = pg.client();
+    let mut tx = c
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .start()
+        .unwrap();
+    let tables: Vec<String> = tx
+        .query(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let mut out = BTreeMap::new();
+    for t in tables
+        .into_iter()
+        .filter(|t| !matches!(t.as_str(), "nodes" | "schema_migrations" | "client_owners"))
+    {
+        let filter = if t == "doc_versions" {
+            " WHERE kind <> 'auto'"
+        } else {
+            ""
+        };
+        let rows: Vec<String> = tx
+            .query(
+                &format!(
+                    "SELECT (to_jsonb(x) - 'owner_node' - 'owner_inc' - 'owner_epoch')::text FROM \"{t}\" x{filter}"
+                ),
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let mut hashes: Vec<u64> = rows
+            .iter()
+            .map(|r| {
+                let mut h = DefaultHasher::new();
+                r.hash(&mut h);
+                h.finish()
+            })
+            .collect();
+        hashes.sort_unstable();
+        let mut h = DefaultHasher::new();
+        hashes.hash(&mut h);
+        out.insert(
+            t,
+            TableSum {
+                rows: hashes.len() as u64,
+                hash: h.finish(),
+            },
+        );
+    }
+    tx.commit().unwrap();
+    DbFingerprint(out)
+}
+
 impl TestServer {
-    /// The whole database's fingerprint (see the module docs).
+    /// The whole database's fingerprint (see the module docs), on either backend.
     pub fn fingerprint(&self) -> DbFingerprint {
-        fingerprint(&self.db())
+        match &self.pg {
+            Some(pg) => {
+                let pg = pg.clone();
+                std::thread::spawn(move || pg_fingerprint(&pg))
+                    .join()
+                    .unwrap()
+            }
+            None => fingerprint(&self.db()),
+        }
     }
 
     /// Panics with the tables that changed unless the database is exactly as in `before`.

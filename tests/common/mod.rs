@@ -21,6 +21,15 @@ pub struct TestServer {
     child: Option<Child>,
     env: Vec<(String, String)>,
     client: Client,
+    /// With `DOCSYNC_TEST_BACKEND=postgres`: this server's own PostgreSQL (a one-node
+    /// cluster), so the API tests run on the cluster backend too.
+    pub pg: Option<std::sync::Arc<docsync_actors::storage::postgres::testing::TempPostgres>>,
+}
+
+/// Whether the API tests run on PostgreSQL (`DOCSYNC_TEST_BACKEND=postgres`) instead of the
+/// embedded SQLite.
+pub fn on_postgres() -> bool {
+    std::env::var("DOCSYNC_TEST_BACKEND").is_ok_and(|b| b == "postgres")
 }
 
 pub fn bin() -> &'static str {
@@ -48,19 +57,55 @@ impl TestServer {
             dir,
             base: String::new(),
             child: None,
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+            env: Vec::new(),
             client: Client::builder()
                 .timeout(Duration::from_secs(30))
                 .build()
                 .unwrap(),
+            pg: None,
         };
+        let mut bind = bind.to_string();
+        let chosen_backend = env.iter().any(|(k, _)| *k == "DOCSYNC_STORAGE__BACKEND");
+        if on_postgres() && !chosen_backend {
+            let pg =
+                std::thread::spawn(docsync_actors::storage::postgres::testing::TempPostgres::start)
+                    .join()
+                    .expect("a PostgreSQL for this server");
+            if bind.is_empty() {
+                let port = std::net::TcpListener::bind("127.0.0.1:0")
+                    .and_then(|l| l.local_addr())
+                    .expect("a free port")
+                    .port();
+                bind = format!("127.0.0.1:{port}");
+            }
+            for (k, v) in [
+                ("DOCSYNC_STORAGE__BACKEND", "postgres".to_string()),
+                ("DOCSYNC_STORAGE__POSTGRES_URL", pg.url()),
+                ("DOCSYNC_CLUSTER__NODE_ID", "solo".to_string()),
+                ("DOCSYNC_CLUSTER__INTERNAL_ADDR", bind.clone()),
+                (
+                    "DOCSYNC_CLUSTER__SECRET",
+                    "one-node-cluster-secret-0123".to_string(),
+                ),
+            ] {
+                s.env.push((k.to_string(), v));
+            }
+            s.pg = Some(std::sync::Arc::new(pg));
+        }
+        s.env
+            .extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         if !bind.is_empty() {
             s.base = format!("http://{bind}");
         }
         s.spawn();
+        if s.pg.is_some() {
+            // Serving once it has joined its (one-node) cluster.
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while s.get("", "/readyz").0 != 200 {
+                assert!(Instant::now() < deadline, "never joined its cluster");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         s
     }
 

@@ -132,12 +132,13 @@ impl Storage {
         match &cfg.backend {
             Backend::Sqlite => Self::open_sqlite(cfg),
             Backend::Postgres { url } => {
+                let epoch = Arc::new(AccessEpoch::default());
                 let (pg, handle) = postgres::store::PgStorage::open(
                     url,
                     cfg.read_pool_size,
                     cfg.group_commit_max,
+                    Some(epoch.clone()),
                 )?;
-                let epoch = Arc::new(AccessEpoch::default());
                 let stop = Arc::new(AtomicBool::new(false));
                 postgres::access_watch::watch(
                     url.clone(),

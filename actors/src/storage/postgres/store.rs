@@ -32,10 +32,12 @@ impl Drop for Reads {
 impl PgStorage {
     /// Connects, refuses unsafe settings (named), migrates, and starts the writer. Returns
     /// the writer thread's handle so shutdown can wait for it.
+    /// `epoch`, when given, is moved by the writer after each commit (see `PgWriter`).
     pub fn open(
         url: &str,
         read_pool: u32,
         group_commit_max: usize,
+        epoch: Option<std::sync::Arc<crate::storage::access_epoch::AccessEpoch>>,
     ) -> Result<(PgStorage, thread::JoinHandle<()>)> {
         let mut c = Client::connect(url, NoTls)?;
         check_settings(&mut c)?;
@@ -44,7 +46,7 @@ impl PgStorage {
         let mut config: postgres::Config = url.parse()?;
         config.connect_timeout(super::CONNECT_TIMEOUT);
         let reconnect: super::writer::Reconnect = Box::new(move || config.connect(NoTls));
-        let (writer, handle) = PgWriter::start_with(c, Some(reconnect), group_commit_max);
+        let (writer, handle) = PgWriter::start_with(c, Some(reconnect), group_commit_max, epoch);
         Ok((PgStorage { writer, reads }, handle))
     }
 
@@ -103,7 +105,7 @@ mod tests {
         let url = pg.url();
         let (store, _writer) = {
             let url = url.clone();
-            blocking(move || PgStorage::open(&url, 2, 64)).unwrap()
+            blocking(move || PgStorage::open(&url, 2, 64, None)).unwrap()
         };
         store
             .write(|tx| documents::create(tx, "doc_1", "usr_a", "First", None, 1))
@@ -122,7 +124,8 @@ mod tests {
 
         // Sessions that would acknowledge commits before they are durable are refused, by name.
         let unsafe_url = format!("{url} options='-c synchronous_commit=off'");
-        let err = blocking(move || PgStorage::open(&unsafe_url, 1, 1).map(|_| ())).unwrap_err();
+        let err =
+            blocking(move || PgStorage::open(&unsafe_url, 1, 1, None).map(|_| ())).unwrap_err();
         assert!(err.to_string().starts_with("synchronous_commit:"), "{err}");
     }
 }

@@ -58,22 +58,28 @@ pub struct PgWriter {
 impl PgWriter {
     /// Starts the writer thread on `client`; it stops when every handle is dropped.
     pub fn start(client: Client, max_batch: usize) -> (PgWriter, thread::JoinHandle<()>) {
-        PgWriter::start_with(client, None, max_batch)
+        PgWriter::start_with(client, None, max_batch, None)
     }
 
     /// Like `start`; with `reconnect`, a connection that broke (the database restarted, or
     /// failed over to its standby) is replaced before the next batch. The batch that was
     /// running when it broke fails: its outcome is unknown to its callers, who retry with the
     /// same op IDs.
+    ///
+    /// With `epoch`, each batch also reads the access epoch in its transaction and the
+    /// writer moves `epoch` to it right after the commit, before any answer goes out: a
+    /// change of rights made through this node holds for this node's next request (other
+    /// nodes follow by notification).
     pub fn start_with(
         client: Client,
         reconnect: Option<Reconnect>,
         max_batch: usize,
+        epoch: Option<std::sync::Arc<crate::storage::access_epoch::AccessEpoch>>,
     ) -> (PgWriter, thread::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
         let handle = thread::Builder::new()
             .name("docsync-pg-writer".into())
-            .spawn(move || run_loop(client, reconnect, rx, max_batch.max(1)))
+            .spawn(move || run_loop(client, reconnect, rx, max_batch.max(1), epoch))
             .expect("spawn writer thread");
         (PgWriter { tx }, handle)
     }
@@ -108,6 +114,7 @@ fn run_loop(
     reconnect: Option<Reconnect>,
     rx: mpsc::Receiver<Box<dyn Job>>,
     max_batch: usize,
+    epoch: Option<std::sync::Arc<crate::storage::access_epoch::AccessEpoch>>,
 ) {
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
@@ -125,17 +132,25 @@ fn run_loop(
                 }
             }
         }
-        let committed = run_batch(&mut client, &mut batch).map_err(|e| e.to_string());
+        let committed = run_batch(&mut client, &mut batch, epoch.is_some())
+            .map(|n| {
+                if let (Some(e), Some(n)) = (&epoch, n) {
+                    e.observe(n);
+                }
+            })
+            .map_err(|e| e.to_string());
         for job in batch {
             job.finish(committed.clone());
         }
     }
 }
 
+/// Runs and commits one batch; with `read_epoch`, answers the access epoch as committed.
 fn run_batch(
     client: &mut Client,
     batch: &mut [Box<dyn Job>],
-) -> std::result::Result<(), postgres::Error> {
+    read_epoch: bool,
+) -> std::result::Result<Option<u64>, postgres::Error> {
     let mut tx = client.transaction()?;
     for job in batch.iter_mut() {
         tx.batch_execute("SAVEPOINT job")?;
@@ -145,7 +160,16 @@ fn run_batch(
             tx.batch_execute("ROLLBACK TO SAVEPOINT job; RELEASE SAVEPOINT job")?;
         }
     }
-    tx.commit()
+    let epoch = if read_epoch {
+        let n: i64 = tx
+            .query_one("SELECT n FROM access_epoch WHERE id = 1", &[])?
+            .get(0);
+        Some(n.max(0) as u64)
+    } else {
+        None
+    };
+    tx.commit()?;
+    Ok(epoch)
 }
 
 #[cfg(test)]
