@@ -488,6 +488,8 @@ struct Relay {
     port: u16,
     frozen: Arc<AtomicBool>,
     held: Arc<std::sync::Mutex<Vec<u8>>>,
+    /// Freeze everything the moment a client sends bytes containing this.
+    trigger: Arc<std::sync::Mutex<Option<Vec<u8>>>>,
 }
 
 impl Relay {
@@ -496,7 +498,8 @@ impl Relay {
         let port = listener.local_addr().unwrap().port();
         let frozen = Arc::new(AtomicBool::new(false));
         let held = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let (f, h) = (frozen.clone(), held.clone());
+        let trigger: Arc<std::sync::Mutex<Option<Vec<u8>>>> = Arc::default();
+        let (f, h, t) = (frozen.clone(), held.clone(), trigger.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 let Ok(client) = conn else { break };
@@ -504,12 +507,17 @@ impl Relay {
                     continue;
                 };
                 let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-                let (f1, h1, f2) = (f.clone(), h.clone(), f.clone());
-                std::thread::spawn(move || pump(client, server, &f1, Some(&h1)));
+                let (f1, h1, t1, f2) = (f.clone(), h.clone(), t.clone(), f.clone());
+                std::thread::spawn(move || pump(client, server, &f1, Some((&h1, &t1))));
                 std::thread::spawn(move || pump(s2, c2, &f2, None));
             }
         });
-        Relay { port, frozen, held }
+        Relay {
+            port,
+            frozen,
+            held,
+            trigger,
+        }
     }
 
     fn url(&self) -> String {
@@ -519,9 +527,10 @@ impl Relay {
         )
     }
 
-    fn freeze(&self) {
+    /// Freezes everything the moment a client sends `needle` (that chunk is held too).
+    fn freeze_on(&self, needle: &str) {
         self.held.lock().unwrap().clear();
-        self.frozen.store(true, Ordering::SeqCst);
+        *self.trigger.lock().unwrap() = Some(needle.as_bytes().to_vec());
     }
 
     fn thaw(&self) {
@@ -551,12 +560,19 @@ impl Relay {
     }
 }
 
-/// Copies `from` → `to`, holding whatever arrives while `frozen` (recorded in `held`).
+/// What a client-to-server pump watches: the held bytes, and the trigger.
+type Watch<'a> = (
+    &'a std::sync::Mutex<Vec<u8>>,
+    &'a std::sync::Mutex<Option<Vec<u8>>>,
+);
+
+/// Copies `from` → `to`, holding whatever arrives while `frozen` (recorded in `watch`'s held
+/// bytes; a chunk containing the trigger freezes everything first).
 fn pump(
     mut from: impl std::io::Read,
     mut to: impl std::io::Write,
     frozen: &AtomicBool,
-    held: Option<&std::sync::Mutex<Vec<u8>>>,
+    watch: Option<Watch>,
 ) {
     let mut buf = [0u8; 16 * 1024];
     loop {
@@ -564,8 +580,18 @@ fn pump(
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
+        if let Some((_, trigger)) = watch {
+            let mut t = trigger.lock().unwrap();
+            let hit = t
+                .as_ref()
+                .is_some_and(|needle| buf[..n].windows(needle.len()).any(|w| w == &needle[..]));
+            if hit {
+                *t = None;
+                frozen.store(true, Ordering::SeqCst);
+            }
+        }
         if frozen.load(Ordering::SeqCst) {
-            if let Some(h) = held {
+            if let Some((h, _)) = watch {
                 h.lock().unwrap().extend_from_slice(&buf[..n]);
             }
             while frozen.load(Ordering::SeqCst) {
@@ -578,11 +604,12 @@ fn pump(
     }
 }
 
-/// The owner is cut from PostgreSQL (its connections stay open, nothing passes) while an
-/// edit is on its way: it cannot renew, so it fences itself; its membership expires and
-/// another node claims the document by reading it; when the cut heals, nothing node-b had
-/// in hand lands (the edit is answered 503, the log holds only what was acknowledged) and
-/// node-b joins again as a new incarnation.
+/// The owner is cut from PostgreSQL (its connections stay open, nothing passes) the moment
+/// its writer begins an edit's transaction: it cannot renew, so it fences itself; its
+/// membership expires and another node claims the document by reading it — at the very head
+/// the stuck edit expects. When the cut heals, the stuck edit reaches the database with the
+/// old epoch and is refused: only the epoch can refuse it (the head still matches), so a
+/// build without the epoch condition fails here. The cut node joins again.
 #[test]
 fn a_node_cut_from_the_database_fences_itself_and_nothing_it_held_lands() {
     let pg = Arc::new(std::thread::spawn(TempPostgres::start).join().unwrap());
@@ -593,6 +620,8 @@ fn a_node_cut_from_the_database_fences_itself_and_nothing_it_held_lands() {
         let mut env = node_env(&pg, "node-b", &addr);
         env.retain(|(k, _)| k != "DOCSYNC_STORAGE__POSTGRES_URL");
         env.push(("DOCSYNC_STORAGE__POSTGRES_URL".into(), relay.url()));
+        // No automatic versions: node-b's writer then has nothing to write but the edits.
+        env.push(("DOCSYNC_HISTORY__AUTO_EVERY_MINUTES".into(), "0".into()));
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let node = TestServer::start_at(&addr, &env);
         wait_ready(&node);
@@ -615,11 +644,38 @@ fn a_node_cut_from_the_database_fences_itself_and_nothing_it_held_lands() {
     );
     // A second edit: node-b now has this caller's rights and client ID in memory, so the
     // next edit goes straight to its actor and writer.
-    b.sync_ok(&c.token, &doc, "cl_b", 1, vec![set_content(&blk, "two", 1)]);
+    // Edits until one goes straight to node-b's writer, with no pre-check read first (its
+    // actor has loaded the answered op IDs and knows the bullet): counted, not timed.
+    let prechecks = |node: &TestServer| -> f64 {
+        let (_, text) = node.get_text("", "/metrics");
+        text.lines()
+            .find_map(|l| l.strip_prefix("docsync_sync_prechecks_total "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0.0)
+    };
+    let mut version = 1;
+    loop {
+        let before = prechecks(&b);
+        b.sync_ok(
+            &c.token,
+            &doc,
+            "cl_b",
+            version,
+            vec![set_content(&blk, &format!("v{}", version + 1), version)],
+        );
+        version += 1;
+        if prechecks(&b) == before {
+            break;
+        }
+        assert!(version < 50, "every edit asked for a pre-check");
+    }
     assert_eq!(c.owner(&doc).as_deref(), Some("node-b"));
 
-    relay.freeze();
-    let stuck = set_content(&blk, "written through the cut", 2);
+    // The cut comes the moment node-b's writer begins the next edit's transaction (a plain
+    // `START TRANSACTION`; reads open `START TRANSACTION READ ONLY`): its head-moving UPDATE
+    // is then stuck in the cut, not yet run.
+    relay.freeze_on("START TRANSACTION\0");
+    let stuck = set_content(&blk, "written through the cut", version);
     let stuck_id = stuck["opId"].as_str().unwrap().to_string();
     let (base_b, token, doc_b) = (b.url(""), c.token.clone(), doc.clone());
     let stuck_reply = std::thread::spawn(move || {
@@ -629,12 +685,10 @@ fn a_node_cut_from_the_database_fences_itself_and_nothing_it_held_lands() {
             .unwrap()
             .post(format!("{base_b}/api/v1/docs/{doc_b}/sync"))
             .bearer_auth(&token)
-            .json(&json!({"clientId": "cl_b", "lastSeq": 2, "ops": [stuck]}))
+            .json(&json!({"clientId": "cl_b", "lastSeq": version, "ops": [stuck]}))
             .send()
             .map(|r| r.status().as_u16())
     });
-    // node-b is in the middle of it: its writer has begun a transaction (a plain `START
-    // TRANSACTION`; reads open `START TRANSACTION READ ONLY`) that waits in the cut.
     relay.wait_held("START TRANSACTION\0", Duration::from_secs(20));
 
     // node-a takes the document over once node-b's membership has expired.
@@ -642,7 +696,7 @@ fn a_node_cut_from_the_database_fences_itself_and_nothing_it_held_lands() {
     loop {
         let (s, v) = c.nodes[0].get(&c.token, &format!("/api/v1/docs/{doc}/snapshot"));
         if s == 200 {
-            assert_eq!(v["headSeq"], 2, "{v}");
+            assert_eq!(v["headSeq"], version, "{v}");
             break;
         }
         assert!(Instant::now() < deadline, "node-a never took over: {s} {v}");
@@ -657,19 +711,44 @@ fn a_node_cut_from_the_database_fences_itself_and_nothing_it_held_lands() {
         Some(200),
         "the stuck write must not be acknowledged"
     );
+    // In the database itself (node-a's actor answers from the state it loaded): no trace of
+    // the stuck edit, the head where node-a found it.
+    let (pg, d, op) = (c.pg.clone(), doc.clone(), stuck_id.clone());
+    let (head, stuck_rows) = std::thread::spawn(move || {
+        let mut db = pg.client();
+        let head: i64 = db
+            .query_one("SELECT head_seq FROM documents WHERE id = $1", &[&d])
+            .unwrap()
+            .get(0);
+        let rows: i64 = db
+            .query_one(
+                "SELECT count(*) FROM doc_ops WHERE doc_id = $1 AND op_id = $2",
+                &[&d, &op],
+            )
+            .unwrap()
+            .get(0);
+        (head, rows)
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        stuck_rows, 0,
+        "the stuck edit landed after the document moved"
+    );
+    assert_eq!(head, version, "the head moved under the new owner");
     let entries = c.final_log(&c.nodes[0], &doc);
     let ops: Vec<&str> = entries
         .iter()
         .map(|e| e["opId"].as_str().unwrap())
         .collect();
     assert_eq!(
-        entries.len(),
-        2,
-        "only node-b's two acknowledged ops are in the log: {ops:?}"
+        entries.len() as i64,
+        version,
+        "only node-b's acknowledged ops are in the log: {ops:?}"
     );
     assert!(!ops.contains(&stuck_id.as_str()));
     let snap = c.nodes[0].snapshot(&c.token, &doc);
-    assert_eq!(snap["headSeq"], 2);
+    assert_eq!(snap["headSeq"], version);
     // The cut node fenced itself and joins again once its database is back.
     wait_ready(&b);
 }
