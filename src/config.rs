@@ -37,6 +37,10 @@ pub struct TestingSettings {
     #[serde(deserialize_with = "debug_builds_only")]
     pub panic_marker: String,
     pub clock: ClockKind,
+    /// Where the manual clock starts (ms since the epoch). Fixed, not the time of the start,
+    /// so a test sees the same hour and day whenever it runs; the suite runs once more with
+    /// this set to 23:50 UTC to prove nothing depends on the hour.
+    pub clock_origin_ms: i64,
 }
 
 fn debug_builds_only<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {

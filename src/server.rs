@@ -222,7 +222,7 @@ async fn serve_http(
                 tracing::warn!(
                     "testing.clock = manual: time moves only through POST /api/v1/testing/clock"
                 );
-                let c = ManualClock::new(docsync_actors::clock::unix_ms());
+                let c = ManualClock::new(settings.testing.clock_origin_ms);
                 (c.clone(), Some(c))
             }
         };

@@ -400,6 +400,10 @@ fn purged_bullets_come_back_under_new_ids_and_retention_thins_automatic_versions
         .unwrap()
         .trim()
         .to_string();
+    // Whatever hour the clock starts at, begin at 01:00 UTC of a day, so the three hourly
+    // versions below fall on one UTC day (retention keeps the newest of each day).
+    let start = srv.advance_clock(0);
+    srv.advance_clock(DAY - start.rem_euclid(DAY) + DAY / 24);
     let alice = srv.add_user("alice");
     let doc = srv.create_doc(&alice, "Notes");
     let (a, kid) = (id("blk_"), id("blk_"));
