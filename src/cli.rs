@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use docsync_actors::clock::unix_ms;
-use docsync_actors::storage::{accounts, backup, sharing, Storage};
+use docsync_actors::storage::sqlite::backup;
+use docsync_actors::storage::{accounts, sharing, Storage};
 
 use crate::auth::password;
 
@@ -181,7 +182,8 @@ fn backup(settings: &Settings, file: &std::path::Path) -> anyhow::Result<()> {
 /// `docsync import-to-postgres --postgres CONNECTION`: a single node's SQLite database into
 /// an empty PostgreSQL one (migrated first), reporting rows per table.
 fn import_to_postgres(settings: &Settings, url: &str) -> anyhow::Result<()> {
-    use docsync_actors::storage::postgres::{check_settings, import, migrate};
+    use docsync_actors::storage::cluster::import;
+    use docsync_actors::storage::postgres::{check_settings, migrate};
     let _lock = server::lock_database(settings)?;
     let sqlite = rusqlite::Connection::open_with_flags(
         &settings.storage.path,

@@ -18,7 +18,8 @@ use std::time::Duration;
 use actix::prelude::*;
 use docsync_actors::membership::{Leave, Membership, MembershipConfig, MembershipEvent, ThisNode};
 use docsync_actors::registry::{Documents, RelinquishAll};
-use docsync_actors::storage::{ownership, Storage};
+use docsync_actors::storage::cluster::ownership;
+use docsync_actors::storage::Storage;
 
 use crate::config::Settings;
 

@@ -552,9 +552,11 @@ fn import_to_postgres_moves_everything_and_runs_once() {
         (1, 1, 1, 1)
     );
     let mut c = pg.client();
-    let state = docsync_actors::storage::postgres::documents::load(&mut c, &doc).unwrap();
+    use docsync_actors::storage::postgres::testing::on_pg;
+    use docsync_actors::storage::{accounts, documents};
+    let state = on_pg(&mut c, |db| documents::load(db, &doc)).unwrap();
     assert_eq!(state.get(&b).unwrap().content, "packed #boxes");
-    let user = docsync_actors::storage::postgres::accounts::user_by_token(&mut c, &alice).unwrap();
+    let user = on_pg(&mut c, |db| accounts::user_by_token(db, &alice)).unwrap();
     assert_eq!(user.unwrap().name, "alice");
     let (ok, _, err) = srv.cli(&["import-to-postgres", "--postgres", &pg.url()]);
     assert!(

@@ -22,9 +22,10 @@ use crate::document::{Compact, DocError};
 use crate::membership::ThisNode;
 use crate::metrics::Metrics;
 use crate::registry::{CloseDocument, Documents};
+use crate::storage::cluster::ownership;
 use crate::storage::compaction::{self, Retention};
 use crate::storage::versions::{self, VersionPolicy};
-use crate::storage::{documents, ownership, roles, trash, Storage};
+use crate::storage::{documents, roles, trash, Storage};
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -8,7 +8,7 @@
 //! again it registers a new incarnation (`Joined`); an expired one is never revived.
 //!
 //! Correctness does not rest on this timing: a fenced-late node's writes are refused by the
-//! epoch (`storage::postgres::documents::apply_write`). The timing keeps it from serving
+//! epoch (`storage::documents::apply_write`). The timing keeps it from serving
 //! stale reads and from trying.
 
 use std::sync::{Arc, Mutex};
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
-use crate::storage::postgres::cluster::{self, Member};
+use crate::storage::cluster::membership::{self as cluster, Member};
 use crate::storage::postgres::PgPool;
 use crate::storage::StorageError;
 

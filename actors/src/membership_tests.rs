@@ -47,7 +47,7 @@ async fn a_node_that_cannot_renew_fences_itself_and_rejoins_as_a_new_incarnation
         let url = url.clone();
         blocking(move || {
             let mut c = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
-            postgres::cluster::live(&mut c).unwrap()
+            crate::storage::cluster::membership::live(&mut c).unwrap()
         })
     };
     let p = pg.clone();
@@ -95,12 +95,9 @@ async fn a_node_that_cannot_renew_fences_itself_and_rejoins_as_a_new_incarnation
     };
     assert_ne!(second.inc, first.inc);
     let (p, old) = (pg.clone(), first.clone());
-    assert!(!blocking(move || postgres::cluster::renew(
-        &mut p.client(),
-        &old,
-        ttl
-    )
-    .unwrap()));
+    assert!(!blocking(move || {
+        crate::storage::cluster::membership::renew(&mut p.client(), &old, ttl).unwrap()
+    }));
 
     member.send(Leave).await.unwrap();
     assert!(live().is_empty());

@@ -259,3 +259,96 @@ fn the_document_actor_keeps_its_fields_private() {
         "fields reachable from outside: {public:?}"
     );
 }
+
+/// Which backend a storage module belongs to: the engines (`storage::sqlite::…`,
+/// `storage::postgres::…`) and each concept's twins (`storage::roles::sqlite`, …).
+fn backend_of(m: &Module) -> Option<&'static str> {
+    if m.first().map(String::as_str) != Some("storage") {
+        return None;
+    }
+    ["sqlite", "postgres"]
+        .into_iter()
+        .find(|b| m.iter().skip(1).any(|s| s == b))
+}
+
+/// The storage concepts: folders with row questions (`storage::<concept>::rows`).
+fn concepts(edges: &BTreeMap<Module, BTreeSet<Module>>) -> BTreeSet<String> {
+    edges
+        .keys()
+        .filter(|m| m.len() == 3 && m[0] == "storage" && m[2] == "rows")
+        .map(|m| m[1].clone())
+        .collect()
+}
+
+/// What a storage backend uses that it must not: the other backend, a concept's rules (its
+/// `mod.rs`: the rules call the backends, never the other way round), or anything outside
+/// storage and the pure rules. Test modules (`…tests`) may drive the facades.
+fn backend_crossings(edges: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<String> {
+    let concepts = concepts(edges);
+    let mut wrong = Vec::new();
+    for (m, uses) in edges {
+        let Some(mine) = backend_of(m) else { continue };
+        if m.last().is_some_and(|l| l.ends_with("tests")) {
+            continue;
+        }
+        for u in uses {
+            let other_backend = backend_of(u).is_some_and(|b| b != mine);
+            let a_rule = u.len() == 2 && u[0] == "storage" && concepts.contains(&u[1]);
+            let outside = !matches!(u[0].as_str(), "storage" | "collab" | "metrics");
+            if other_backend || a_rule || outside {
+                wrong.push(format!("{} uses {}", m.join("::"), u.join("::")));
+            }
+        }
+    }
+    wrong
+}
+
+#[test]
+fn neither_storage_backend_imports_the_other_or_a_rule() {
+    let edges = graph(&src());
+    let concepts = concepts(&edges);
+    assert!(
+        concepts.len() >= 10,
+        "the concepts were found: {concepts:?}"
+    );
+    let wrong = backend_crossings(&edges);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_storage_rules_import_no_backend() {
+    let edges = graph(&src());
+    let mut wrong = Vec::new();
+    for c in concepts(&edges) {
+        for part in [vec![], vec!["types".to_string()]] {
+            let mut m: Module = vec!["storage".into(), c.clone()];
+            m.extend(part);
+            for u in edges.get(&m).into_iter().flatten() {
+                if backend_of(u).is_some() {
+                    wrong.push(format!("{} uses {}", m.join("::"), u.join("::")));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_backend_check_sees_a_crossing_and_a_rule_used() {
+    let m: Module = vec!["storage".into(), "roles".into(), "sqlite".into()];
+    let mut edges = graph(&src());
+    assert!(backend_crossings(&edges).is_empty());
+    let pg: Module = vec!["storage".into(), "roles".into(), "postgres".into()];
+    edges.get_mut(&m).expect("roles/sqlite.rs").insert(pg);
+    assert_eq!(
+        backend_crossings(&edges),
+        vec!["storage::roles::sqlite uses storage::roles::postgres"]
+    );
+    let mut edges = graph(&src());
+    let rules: Module = vec!["storage".into(), "sharing".into()];
+    edges.get_mut(&m).expect("roles/sqlite.rs").insert(rules);
+    assert_eq!(
+        backend_crossings(&edges),
+        vec!["storage::roles::sqlite uses storage::sharing"]
+    );
+}

@@ -24,10 +24,11 @@ use crate::collab::document::DocState;
 use crate::collab::lease::LeaseTable;
 use crate::collab::validate::{ClientId, DocId};
 use crate::metrics::Metrics;
+use crate::storage::cluster::ownership;
 use crate::storage::versions::{
     self as stored_versions, NewVersion, VersionKind, VersionMeta, VersionState,
 };
-use crate::storage::{documents, log, ownership};
+use crate::storage::{documents, log};
 use crate::storage::{Storage, StorageError};
 
 use super::announcer::{Announcer, News};

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use crate::membership::ThisNode;
-use crate::storage::ownership;
-use crate::storage::postgres::cluster::Member;
+use crate::storage::cluster::membership::Member;
+use crate::storage::cluster::ownership;
 use crate::storage::{Db, Result, StorageError};
 
 #[derive(Default)]

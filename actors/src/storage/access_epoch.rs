@@ -96,8 +96,8 @@ mod tests {
     use rusqlite::Connection;
 
     use super::*;
-    use crate::storage::migrate;
-    use crate::storage::sqlite::accounts;
+    use crate::storage::sqlite::migrate;
+    use crate::storage::{accounts, Db};
 
     #[test]
     fn moves_with_credentials_and_shares_not_with_edits() {
@@ -106,8 +106,9 @@ mod tests {
         let epoch = AccessEpoch::default();
         epoch.refresh(&conn).unwrap();
         let start = epoch.current();
-        let user = accounts::create_user(&conn, "alice", "Alice", false, 1).unwrap();
-        accounts::create_token(&conn, &user.id, "cli", 1).unwrap();
+        let user =
+            accounts::create_user(&mut Db::Sqlite(&conn), "alice", "Alice", false, 1).unwrap();
+        accounts::create_token(&mut Db::Sqlite(&conn), &user.id, "cli", 1).unwrap();
         epoch.refresh(&conn).unwrap();
         let after_user = epoch.current();
         assert!(after_user > start, "a new user moves the epoch");

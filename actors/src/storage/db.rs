@@ -1,8 +1,9 @@
 //! `Db`: the connection one storage call runs on — SQLite's, or a PostgreSQL transaction —
-//! and `dispatch!`, which writes the facade functions (`storage::roles::doc_role(db, …)`)
-//! that send each question to the backend in use. Callers never see which one it is; the
-//! two implementations live in `sqlite/` and `postgres/` with the same typed signatures,
-//! and `postgres/backend_tests.rs` holds them to the same answers.
+//! and `row_questions!`, which writes a concept's row questions (`roles::rows::doc_place(db,
+//! …)`) that send each question to the backend in use. Callers never see which one it is;
+//! each concept's folder holds its rules once (`mod.rs`) and the twin answers
+//! (`sqlite.rs`, `postgres.rs`) under the same names, and `differential_tests.rs` holds the
+//! twins to the same answers.
 
 use rusqlite::Connection;
 
@@ -22,24 +23,26 @@ impl Db<'_, '_> {
     }
 }
 
-/// `dispatch! { pub fn name(arg: Type, …) -> Answer => sqlite::path, postgres::path; … }`
-/// defines `pub fn name(db: &mut Db, arg: Type, …) -> Result<Answer>` calling one or the
-/// other with the same arguments.
-macro_rules! dispatch {
+/// `row_questions! { pub fn name(arg: Type, …) -> Answer; … }`, written in a concept's
+/// `rows.rs` (which imports `super::postgres` and `super::sqlite`), defines `pub fn name(db: &mut Db,
+/// arg: Type, …) -> Result<Answer>` asking `sqlite::name` or `postgres::name` — the twin
+/// answers beside it, which must therefore exist under the same name with the same
+/// arguments.
+macro_rules! row_questions {
     ($(
         $(#[$meta:meta])*
-        pub fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty => $lite:path, $pg:path;
+        pub fn $name:ident $(<$lt:lifetime>)? ($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty;
     )*) => {$(
         $(#[$meta])*
-        pub fn $name(
-            db: &mut $crate::storage::db::Db<'_, '_>,
+        pub fn $name $(<$lt>)? (
+            db: &mut Db<'_, '_>,
             $($arg: $ty),*
-        ) -> $crate::storage::error::Result<$ret> {
+        ) -> Result<$ret> {
             match db {
-                $crate::storage::db::Db::Sqlite(c) => $lite(c, $($arg),*),
-                $crate::storage::db::Db::Postgres(t) => $pg(&mut **t, $($arg),*),
+                Db::Sqlite(c) => sqlite::$name(c, $($arg),*),
+                Db::Postgres(t) => postgres::$name(&mut **t, $($arg),*),
             }
         }
     )*};
 }
-pub(crate) use dispatch;
+pub(crate) use row_questions;

@@ -1,12 +1,20 @@
-//! Storage: SQLite in WAL mode behind one writer thread (group commit) and a pool of read
-//! connections. It turns effects into rows inside one transaction and answers reads
-//! (snapshot load, log after `seq`, roles, derived data). It knows SQL, not HTTP or actors.
+//! Storage: turns effects into rows inside one transaction and answers reads (snapshot load,
+//! log after `seq`, roles, derived data). It knows SQL, not HTTP or actors.
+//!
+//! One folder per concept (`roles/`, `sharing/`, `log/`, …) holds the concept's types and its
+//! rules, written once (`mod.rs`), over small row questions (`rows.rs`) that `sqlite.rs` and
+//! `postgres.rs` beside them answer under the same names. Each engine — the embedded SQLite
+//! file (`sqlite/`) and PostgreSQL for cluster mode (`postgres/`) — has a folder of its own
+//! (open, settings, writer, migrations); what only a cluster stores is in `cluster/`.
+//! Neither backend imports the other, and no rule imports a backend
+//! (`actors/tests/file_graph.rs`).
 
 pub mod access_epoch;
 pub mod accounts;
-pub mod backup;
 pub mod clients;
+pub mod cluster;
 pub mod compaction;
+mod config;
 pub mod conflicts;
 mod db;
 pub mod derived;
@@ -14,8 +22,6 @@ pub mod documents;
 pub mod error;
 pub mod health;
 pub mod log;
-pub mod migrate;
-pub mod ownership;
 pub mod postgres;
 pub mod roles;
 pub mod search;
@@ -24,53 +30,22 @@ pub mod sharing;
 pub mod sqlite;
 pub mod trash;
 pub mod versions;
-pub mod writer;
+
+#[cfg(test)]
+mod differential_tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use r2d2_sqlite::SqliteConnectionManager;
-use rusqlite::Connection;
-
 pub use access_epoch::AccessEpoch;
+pub use config::{Backend, StorageConfig, Synchronous};
 pub use db::Db;
 pub use error::{Result, StorageError};
 pub use health::StorageHealth;
-pub use writer::Writer;
-
-/// How hard a commit waits for the disk. `Full` (default): an acknowledged op survives power
-/// loss. `Normal`: survives a process crash, may lose the last commits on power loss.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Synchronous {
-    Full,
-    Normal,
-}
-
-/// Which database holds everything: the embedded SQLite file (one node), or PostgreSQL
-/// (cluster mode: several nodes, one owner per document).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Backend {
-    Sqlite,
-    Postgres { url: String },
-}
-
-#[derive(Debug, Clone)]
-pub struct StorageConfig {
-    pub backend: Backend,
-    /// The SQLite file (unused on PostgreSQL).
-    pub path: PathBuf,
-    pub synchronous: Synchronous,
-    pub read_pool_size: u32,
-    pub group_commit_max: usize,
-    /// SQLite page cache per connection, in KiB.
-    pub cache_kib: u32,
-    pub metrics: Option<Arc<crate::metrics::Metrics>>,
-}
-
-pub type ReadPool = r2d2::Pool<SqliteConnectionManager>;
+pub use sqlite::writer::Writer;
+pub use sqlite::ReadPool;
 
 /// Handle to the database: cheap to clone, shared by actors and handlers. Every call runs a
 /// closure on a `Db` — a SQLite connection or a PostgreSQL transaction — and the facades
@@ -104,23 +79,6 @@ impl Drop for StopOnDrop {
     }
 }
 
-/// Prepared statements kept per connection. The writer alone runs about 30 distinct ones
-/// (a sync touches blocks, the log, results, markdown, FTS, tags and links); with rusqlite's
-/// default of 16 they pushed each other out and were parsed again on every write.
-const STATEMENT_CACHE: usize = 128;
-
-fn pragmas(conn: &Connection, sync: Synchronous, cache_kib: u32) -> rusqlite::Result<()> {
-    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-    let sync = match sync {
-        Synchronous::Full => "FULL",
-        Synchronous::Normal => "NORMAL",
-    };
-    conn.execute_batch(&format!(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON; \
-         PRAGMA busy_timeout = 10000; PRAGMA cache_size = -{cache_kib};"
-    ))
-}
-
 /// How often a node reads the cluster's access epoch besides each notification.
 const ACCESS_POLL: Duration = Duration::from_secs(1);
 
@@ -140,12 +98,7 @@ impl Storage {
                     Some(epoch.clone()),
                 )?;
                 let stop = Arc::new(AtomicBool::new(false));
-                postgres::access_watch::watch(
-                    url.clone(),
-                    epoch.clone(),
-                    ACCESS_POLL,
-                    stop.clone(),
-                );
+                cluster::access_watch::watch(url.clone(), epoch.clone(), ACCESS_POLL, stop.clone());
                 Ok((
                     Storage {
                         inner: Inner::Postgres {
@@ -162,25 +115,7 @@ impl Storage {
     }
 
     fn open_sqlite(cfg: &StorageConfig) -> Result<(Storage, std::thread::JoinHandle<()>)> {
-        if let Some(dir) = cfg.path.parent() {
-            if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir).map_err(|e| {
-                    StorageError::Commit(format!("cannot create {}: {e}", dir.display()))
-                })?;
-            }
-        }
-        let mut conn = Connection::open(&cfg.path)?;
-        pragmas(&conn, cfg.synchronous, cfg.cache_kib)?;
-        migrate::apply(&mut conn)?;
-        let (sync, cache_kib) = (cfg.synchronous, cfg.cache_kib);
-        let manager = SqliteConnectionManager::file(&cfg.path).with_init(move |c| {
-            pragmas(c, sync, cache_kib)?;
-            c.execute_batch("PRAGMA query_only = ON;")
-        });
-        let reads = r2d2::Pool::builder()
-            .max_size(cfg.read_pool_size.max(1))
-            .build(manager)?;
-        let (writer, handle) = Writer::start(conn, cfg.group_commit_max, cfg.metrics.clone());
+        let (writer, reads, handle) = sqlite::open(cfg)?;
         Ok((
             Storage {
                 inner: Inner::Sqlite {
@@ -309,7 +244,7 @@ impl Storage {
     /// also proves the database takes writes).
     pub async fn schema_is_current(&self) -> Result<bool> {
         match &self.inner {
-            Inner::Sqlite { writer, .. } => writer.call(migrate::is_current).await,
+            Inner::Sqlite { writer, .. } => writer.call(sqlite::migrate::is_current).await,
             Inner::Postgres { pg, .. } => pg.write(|t| postgres::migrate::is_current(t)).await,
         }
     }

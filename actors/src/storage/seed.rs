@@ -8,9 +8,10 @@ use rusqlite::Connection;
 use crate::collab::block::Block;
 use crate::collab::op::{Effect, LogEntry};
 
-use super::error::Result;
-use super::log::LogRecord;
-use super::sqlite::documents::{self, DocWrite};
+use crate::storage::documents::{self, DocWrite};
+use crate::storage::error::Result;
+use crate::storage::log::LogRecord;
+use crate::storage::Db;
 
 /// What `aged_documents` writes: `docs` documents owned by `owner`, each with
 /// `rows_per_doc` `set_content` log entries (no effects) stamped from `at` on.
@@ -29,7 +30,14 @@ pub fn aged_documents(conn: &Connection, spec: &AgedLog) -> Result<Vec<String>> 
     for d in 0..spec.docs {
         let doc_id = format!("doc_{}", uuid::Uuid::new_v4().simple());
         let title = format!("bench old log {d}");
-        documents::create(conn, &doc_id, spec.owner, &title, None, spec.at)?;
+        documents::create(
+            &mut Db::Sqlite(conn),
+            &doc_id,
+            spec.owner,
+            &title,
+            None,
+            spec.at,
+        )?;
         let log = (1..=spec.rows_per_doc)
             .map(|seq| {
                 Arc::new(LogRecord::from_entry(&LogEntry {
@@ -44,7 +52,7 @@ pub fn aged_documents(conn: &Connection, spec: &AgedLog) -> Result<Vec<String>> 
             })
             .collect();
         documents::apply_write(
-            conn,
+            &mut Db::Sqlite(conn),
             &DocWrite {
                 doc_id: doc_id.clone(),
                 expect_head: 0,
@@ -53,6 +61,7 @@ pub fn aged_documents(conn: &Connection, spec: &AgedLog) -> Result<Vec<String>> 
                 now: spec.at,
                 ..DocWrite::default()
             },
+            0,
         )?;
         ids.push(doc_id);
     }
@@ -70,7 +79,14 @@ pub fn long_history(
     at: i64,
 ) -> Result<(String, Vec<String>)> {
     let doc_id = format!("doc_{}", uuid::Uuid::new_v4().simple());
-    documents::create(conn, &doc_id, owner, "bench long history", None, at)?;
+    documents::create(
+        &mut Db::Sqlite(conn),
+        &doc_id,
+        owner,
+        "bench long history",
+        None,
+        at,
+    )?;
     let ids: Vec<String> = (0..blocks).map(|i| format!("blk_bench_{i}")).collect();
     let mut state: Vec<Arc<Block>> = ids
         .iter()
@@ -100,7 +116,7 @@ pub fn long_history(
         })));
     }
     documents::apply_write(
-        conn,
+        &mut Db::Sqlite(conn),
         &DocWrite {
             doc_id: doc_id.clone(),
             expect_head: 0,
@@ -110,6 +126,7 @@ pub fn long_history(
             now: at + entries,
             ..DocWrite::default()
         },
+        0,
     )?;
     Ok((doc_id, ids))
 }

@@ -1,35 +1,18 @@
-//! The PostgreSQL backend of cluster mode: several docsync nodes on one PostgreSQL, one live
-//! owner per document, fenced. Membership (`cluster.rs`: one row per incarnation, renewed on
-//! the database's clock), ownership (`ownership.rs`: a claim moves the document's
-//! `owner_epoch`) and the document core (`documents.rs`: every head-moving write carries
-//! `AND owner_epoch = $epoch`, so an owner that lost a document can never append, whatever
-//! the clocks say). Migrations are in `migrations/postgres/` (`migrate.rs`).
+//! The PostgreSQL engine (cluster mode): the connection pool, the settings a node refuses to
+//! run without (`check_settings`), the migrations of `migrations/postgres/` (`migrate.rs`),
+//! the group-commit writer (`writer.rs`) and the handle that reads and writes through them
+//! (`store.rs`). What is stored lives with each concept (`storage/<concept>/postgres.rs`);
+//! what only a cluster needs (membership, claims, the access watch) in `storage/cluster/`.
 //!
-//! The embedded SQLite backend stays the default; this module is used only with
+//! The embedded SQLite engine stays the default; this one is used only with
 //! `storage.backend = "postgres"`.
 
-pub mod access_watch;
-pub mod accounts;
-pub mod cluster;
-pub mod derived;
-pub mod documents;
-pub mod import;
-pub mod log;
 pub mod migrate;
-pub mod ownership;
-pub mod roles;
-pub mod sharing;
 pub mod store;
-pub mod upkeep;
-pub mod versions;
 pub mod writer;
 
-#[cfg(test)]
-mod backend_tests;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;
-#[cfg(test)]
-mod tests;
 
 use postgres::{Client, NoTls};
 use r2d2_postgres::PostgresConnectionManager;

@@ -92,8 +92,9 @@ impl PgStorage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::postgres::documents;
+    use crate::storage::documents;
     use crate::storage::postgres::testing::TempPostgres;
+    use crate::storage::Db;
 
     fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
         std::thread::spawn(f).join().unwrap()
@@ -108,14 +109,19 @@ mod tests {
             blocking(move || PgStorage::open(&url, 2, 64, None)).unwrap()
         };
         store
-            .write(|tx| documents::create(tx, "doc_1", "usr_a", "First", None, 1))
+            .write(|tx| {
+                documents::create(&mut Db::Postgres(tx), "doc_1", "usr_a", "First", None, 1)
+            })
             .await
             .unwrap();
-        let state = store.read(|tx| documents::load(tx, "doc_1")).await.unwrap();
+        let state = store
+            .read(|tx| documents::load(&mut Db::Postgres(tx), "doc_1"))
+            .await
+            .unwrap();
         assert_eq!(state.title, "First");
         // Reads cannot write.
         let refused = store
-            .read(|tx| documents::create(tx, "doc_2", "usr_a", "x", None, 1))
+            .read(|tx| documents::create(&mut Db::Postgres(tx), "doc_2", "usr_a", "x", None, 1))
             .await;
         assert!(
             matches!(refused, Err(StorageError::Postgres(_))),

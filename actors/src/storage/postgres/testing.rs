@@ -239,3 +239,17 @@ impl Drop for TempPostgres {
         }
     }
 }
+
+/// Runs `f` on PostgreSQL in a transaction of its own (committed when `f` succeeds): the
+/// same facade calls as on SQLite, so both backends answer through the same rules.
+pub fn on_pg<T>(
+    c: &mut impl postgres::GenericClient,
+    f: impl FnOnce(&mut crate::storage::Db) -> crate::storage::Result<T>,
+) -> crate::storage::Result<T> {
+    let mut tx = c.transaction()?;
+    let out = f(&mut crate::storage::Db::Postgres(&mut tx));
+    if out.is_ok() {
+        tx.commit()?;
+    }
+    out
+}
