@@ -10,7 +10,7 @@ use docsync_actors::storage::{accounts, sharing, Storage};
 
 use crate::auth::password;
 
-use crate::config::Settings;
+use crate::config::{BackendKind, Settings};
 use crate::server;
 
 #[derive(Parser, Debug)]
@@ -47,6 +47,11 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         static_dir: Option<PathBuf>,
     },
+    /// Create the database (SQLite: the file at `storage.path` and its folder; PostgreSQL:
+    /// the schema) and apply migrations. The only command besides `serve` that creates one:
+    /// the others refuse a database that is not there, so a typo in a path never starts an
+    /// empty one.
+    Init,
     /// Manage users.
     User {
         #[command(subcommand)]
@@ -153,20 +158,71 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             crate::telemetry::init(&settings.logging);
             server::serve(settings, demo)
         }
-        Command::User { command } => with_storage(&settings, |s| user_command(s, command)),
-        Command::Team { command } => with_storage(&settings, |s| team_command(s, command)),
-        Command::Backup { file } => backup(&settings, &file),
-        Command::ImportToPostgres { postgres } => import_to_postgres(&settings, &postgres),
+        Command::Init => init(&settings),
+        Command::User { command } => {
+            existing_database(&settings, cli.config.as_deref())?;
+            with_storage(&settings, |s| user_command(s, command))
+        }
+        Command::Team { command } => {
+            existing_database(&settings, cli.config.as_deref())?;
+            with_storage(&settings, |s| team_command(s, command))
+        }
+        Command::Backup { file } => {
+            existing_database(&settings, cli.config.as_deref())?;
+            backup(&settings, &file)
+        }
+        Command::ImportToPostgres { postgres } => {
+            existing_database(&settings, cli.config.as_deref())?;
+            import_to_postgres(&settings, &postgres)
+        }
         Command::Compact { now, server, token } => {
             if !now {
                 anyhow::bail!("add --now to run a compaction pass");
             }
             match (server, token) {
                 (Some(url), Some(token)) => compact_remote(&url, &token),
-                _ => server::compact_offline(settings),
+                _ => {
+                    existing_database(&settings, cli.config.as_deref())?;
+                    server::compact_offline(settings)
+                }
             }
         }
     }
+}
+
+/// Refuses to go on when the SQLite database the settings name does not exist: an admin
+/// command run from another folder, or with another configuration, must not create an empty
+/// database and report success into it. (PostgreSQL: the connection names the database, and
+/// an empty one has no users to act on; its migrations run as on every start.)
+fn existing_database(settings: &Settings, config: Option<&std::path::Path>) -> anyhow::Result<()> {
+    if settings.storage.backend != BackendKind::Sqlite || settings.storage.path.exists() {
+        return Ok(());
+    }
+    let from = match config {
+        Some(file) => format!("storage.path in {}", file.display()),
+        None => "storage.path (config/local.toml if it exists, else the default)".into(),
+    };
+    anyhow::bail!(
+        "no database at {} ({from}). Name the server's with --config FILE or \
+         DOCSYNC_STORAGE__PATH, or create a new one with `docsync init`.",
+        settings.storage.path.display()
+    )
+}
+
+/// `docsync init`: the database created and migrated (nothing else written); says whether
+/// it was there already.
+fn init(settings: &Settings) -> anyhow::Result<()> {
+    let existed = settings.storage.backend == BackendKind::Sqlite && settings.storage.path.exists();
+    with_storage(settings, |_| Ok(()))?;
+    match settings.storage.backend {
+        BackendKind::Sqlite if existed => println!(
+            "database {} was there already (migrations applied)",
+            settings.storage.path.display()
+        ),
+        BackendKind::Sqlite => println!("created database {}", settings.storage.path.display()),
+        BackendKind::Postgres => println!("PostgreSQL database ready (migrations applied)"),
+    }
+    Ok(())
 }
 
 /// `docsync backup FILE`: the storage layer's online backup (safe while the server runs).
@@ -313,6 +369,13 @@ fn user_command(storage: &Storage, command: UserCommand) -> anyhow::Result<()> {
             })?;
             println!("created user {} ({})", user.name, user.id);
             println!("token: {token}");
+            if !password_stdin {
+                println!(
+                    "no password: {} cannot log in to the web app until one is set \
+                     (`docsync user passwd {}`); the token works for the API",
+                    user.name, user.name
+                );
+            }
         }
         UserCommand::Passwd { name } => {
             let id = user_id(storage, &name)?;

@@ -506,6 +506,61 @@ fn bad_configuration_stops_the_start_naming_the_key() {
     }
 }
 
+/// Admin commands never create a database by accident: run where no database is (another
+/// folder, another configuration) they refuse, naming the path and how to name the right
+/// one, and leave no file behind; `docsync init` creates one on purpose, and then they work.
+#[test]
+fn admin_commands_refuse_a_missing_database_and_init_creates_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("nested").join("docsync.db");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(bin())
+            .args(args)
+            .env("DOCSYNC_STORAGE__PATH", &db)
+            .env("DOCSYNC_LOGGING__LEVEL", "warn")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let backup = dir.path().join("b.db");
+    for args in [
+        &["team", "list"][..],
+        &["user", "add", "alice"],
+        &["user", "token", "alice"],
+        &["compact", "--now"],
+        &["backup", backup.to_str().unwrap()],
+    ] {
+        let (ok, _, err) = run(args);
+        assert!(!ok, "{args:?} must refuse a missing database");
+        assert!(
+            err.contains(&db.display().to_string()) && err.contains("--config"),
+            "{args:?}: the message names the path and --config: {err}"
+        );
+        assert!(
+            !db.exists() && !db.parent().unwrap().exists(),
+            "{args:?} created it"
+        );
+    }
+    let (ok, out, err) = run(&["init"]);
+    assert!(ok && out.contains("created database"), "{out}{err}");
+    assert!(db.exists());
+    let (ok, out, err) = run(&["init"]);
+    assert!(ok && out.contains("there already"), "{out}{err}");
+    let (ok, out, err) = run(&["user", "add", "alice"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("token: ") && out.contains("cannot log in") && out.contains("user passwd"),
+        "a user without a password is told how to get one: {out}"
+    );
+    let (ok, out, _) = run(&["team", "list"]);
+    assert!(ok && out.is_empty());
+}
+
 /// A single SQLite node moves to PostgreSQL with one command: everything it had — people,
 /// tokens, documents, their log and versions, shares — arrives, and a second run refuses.
 #[test]

@@ -460,6 +460,15 @@ impl OwnServer {
                 .stdin(Stdio::null());
             cmd
         };
+        let init = command(&["init"])
+            .output()
+            .context("running `docsync init`")?;
+        if !init.status.success() {
+            bail!(
+                "`docsync init` failed: {}",
+                String::from_utf8_lossy(&init.stderr).trim()
+            );
+        }
         let out = command(&["user", "add", "stress"])
             .output()
             .context("running `docsync user add stress`")?;

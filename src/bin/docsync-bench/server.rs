@@ -200,8 +200,21 @@ impl ServerDir {
         cmd
     }
 
-    /// `docsync user add NAME [--admin]` (creates and migrates the database if needed).
+    /// `docsync init` (the database created and migrated if needed), then `docsync user add
+    /// NAME [--admin]`.
     pub fn add_user(&self, name: &str, admin: bool) -> Result<BenchUser> {
+        let init = self
+            .command()
+            .arg("init")
+            .stderr(Stdio::piped())
+            .output()
+            .context("running `docsync init`")?;
+        if !init.status.success() {
+            bail!(
+                "`docsync init` failed: {}",
+                String::from_utf8_lossy(&init.stderr).trim()
+            );
+        }
         let mut cmd = self.command();
         cmd.args(["user", "add", name]);
         if admin {
