@@ -323,7 +323,7 @@ async fn serve_http(
             .app_data(http::error::query_config())
             .app_data(http::error::path_config())
             // Innermost: a document's request reaches its owner (cluster mode only).
-            .wrap(middleware::from_fn(http::cluster_route::route))
+            .wrap(middleware::from_fn(crate::cluster::routing::route))
             .wrap(middleware::from_fn(http::origin::guard))
             // Responses compressed as the client accepts, except small bodies and streams
             // (`http::compression`): `skip_small` inside `Compress`, `unmark` outside it.

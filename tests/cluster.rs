@@ -46,10 +46,11 @@ fn node_env(pg: &TempPostgres, name: &str, addr: &str) -> Vec<(String, String)> 
     ]
 }
 
-fn start_node(pg: &TempPostgres, name: &str) -> TestServer {
+fn start_node(pg: &TempPostgres, name: &str, extra: &[(&str, &str)]) -> TestServer {
     let addr = format!("127.0.0.1:{}", free_port());
     let env = node_env(pg, name, &addr);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    env.extend_from_slice(extra);
     let node = TestServer::start_at(&addr, &env);
     wait_ready(&node);
     node
@@ -70,10 +71,15 @@ fn wait_ready(node: &TestServer) {
 
 impl Cluster {
     fn start() -> Cluster {
+        Cluster::start_with(&[])
+    }
+
+    /// Three nodes, each with `extra` settings besides the cluster's.
+    fn start_with(extra: &[(&str, &str)]) -> Cluster {
         let pg = Arc::new(std::thread::spawn(TempPostgres::start).join().unwrap());
         let nodes: Vec<TestServer> = ["node-a", "node-b", "node-c"]
             .iter()
-            .map(|n| start_node(&pg, n))
+            .map(|n| start_node(&pg, n, extra))
             .collect();
         let token = nodes[0].add_user("alice");
         Cluster { pg, nodes, token }
@@ -614,7 +620,7 @@ fn pump(
 fn a_node_cut_from_the_database_fences_itself_and_nothing_it_held_lands() {
     let pg = Arc::new(std::thread::spawn(TempPostgres::start).join().unwrap());
     let relay = Relay::start(pg.socket_path());
-    let a = start_node(&pg, "node-a");
+    let a = start_node(&pg, "node-a", &[]);
     let b = {
         let addr = format!("127.0.0.1:{}", free_port());
         let mut env = node_env(&pg, "node-b", &addr);
@@ -1026,5 +1032,73 @@ fn a_websocket_room_is_relayed_from_the_owner_and_follows_the_document() {
         Duration::from_secs(10),
         "DOC_SEQ 3 from node-c itself",
         |m| m["type"] == "DOC_SEQ" && m["docId"] == doc.as_str() && m["headSeq"] == 3,
+    );
+}
+
+/// A client's streams count against the client on the document's owner, wherever they
+/// arrive: a node forwarding an SSE stream passes the client's address (as it saw it, here
+/// from the proxy in front) with the cluster secret, so one node's forwarded streams do not
+/// share that node's one per-address limit. Without it the last stream below, from a second
+/// address, is refused as if it came from the first.
+#[test]
+fn forwarded_streams_count_against_the_client_not_the_node() {
+    use crate::common::channels::{put_shares, user_id, Sse};
+    let c = Cluster::start_with(&[
+        ("DOCSYNC_SERVER__TRUSTED_PROXIES", "127.0.0.1"),
+        ("DOCSYNC_LIMITS__MAX_STREAMS_PER_USER", "2"),
+        ("DOCSYNC_LIMITS__MAX_STREAMS_PER_ADDRESS", "4"),
+    ]);
+    let doc = c.nodes[1].create_doc(&c.token, "Streams");
+    c.nodes[1].sync_ok(
+        &c.token,
+        &doc,
+        "cl_b",
+        0,
+        vec![insert(&id("blk_"), None, "a0", "x")],
+    );
+    assert_eq!(c.owner(&doc).as_deref(), Some("node-b"));
+    let (bob, carol) = (c.nodes[0].add_user("bob"), c.nodes[0].add_user("carol"));
+    let base = &c.nodes[1].base;
+    let shares = json!([
+        {"kind": "user", "id": user_id(base, &bob), "access": "read"},
+        {"kind": "user", "id": user_id(base, &carol), "access": "read"},
+    ]);
+    assert_eq!(put_shares(base, &c.token, &doc, &shares), 200);
+    // Every stream arrives at node-c, which forwards it to node-b.
+    let open = |token: &str, from: &str| {
+        let auth = crate::common::Auth::Bearer(token);
+        let mut s = Sse::open_with(
+            &c.nodes[2].base,
+            &auth,
+            &doc,
+            None,
+            &[("x-forwarded-for", from)],
+        );
+        let status = s.wait_status(Duration::from_secs(10));
+        (s, status)
+    };
+    let mut held = Vec::new();
+    for token in [&c.token, &c.token, &bob, &bob] {
+        let (s, status) = open(token, "198.51.100.1");
+        assert_eq!(status, Some(200), "four streams from the first address");
+        held.push(s);
+    }
+    let (_over, status) = open(&carol, "198.51.100.1");
+    assert_eq!(
+        status,
+        Some(429),
+        "the first address is at its limit on the owner"
+    );
+    let (other, status) = open(&carol, "198.51.100.2");
+    assert_eq!(
+        status,
+        Some(200),
+        "a second client through the same node has its own limit"
+    );
+    held.push(other);
+    assert_eq!(
+        c.owner(&doc).as_deref(),
+        Some("node-b"),
+        "forwarded, not moved"
     );
 }

@@ -13,11 +13,20 @@ use super::state::AppState;
 /// `X-Forwarded-For`) are believed only from a peer in `server.trusted_proxies` (or from
 /// anyone with `auth.trust_forwarded_for`, the login throttle's switch): otherwise a client
 /// could name a fresh address per request and never meet the limit.
+///
+/// In cluster mode a request another node forwarded (with the cluster secret) carries the
+/// client's address as that node saw it: believed, so a client's streams count against the
+/// client on the owner, not against the node that forwarded them.
 pub fn client_address(state: &AppState, req: &HttpRequest) -> String {
     let peer = req.peer_addr().map(|a| a.ip());
     let trusted = &state.settings.server.trusted_proxies;
-    let believe =
-        state.settings.auth.trust_forwarded_for || peer.is_some_and(|p| trusted.contains(&p));
+    let from_a_node = state
+        .cluster
+        .as_ref()
+        .is_some_and(|c| crate::cluster::hop::from_a_node(req, c.hop().secret));
+    let believe = from_a_node
+        || state.settings.auth.trust_forwarded_for
+        || peer.is_some_and(|p| trusted.contains(&p));
     believe
         .then(|| forwarded_client(req.headers(), trusted))
         .flatten()

@@ -13,8 +13,6 @@ pub mod body;
 pub mod channels;
 pub mod client_address;
 pub mod client_owners;
-pub mod cluster_hop;
-pub mod cluster_route;
 pub mod compression;
 pub mod docs;
 pub mod error;

@@ -318,6 +318,17 @@ impl Sse {
 
     /// Like `open`, with any credentials.
     pub fn open_as(base: &str, auth: &super::Auth, doc: &str, client_id: Option<&str>) -> Sse {
+        Sse::open_with(base, auth, doc, client_id, &[])
+    }
+
+    /// Like `open_as`, with extra request headers (as a proxy in front would add them).
+    pub fn open_with(
+        base: &str,
+        auth: &super::Auth,
+        doc: &str,
+        client_id: Option<&str>,
+        headers: &[(&str, &str)],
+    ) -> Sse {
         let mut url = format!("{}/api/v1/docs/{doc}/events", http_base(base));
         if let Some(c) = client_id {
             url.push_str(&format!("?clientId={c}"));
@@ -327,6 +338,9 @@ impl Sse {
             .get(url)
             .header("Accept", "text/event-stream")
             .header("Accept-Encoding", "gzip");
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
         match auth {
             super::Auth::None => {}
             super::Auth::Bearer(t) => req = req.bearer_auth(t),

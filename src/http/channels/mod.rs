@@ -3,7 +3,6 @@
 //! with the document's actor by message and checks read access through the role function.
 
 pub mod longpoll;
-pub mod relay;
 pub mod slots;
 pub mod sse;
 pub mod ws;

@@ -24,10 +24,10 @@ use super::super::auth::{Credentials, SESSION_COOKIE};
 use super::super::client_owners::claim_optional;
 use super::super::error::ApiError;
 use super::super::state::AppState;
-use super::relay::{self, Relayed};
 use super::slots::{self, StreamSlot};
 use super::ws_protocol::{room_doc, ClientMessage, ErrorCode, ServerMessage};
 use super::{subscribe, Subscription};
+use crate::cluster::relay::{self, Relayed};
 use crate::cluster::Route;
 
 /// A joined room: served by this node's document, or relayed from the node that owns it
@@ -63,6 +63,8 @@ pub struct WsSession {
     state: web::Data<AppState>,
     /// What opened the socket: every room is joined, and re-checked, with it.
     creds: Credentials,
+    /// Where the socket comes from (a relayed room is counted there on the owner).
+    client_addr: String,
     rooms: HashMap<DocId, Room>,
     last_heard: Instant,
     events: Option<mpsc::UnboundedReceiver<DocEvent>>,
@@ -106,9 +108,11 @@ pub async fn connect(
     let slot = slots::take(&state, &req, &user.id)?;
     let (sink, events) = mpsc::unbounded_channel();
     let (relay_sink, relayed) = mpsc::unbounded_channel();
+    let client_addr = super::super::client_address::client_address(&state, &req);
     let session = WsSession {
         state,
         creds,
+        client_addr,
         rooms: HashMap::new(),
         last_heard: Instant::now(),
         events: Some(events),
@@ -216,14 +220,14 @@ impl WsSession {
                 addr,
                 client_id,
             }) => {
-                let run = relay::run(
-                    act.state.clone(),
-                    act.creds.clone(),
-                    doc.clone(),
+                let relayed = relay::RelayedRoom {
+                    creds: act.creds.clone(),
+                    client_addr: act.client_addr.clone(),
+                    doc: doc.clone(),
                     client_id,
                     addr,
-                    act.relay_sink.clone(),
-                );
+                };
+                let run = relay::run(act.state.clone(), relayed, act.relay_sink.clone());
                 let relay = ctx.spawn(run.into_actor(act));
                 act.rooms.insert(
                     doc,
@@ -370,7 +374,7 @@ fn doc_seq_message(wake: &Wake) -> String {
 }
 
 /// `{…}` plus `,"entries":[…]` spliced in before the closing brace.
-pub(super) fn with_entries(head: String, entries: Option<&str>) -> String {
+pub(crate) fn with_entries(head: String, entries: Option<&str>) -> String {
     let mut text = head;
     if let Some(entries) = entries {
         text.pop();

@@ -6,13 +6,15 @@
 //! browser: one origin, so cookies and the CSP stay simple.
 //!
 //! The secret is checked in constant time; a request that claims to be forwarded without it
-//! is refused (403) — a client cannot pretend to be a node.
+//! is refused (403) — a client cannot pretend to be a node. Every hop carries the client's
+//! address as the forwarding node saw it (`X-Forwarded-For`), believed by the owner only on
+//! a request with the secret: per-address limits count the client, not the node.
 
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse};
 use sha2::{Digest, Sha256};
 
-use super::error::ApiError;
+use crate::http::error::ApiError;
 
 /// Names the node that forwarded the request.
 pub const HOP_HEADER: &str = "x-docsync-forwarded-by";
@@ -82,28 +84,62 @@ pub fn arrival(req: &HttpRequest, secret: &str) -> Result<Arrival, ApiError> {
     })
 }
 
-/// Who forwards, and how long it waits for the owner's answer to begin.
+/// This node, speaking to another: every request one node sends another is built here.
+#[derive(Clone, Copy)]
 pub struct Hop<'a> {
     pub me: &'a str,
     pub secret: &'a str,
-    pub head_within: std::time::Duration,
+    pub http: &'a reqwest::Client,
 }
 
-/// Forwards `req` (with `body`) to the owner at `owner_addr` (`host:port`) as `hop.me`, and
-/// answers with the owner's answer. A request that arrived forwarded is not forwarded again.
+impl Hop<'_> {
+    /// `method path` at the node `addr` (`host:port`), marked as forwarded by this node with
+    /// the cluster secret, for the client at `client_addr`.
+    pub fn request(
+        &self,
+        method: reqwest::Method,
+        addr: &str,
+        path: &str,
+        client_addr: &str,
+    ) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("http://{addr}{path}"))
+            .header(HOP_HEADER, self.me)
+            .header(SECRET_HEADER, self.secret)
+            .header("x-forwarded-for", client_addr)
+    }
+}
+
+/// Whether `req` came from another node of the cluster with the secret (so the client
+/// address it carries may be believed).
+pub fn from_a_node(req: &HttpRequest, secret: &str) -> bool {
+    matches!(arrival(req, secret), Ok(Arrival::Forwarded { .. }))
+}
+
+/// A client's request on its way to the document's owner.
+pub struct Forward<'a> {
+    pub req: &'a HttpRequest,
+    pub arrived: &'a Arrival,
+    pub body: actix_web::web::Bytes,
+    /// The client's address as this node sees it.
+    pub client_addr: &'a str,
+}
+
+/// Forwards the request to the owner at `owner_addr` (`host:port`), waiting at most
+/// `head_within` for its answer to begin, and answers with the owner's answer. A request
+/// that arrived forwarded is not forwarded again.
 pub async fn forward(
-    http: &reqwest::Client,
-    req: &HttpRequest,
-    arrived: &Arrival,
-    body: actix_web::web::Bytes,
+    hop: Hop<'_>,
+    f: Forward<'_>,
     owner_addr: &str,
-    hop: &Hop<'_>,
+    head_within: std::time::Duration,
 ) -> Result<HttpResponse, ApiError> {
-    let Hop {
-        me,
-        secret,
-        head_within,
-    } = *hop;
+    let Forward {
+        req,
+        arrived,
+        body,
+        client_addr,
+    } = f;
     if let Arrival::Forwarded { from } = arrived {
         return Err(ApiError::Unavailable(format!(
             "this node does not own the document and the request was already forwarded by {from}; retry"
@@ -115,10 +151,8 @@ pub async fn forward(
         .map_or(req.uri().path(), |p| p.as_str());
     let method = reqwest::Method::from_bytes(req.method().as_str().as_bytes())
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let mut out = http
-        .request(method, format!("http://{owner_addr}{path}"))
-        .header(HOP_HEADER, me)
-        .header(SECRET_HEADER, secret)
+    let mut out = hop
+        .request(method, owner_addr, path, client_addr)
         .body(body.to_vec());
     for name in PASSED {
         for v in req.headers().get_all(name) {
@@ -169,11 +203,16 @@ pub async fn forward(
 mod tests {
     use super::*;
 
-    const HOP: Hop<'static> = Hop {
-        me: "node-b",
-        secret: "s3cret",
-        head_within: std::time::Duration::from_secs(5),
-    };
+    const WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+    fn forwarded<'a>(req: &'a HttpRequest, arrived: &'a Arrival, body: web::Bytes) -> Forward<'a> {
+        Forward {
+            req,
+            arrived,
+            body,
+            client_addr: "198.51.100.7",
+        }
+    }
     use actix_web::{web, App, HttpServer};
 
     /// The "owner": echoes what it received and how it arrived.
@@ -186,6 +225,7 @@ mod tests {
                 "method": req.method().as_str(),
                 "path": req.uri().to_string(),
                 "auth": req.headers().get("authorization").and_then(|v| v.to_str().ok()),
+                "client": req.headers().get("x-forwarded-for").and_then(|v| v.to_str().ok()),
                 "body": String::from_utf8_lossy(&body),
                 "arrived": format!("{arrived:?}"),
             })))
@@ -201,6 +241,11 @@ mod tests {
         let handle = running.handle();
         actix_web::rt::spawn(running);
         let http = reqwest::Client::new();
+        let hop = Hop {
+            me: "node-b",
+            secret: "s3cret",
+            http: &http,
+        };
 
         // A client's request on a node that is not the owner: forwarded once, whole.
         let req = actix_web::test::TestRequest::post()
@@ -211,7 +256,7 @@ mod tests {
         let arrived = arrival(&req, "s3cret").unwrap();
         assert_eq!(arrived, Arrival::Direct);
         let body = web::Bytes::from_static(b"{\"ops\":[]}");
-        let res = forward(&http, &req, &arrived, body, &addr, &HOP)
+        let res = forward(hop, forwarded(&req, &arrived, body), &addr, WITHIN)
             .await
             .unwrap();
         assert_eq!(res.status(), 201);
@@ -226,6 +271,10 @@ mod tests {
         assert_eq!(echoed["method"], "POST");
         assert_eq!(echoed["path"], "/api/v1/docs/doc_1/sync?x=1");
         assert_eq!(echoed["auth"], "Bearer dst_abc");
+        assert_eq!(
+            echoed["client"], "198.51.100.7",
+            "the client's address travels"
+        );
         assert_eq!(echoed["body"], "{\"ops\":[]}");
         assert_eq!(echoed["arrived"], "Forwarded { from: \"node-b\" }");
 
@@ -236,9 +285,14 @@ mod tests {
             .insert_header((SECRET_HEADER, "s3cret"))
             .to_http_request();
         let arrived = arrival(&again, "s3cret").unwrap();
-        let err = forward(&http, &again, &arrived, web::Bytes::new(), &addr, &HOP)
-            .await
-            .unwrap_err();
+        let err = forward(
+            hop,
+            forwarded(&again, &arrived, web::Bytes::new()),
+            &addr,
+            WITHIN,
+        )
+        .await
+        .unwrap_err();
         assert!(matches!(err, ApiError::Unavailable(_)), "{err}");
 
         // Pretending to be a node without the secret (or with a wrong one) is refused.

@@ -8,9 +8,13 @@
 //!   503 until the node has joined again as a new incarnation.
 //! - `Cluster::route` tells the HTTP layer whether a document's request is served here (an
 //!   actor of this node holds the document, or nobody live does and this node will claim it)
-//!   or forwarded one hop to the live owner (`http::cluster_route`).
+//!   or forwarded one hop to the live owner (`routing.rs`).
 //! - `Cluster::leave` (SIGTERM) stops every actor — each releases its document behind its
 //!   last write — and ends the incarnation, so other nodes claim at once.
+
+pub mod hop;
+pub mod relay;
+pub mod routing;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,9 +40,9 @@ pub enum Route {
 
 pub struct Cluster {
     pub this_node: Arc<ThisNode>,
-    pub node_id: String,
-    pub secret: String,
-    pub http: reqwest::Client,
+    node_id: String,
+    secret: String,
+    http: reqwest::Client,
     membership: Addr<Membership>,
     registry: Documents,
     storage: Storage,
@@ -87,6 +91,24 @@ impl Cluster {
             storage,
             metrics,
         }))
+    }
+
+    /// How this node speaks to the others: its name, the cluster secret, its HTTP client.
+    pub fn hop(&self) -> hop::Hop<'_> {
+        hop::Hop {
+            me: &self.node_id,
+            secret: &self.secret,
+            http: &self.http,
+        }
+    }
+
+    /// The document's node did not answer (gone: a crash makes its documents claimable at
+    /// once; stopping: it releases them in a moment; or paused): after a short wait, where
+    /// its requests go now. The forwarding of requests and the WebSocket relay both follow
+    /// a document this way.
+    pub async fn ask_again(&self, doc_id: &str) -> Route {
+        tokio::time::sleep(RESOLVE_AGAIN).await;
+        self.route(doc_id).await
     }
 
     /// Whether this node is in the cluster now (not fenced, registered).
@@ -138,6 +160,9 @@ impl Cluster {
         self.this_node.set(None);
     }
 }
+
+/// How long to wait before asking again who serves a document whose node did not answer.
+pub const RESOLVE_AGAIN: Duration = Duration::from_millis(50);
 
 /// Follows the membership's events.
 struct Listener {

@@ -1,7 +1,7 @@
 //! Cluster mode: a document's requests are served by the node that owns it. In front of
 //! the handlers, a request under `/api/v1/docs/{id}/…` is either served here (this node holds
 //! the document, or nobody live does and this node's actor will claim it) or forwarded one hop
-//! to the owner (`cluster_hop`): same method, body and credentials; the answer — streams
+//! to the owner (`hop.rs`): same method, body and credentials; the answer — streams
 //! included — comes back through this node. A request that arrived forwarded is served here,
 //! never sent on. A WebSocket for a document owned elsewhere is refused with 503 `not_owner`
 //! (the browser falls back to SSE, which is forwarded); the proxy's `hash $doc` usually lands
@@ -15,10 +15,11 @@ use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage, ResponseError};
 use futures::StreamExt;
 
-use super::cluster_hop::{self, Arrival};
-use super::error::ApiError;
-use super::state::AppState;
-use crate::cluster::Route;
+use super::hop::{self, Arrival};
+use super::{Route, RESOLVE_AGAIN};
+use crate::http::client_address::client_address;
+use crate::http::error::ApiError;
+use crate::http::state::AppState;
 
 /// The document a request is about, when it must be served by the document's owner (the
 /// WebSocket is not: it is served where it arrives).
@@ -42,7 +43,7 @@ pub async fn route(
     let refuse = |req: ServiceRequest, e: ApiError| {
         Ok(req.into_response(e.error_response()).map_into_right_body())
     };
-    let arrived = match cluster_hop::arrival(req.request(), &cluster.secret) {
+    let arrived = match hop::arrival(req.request(), cluster.hop().secret) {
         Ok(a) => a,
         Err(e) => return refuse(req, e),
     };
@@ -80,38 +81,30 @@ pub async fn route(
         std::time::Duration::from_secs_f64(state.settings.cluster.ttl_secs)
     };
     let body = body.freeze();
+    let client_addr = client_address(&state, req.request());
     let deadline = std::time::Instant::now() + head_within;
     let (mut node_id, mut addr) = (node_id, addr);
     loop {
         state.metrics.requests_forwarded.inc();
-        let hop = cluster_hop::Hop {
-            me: &cluster.node_id,
-            secret: &cluster.secret,
-            head_within: deadline.saturating_duration_since(std::time::Instant::now()),
+        let forward = hop::Forward {
+            req: req.request(),
+            arrived: &arrived,
+            body: body.clone(),
+            client_addr: &client_addr,
         };
-        let failed = match cluster_hop::forward(
-            &cluster.http,
-            req.request(),
-            &arrived,
-            body.clone(),
-            &addr,
-            &hop,
-        )
-        .await
-        {
+        let within = deadline.saturating_duration_since(std::time::Instant::now());
+        let failed = match hop::forward(cluster.hop(), forward, &addr, within).await {
             Ok(resp) => return Ok(req.into_response(resp).map_into_right_body()),
             Err(e) => e,
         };
-        // The owner did not answer: gone (a crash makes its documents claimable at once),
-        // stopping (it releases them in a moment), or paused. Ask again who serves the
-        // document until the wait is over; sending the same request twice is harmless
-        // (op IDs). Then serve it here if nobody live holds it.
+        // The owner did not answer: ask again who serves the document until the wait is
+        // over; sending the same request twice is harmless (op IDs). Then serve it here if
+        // nobody live holds it.
         if std::time::Instant::now() + RESOLVE_AGAIN >= deadline {
             tracing::debug!(node = %node_id, error = %failed, "the document's node did not answer");
             return refuse(req, ApiError::NotOwner(failed.to_string()));
         }
-        tokio::time::sleep(RESOLVE_AGAIN).await;
-        match cluster.route(&doc).await {
+        match cluster.ask_again(&doc).await {
             Route::Here => {
                 req.set_payload(actix_web::dev::Payload::from(body));
                 return Ok(next.call(req).await?.map_into_left_body());
@@ -123,6 +116,3 @@ pub async fn route(
         }
     }
 }
-
-/// How long to wait before asking again who serves a document whose node did not answer.
-const RESOLVE_AGAIN: std::time::Duration = std::time::Duration::from_millis(50);

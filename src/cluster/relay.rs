@@ -9,17 +9,14 @@
 //! otherwise the relay follows the document to its owner. Wake-ups stay hints: the client
 //! pulls `/sync` from its `lastSeq` whatever it missed in between.
 
-use std::time::Duration;
-
 use docsync_actors::collab::validate::{ClientId, DocId};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::super::auth::{Credentials, Secret, SESSION_COOKIE};
-use super::super::cluster_hop::{HOP_HEADER, SECRET_HEADER};
-use super::super::state::AppState;
-use super::ws::with_entries;
-use super::ws_protocol::{ErrorCode, ServerMessage};
-use crate::cluster::Route;
+use super::Route;
+use crate::http::auth::{Credentials, Secret, SESSION_COOKIE};
+use crate::http::channels::ws::with_entries;
+use crate::http::channels::ws_protocol::{ErrorCode, ServerMessage};
+use crate::http::state::AppState;
 
 /// What a relay tells its session.
 pub enum Relayed {
@@ -31,32 +28,43 @@ pub enum Relayed {
     Home,
 }
 
-/// Before following a document to another node again.
-const AGAIN: Duration = Duration::from_millis(100);
+/// A WebSocket room to relay: whose socket, which document, from which node.
+pub struct RelayedRoom {
+    /// What opened the socket: the owner authorises the relayed stream with it.
+    pub creds: Credentials,
+    /// The socket's client address (the owner counts the stream against it).
+    pub client_addr: String,
+    pub doc: DocId,
+    pub client_id: Option<ClientId>,
+    /// The owner's internal address.
+    pub addr: String,
+}
 
-/// Relays `doc`'s events from the node at `addr` to `out` until the room ends or the
-/// document comes here; cancelled by dropping (the session left the room or closed).
+/// Relays the room's events from the owner to `out` until the room ends or the document
+/// comes here; cancelled by dropping (the session left the room or closed).
 pub async fn run(
     state: actix_web::web::Data<AppState>,
-    creds: Credentials,
-    doc: DocId,
-    client_id: Option<ClientId>,
-    mut addr: String,
+    room: RelayedRoom,
     out: UnboundedSender<(DocId, Relayed)>,
 ) {
     let Some(cluster) = state.cluster.clone() else {
         return;
     };
+    let RelayedRoom {
+        creds,
+        client_addr,
+        doc,
+        client_id,
+        mut addr,
+    } = room;
     loop {
-        let mut url = format!("http://{addr}/api/v1/docs/{doc}/events");
+        let mut path = format!("/api/v1/docs/{doc}/events");
         if let Some(c) = &client_id {
-            url.push_str(&format!("?clientId={}", c.as_str()));
+            path.push_str(&format!("?clientId={}", c.as_str()));
         }
         let mut req = cluster
-            .http
-            .get(url)
-            .header(HOP_HEADER, &cluster.node_id)
-            .header(SECRET_HEADER, &cluster.secret);
+            .hop()
+            .request(reqwest::Method::GET, &addr, &path, &client_addr);
         req = match &creds.secret {
             Secret::Bearer(t) => req.bearer_auth(t),
             Secret::Session(s) => req.header("cookie", format!("{SESSION_COOKIE}={s}")),
@@ -83,14 +91,13 @@ pub async fn run(
             }
             Err(e) => tracing::debug!(error = %e, "relay: the document's node did not answer"),
         }
-        match cluster.route(doc.as_str()).await {
+        match cluster.ask_again(doc.as_str()).await {
             Route::Here => {
                 let _ = out.send((doc, Relayed::Home));
                 return;
             }
             Route::Owner { addr: a, .. } => addr = a,
         }
-        tokio::time::sleep(AGAIN).await;
     }
 }
 
