@@ -272,7 +272,7 @@ async fn serve_http(
     let state = AppState {
         storage: storage.clone(),
         registry: registry.clone(),
-        clock,
+        clock: clock.clone(),
         limits: limits(&settings),
         settings: settings.clone(),
         throttle: Arc::new(crate::auth::throttle::LoginThrottle::new(
@@ -291,7 +291,10 @@ async fn serve_http(
         access_cache: Arc::new(http::access_cache::AccessCache::new(
             storage.access_epoch().clone(),
         )),
-        client_owners: Arc::new(http::client_owners::ClientOwners::default()),
+        client_owners: Arc::new(http::client_owners::ClientOwners::new(
+            storage.clone(),
+            clock.clone(),
+        )),
         cluster: cluster.clone(),
         write_budgets: Arc::new(http::write_budget::WriteBudgets::new(
             settings.limits.user_write_bytes_per_minute,

@@ -14,7 +14,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::Route;
 use crate::http::auth::{Credentials, Secret, SESSION_COOKIE};
-use crate::http::channels::ws::with_entries;
+use crate::http::channels::wire::DocSeq;
 use crate::http::channels::ws_protocol::{ErrorCode, ServerMessage};
 use crate::http::state::AppState;
 
@@ -125,14 +125,7 @@ async fn pump(
 /// The `DOC_SEQ` for one SSE frame (`ready` or `doc_seq`), None for comments.
 fn doc_seq(frame: &str) -> Option<String> {
     let data = frame.lines().find_map(|l| l.strip_prefix("data: "))?;
-    let v: serde_json::Value = serde_json::from_str(data).ok()?;
-    let head = ServerMessage::DocSeq {
-        doc_id: v["docId"].as_str()?,
-        head_seq: v["headSeq"].as_i64()?,
-        lease_seq: v["leaseSeq"].as_u64()?,
-    };
-    let entries = v.get("entries").map(|e| e.to_string());
-    Some(with_entries(head.to_json(), entries.as_deref()))
+    Some(ServerMessage::DocSeq(DocSeq::parse(data)?).to_json())
 }
 
 #[cfg(test)]

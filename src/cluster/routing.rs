@@ -17,7 +17,6 @@ use futures::StreamExt;
 
 use super::hop::{self, Arrival};
 use super::{Route, RESOLVE_AGAIN};
-use crate::http::client_address::client_address;
 use crate::http::error::ApiError;
 use crate::http::state::AppState;
 
@@ -81,7 +80,7 @@ pub async fn route(
         std::time::Duration::from_secs_f64(state.settings.cluster.ttl_secs)
     };
     let body = body.freeze();
-    let client_addr = client_address(&state, req.request());
+    let client_addr = state.client_address(req.request());
     let deadline = std::time::Instant::now() + head_within;
     let (mut node_id, mut addr) = (node_id, addr);
     loop {

@@ -11,7 +11,6 @@ use docsync_actors::storage::accounts::{self, TokenInfo};
 use super::access::{caller, read_as};
 use super::auth::{Credentials, Secret, SESSION_COOKIE};
 use super::body::read_json;
-use super::client_address::client_address;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::auth::password;
@@ -70,7 +69,7 @@ pub async fn login(
     // Counted by the same address rule as the stream limits: forwarded headers only from
     // our proxies, and only the part they wrote (a client-supplied X-Forwarded-For would
     // let anyone pick a fresh address per attempt).
-    let peer = client_address(&state, &req);
+    let peer = state.client_address(&req);
     let keys = LoginKeys::new(&body.username, &peer);
     // Counted as a failure before it is checked (a correct password takes it back).
     if let Err(wait) = state.throttle.begin(&keys) {

@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use actix_web::http::header::HeaderMap;
 use actix_web::HttpRequest;
 
-use super::state::AppState;
+use crate::config::Settings;
 
 /// The client's address (per-address limits). Forwarded headers (`Forwarded`,
 /// `X-Forwarded-For`) are believed only from a peer in `server.trusted_proxies` (or from
@@ -17,15 +17,18 @@ use super::state::AppState;
 /// In cluster mode a request another node forwarded (with the cluster secret) carries the
 /// client's address as that node saw it: believed, so a client's streams count against the
 /// client on the owner, not against the node that forwarded them.
-pub fn client_address(state: &AppState, req: &HttpRequest) -> String {
+/// `cluster_secret`: this node's, in cluster mode.
+pub fn client_address(
+    settings: &Settings,
+    cluster_secret: Option<&str>,
+    req: &HttpRequest,
+) -> String {
     let peer = req.peer_addr().map(|a| a.ip());
-    let trusted = &state.settings.server.trusted_proxies;
-    let from_a_node = state
-        .cluster
-        .as_ref()
-        .is_some_and(|c| crate::cluster::hop::from_a_node(req, c.hop().secret));
+    let trusted = &settings.server.trusted_proxies;
+    let from_a_node =
+        cluster_secret.is_some_and(|secret| crate::cluster::hop::from_a_node(req, secret));
     let believe = from_a_node
-        || state.settings.auth.trust_forwarded_for
+        || settings.auth.trust_forwarded_for
         || peer.is_some_and(|p| trusted.contains(&p));
     believe
         .then(|| forwarded_client(req.headers(), trusted))

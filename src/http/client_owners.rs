@@ -7,20 +7,29 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use docsync_actors::clock::SharedClock;
 use docsync_actors::collab::validate::ClientId;
-use docsync_actors::storage::clients;
+use docsync_actors::storage::{clients, Storage};
 
 use super::error::ApiError;
-use super::state::AppState;
 
 const CAPACITY: usize = 100_000;
 
-#[derive(Default)]
 pub struct ClientOwners {
+    storage: Storage,
+    clock: SharedClock,
     known: Mutex<HashMap<String, String>>,
 }
 
 impl ClientOwners {
+    pub fn new(storage: Storage, clock: SharedClock) -> ClientOwners {
+        ClientOwners {
+            storage,
+            clock,
+            known: Mutex::new(HashMap::new()),
+        }
+    }
+
     fn get(&self, client: &str) -> Option<String> {
         self.known.lock().ok()?.get(client).cloned()
     }
@@ -33,50 +42,50 @@ impl ClientOwners {
             known.insert(client.to_string(), user.to_string());
         }
     }
-}
 
-/// Ok when `client` is `user_id`'s (claiming it on first use); 403 when it is another's.
-pub async fn claim(state: &AppState, user_id: &str, client: &ClientId) -> Result<(), ApiError> {
-    let id = client.as_str();
-    let owner = match state.client_owners.get(id) {
-        Some(owner) => owner,
-        None => {
-            let c = id.to_string();
-            let found = state
-                .storage
-                .read(move |conn| clients::owner(conn, &c))
-                .await?;
-            let owner = match found {
-                Some(owner) => owner,
-                None => {
-                    let (c, u, now) = (id.to_string(), user_id.to_string(), state.clock.now_ms());
-                    state
-                        .storage
-                        .write(move |conn| clients::claim(conn, &c, &u, now))
-                        .await?
-                }
-            };
-            state.client_owners.put(id, &owner);
-            owner
+    /// Ok when `client` is `user_id`'s (claiming it on first use); 403 when it is another's.
+    pub async fn claim(&self, user_id: &str, client: &ClientId) -> Result<(), ApiError> {
+        let id = client.as_str();
+        let owner = match self.get(id) {
+            Some(owner) => owner,
+            None => {
+                let c = id.to_string();
+                let found = self
+                    .storage
+                    .read(move |conn| clients::owner(conn, &c))
+                    .await?;
+                let owner = match found {
+                    Some(owner) => owner,
+                    None => {
+                        let (c, u, now) =
+                            (id.to_string(), user_id.to_string(), self.clock.now_ms());
+                        self.storage
+                            .write(move |conn| clients::claim(conn, &c, &u, now))
+                            .await?
+                    }
+                };
+                self.put(id, &owner);
+                owner
+            }
+        };
+        if owner == user_id {
+            Ok(())
+        } else {
+            Err(ApiError::Forbidden(
+                "clientId: in use by another user; pick a new one".into(),
+            ))
         }
-    };
-    if owner == user_id {
-        Ok(())
-    } else {
-        Err(ApiError::Forbidden(
-            "clientId: in use by another user; pick a new one".into(),
-        ))
     }
-}
 
-/// `claim` for an optional client ID.
-pub async fn claim_optional(
-    state: &AppState,
-    user_id: &str,
-    client: Option<&ClientId>,
-) -> Result<(), ApiError> {
-    match client {
-        Some(c) => claim(state, user_id, c).await,
-        None => Ok(()),
+    /// `claim` for an optional client ID.
+    pub async fn claim_optional(
+        &self,
+        user_id: &str,
+        client: Option<&ClientId>,
+    ) -> Result<(), ApiError> {
+        match client {
+            Some(c) => self.claim(user_id, c).await,
+            None => Ok(()),
+        }
     }
 }

@@ -26,7 +26,6 @@ use docsync_actors::storage::versions::{self, VersionKind, VersionMeta, VersionS
 use super::access::{caller, doc_access, read_as};
 use super::auth::Credentials;
 use super::body::read_json;
-use super::client_owners::claim;
 use super::error::ApiError;
 use super::state::AppState;
 use super::sync::charge_bytes;
@@ -544,7 +543,7 @@ pub async fn restore_version(
         Some(name) => format!("“{name}”"),
         None => "an earlier version".to_string(),
     };
-    claim(&state, &d.user.id, &client).await?;
+    state.client_owners.claim(&d.user.id, &client).await?;
     let marker = format!("{}:restore", body.op_id_prefix);
     let version = Arc::new(version);
     let build = |d: super::access_cache::Decision, pre: (Precheck, Instant)| Restore {

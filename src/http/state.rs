@@ -10,7 +10,11 @@ use docsync_actors::collab::validate::Limits;
 use docsync_actors::registry::Documents;
 use docsync_actors::storage::Storage;
 
-use super::{access_cache, assets, channels, client_owners};
+use super::access_cache::AccessCache;
+use super::assets::AssetSource;
+use super::channels::slots::StreamSlots;
+use super::client_owners::ClientOwners;
+use super::write_budget::WriteBudgets;
 use crate::config::Settings;
 
 /// Shared by every handler.
@@ -30,17 +34,17 @@ pub struct AppState {
     pub manual_clock: Option<Arc<docsync_actors::clock::ManualClock>>,
     pub metrics: Arc<docsync_actors::metrics::Metrics>,
     /// The web app's files (`server.static_dir`: compiled in, or a folder on disk).
-    pub assets: Arc<assets::AssetSource>,
+    pub assets: Arc<AssetSource>,
     /// Open wake-up channels per user and per address (`limits.max_streams_*`).
-    pub streams: Arc<channels::slots::StreamSlots>,
+    pub streams: Arc<StreamSlots>,
     /// Access decisions remembered until the access epoch moves (`access_cache.rs`).
-    pub access_cache: Arc<access_cache::AccessCache>,
+    pub access_cache: Arc<AccessCache>,
     /// Bytes per minute each user and document may write (`write_budget.rs`).
-    pub write_budgets: Arc<super::write_budget::WriteBudgets>,
+    pub write_budgets: Arc<WriteBudgets>,
     /// The threads that check passwords (`auth/password_pool.rs`).
     pub passwords: Arc<crate::auth::password_pool::PasswordPool>,
     /// Which user each client ID belongs to (`client_owners.rs`).
-    pub client_owners: Arc<client_owners::ClientOwners>,
+    pub client_owners: Arc<ClientOwners>,
     /// Cluster mode (PostgreSQL): membership and where documents are served; None on SQLite.
     pub cluster: Option<Arc<crate::cluster::Cluster>>,
 }
@@ -48,5 +52,20 @@ pub struct AppState {
 impl AppState {
     pub fn max_body(&self) -> usize {
         self.settings.limits.max_body_bytes
+    }
+
+    /// Takes a wake-up channel's slot for `user_id` and the client of `req` (`slots.rs`).
+    pub fn take_stream_slot(
+        &self,
+        req: &actix_web::HttpRequest,
+        user_id: &str,
+    ) -> Result<super::channels::slots::StreamSlot, super::error::ApiError> {
+        self.streams.take(user_id, &self.client_address(req))
+    }
+
+    /// The client's address, for what is counted per address (`client_address.rs`).
+    pub fn client_address(&self, req: &actix_web::HttpRequest) -> String {
+        let secret = self.cluster.as_ref().map(|c| c.hop().secret);
+        super::client_address::client_address(&self.settings, secret, req)
     }
 }

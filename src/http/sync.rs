@@ -20,7 +20,6 @@ use docsync_actors::storage::log::{self, Precheck};
 use super::access::{access, doc_access};
 use super::auth::Credentials;
 use super::body::read_json;
-use super::client_owners::{claim, claim_optional};
 use super::error::ApiError;
 use super::state::AppState;
 use super::write_budget::Allowance;
@@ -104,7 +103,10 @@ pub async fn snapshot(
     let started = Instant::now();
     let client_id = ClientId::parse_optional(query.into_inner().client_id, &state.limits)?;
     let (doc_id, user, role, shared) = access(&state, &creds, &path.into_inner()).await?;
-    claim_optional(&state, &user.id, client_id.as_ref()).await?;
+    state
+        .client_owners
+        .claim_optional(&user.id, client_id.as_ref())
+        .await?;
     let caller = Caller {
         // Without a clientId the snapshot is a plain read and opens no session.
         client: client_id,
@@ -252,7 +254,10 @@ pub async fn sync(
     let request = SyncRequest::parse(body, &state.limits)?;
     let ops = &request.ops;
     let (doc_id, caller) = authorize(&state, &creds, &raw_doc, ops).await?;
-    claim(&state, &caller.author.user_id, &request.client).await?;
+    state
+        .client_owners
+        .claim(&caller.author.user_id, &request.client)
+        .await?;
     charge_write(&state, &caller.author.user_id, &doc_id, ops)?;
     // Without a pre-check when the actor can likely tell by itself that the ops are new
     // (edits of bullets it has). An insert names a block the document does not have yet,
@@ -412,7 +417,7 @@ pub async fn leave(
     let body: LeaveBody = read_json(&req, payload, state.max_body()).await?;
     let client_id = ClientId::parse(&body.client_id, &state.limits)?;
     let (doc_id, user, ..) = access(&state, &creds, &path.into_inner()).await?;
-    claim(&state, &user.id, &client_id).await?;
+    state.client_owners.claim(&user.id, &client_id).await?;
     ask(&state.registry, &doc_id, Leave { client: client_id }).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -16,10 +16,9 @@ use docsync_actors::document::{Changes, WaitChanges};
 
 use super::super::access::{access, doc_access};
 use super::super::auth::Credentials;
-use super::super::client_owners::claim_optional;
 use super::super::error::ApiError;
 use super::super::state::AppState;
-use super::{client_id, slots};
+use super::client_id;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -79,8 +78,11 @@ pub async fn changes(
     epoch_moves.borrow_and_update();
     let (doc, user, _, _) = access(&state, &creds, &path.into_inner()).await?;
     let doc_id = doc.as_str();
-    claim_optional(&state, &user.id, client.as_ref()).await?;
-    let _slot = slots::take(&state, &req, &user.id)?;
+    state
+        .client_owners
+        .claim_optional(&user.id, client.as_ref())
+        .await?;
+    let _slot = state.take_stream_slot(&req, &user.id)?;
     let mut shutdown = state.shutdown.clone();
     let msg = WaitChanges {
         since: q.since,

@@ -5,6 +5,7 @@
 pub mod longpoll;
 pub mod slots;
 pub mod sse;
+pub mod wire;
 pub mod ws;
 pub mod ws_protocol;
 

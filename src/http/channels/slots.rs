@@ -14,11 +14,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use actix_web::HttpRequest;
-
-use super::super::client_address::client_address;
 use super::super::error::ApiError;
-use super::super::state::AppState;
 
 pub struct StreamSlots {
     max_per_user: usize,
@@ -100,11 +96,6 @@ fn release(map: &mut HashMap<String, usize>, key: &str) {
             map.remove(key);
         }
     }
-}
-
-/// Takes a slot for the caller of `req`.
-pub fn take(state: &AppState, req: &HttpRequest, user_id: &str) -> Result<StreamSlot, ApiError> {
-    state.streams.take(user_id, &client_address(state, req))
 }
 
 #[cfg(test)]

@@ -15,7 +15,6 @@ use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures::stream;
 use serde::Deserialize;
-use serde_json::json;
 use tokio::sync::mpsc;
 
 use docsync_actors::collab::validate::DocId;
@@ -23,10 +22,10 @@ use docsync_actors::document::{Channel, DocEvent};
 
 use super::super::access::stream_access;
 use super::super::auth::Credentials;
-use super::super::client_owners::claim_optional;
 use super::super::error::ApiError;
 use super::super::state::AppState;
-use super::slots::{self, StreamSlot};
+use super::slots::StreamSlot;
+use super::wire::DocSeq;
 use super::{client_id, subscribe, Subscription};
 
 #[derive(Deserialize)]
@@ -36,11 +35,8 @@ pub struct EventsQuery {
     client_id: Option<String>,
 }
 
-fn frame(event: &str, doc_id: &str, head: i64, lease: u64, entries: Option<&str>) -> Bytes {
-    let data = json!({"docId": doc_id, "headSeq": head, "leaseSeq": lease});
-    // Entries are one line of JSON (serde never writes raw newlines), as SSE data must be.
-    let data = super::ws::with_entries(data.to_string(), entries);
-    Bytes::from(format!("event: {event}\ndata: {data}\n\n"))
+fn frame(event: &str, seq: DocSeq) -> Bytes {
+    Bytes::from(format!("event: {event}\ndata: {}\n\n", seq.to_json()))
 }
 
 struct Stream {
@@ -79,8 +75,11 @@ pub async fn events(
 ) -> Result<HttpResponse, ApiError> {
     let client_id = client_id(&state, query.into_inner().client_id)?;
     let granted = stream_access(&state, &creds, &path.into_inner()).await?;
-    claim_optional(&state, &granted.user.id, client_id.as_ref()).await?;
-    let slot = slots::take(&state, &req, &granted.user.id)?;
+    state
+        .client_owners
+        .claim_optional(&granted.user.id, client_id.as_ref())
+        .await?;
+    let slot = state.take_stream_slot(&req, &granted.user.id)?;
     let (tx, rx) = mpsc::unbounded_channel();
     let (sub, head, lease) = subscribe(&state, &granted, Channel::Sse, client_id, tx).await?;
     let doc_id = granted.doc;
@@ -89,7 +88,7 @@ pub async fn events(
     keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let s = Stream {
         shutdown: state.shutdown.clone(),
-        first: Some(frame("ready", doc_id.as_str(), head, lease, None)),
+        first: Some(frame("ready", DocSeq::new(doc_id.as_str(), head, lease))),
         doc_id,
         rx,
         keepalive,
@@ -112,14 +111,9 @@ pub async fn events(
         };
         match next {
             Next::Event(Some(DocEvent::Seq(wake))) => {
-                let entries = wake.entries_json();
-                let f = frame(
-                    "doc_seq",
-                    s.doc_id.as_str(),
-                    wake.head_seq,
-                    wake.lease_seq,
-                    entries,
-                );
+                let seq = DocSeq::new(s.doc_id.as_str(), wake.head_seq, wake.lease_seq)
+                    .with_entries(wake.entries.as_deref());
+                let f = frame("doc_seq", seq);
                 Some((Ok(f), s))
             }
             Next::KeepAlive => Some((Ok(Bytes::from_static(b": keep-alive\n\n")), s)),

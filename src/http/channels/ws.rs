@@ -21,10 +21,10 @@ use docsync_actors::document::{Channel, DocEvent, Revoked, Wake};
 
 use super::super::access::{caller, stream_access};
 use super::super::auth::{Credentials, SESSION_COOKIE};
-use super::super::client_owners::claim_optional;
 use super::super::error::ApiError;
 use super::super::state::AppState;
-use super::slots::{self, StreamSlot};
+use super::slots::StreamSlot;
+use super::wire::DocSeq;
 use super::ws_protocol::{room_doc, ClientMessage, ErrorCode, ServerMessage};
 use super::{subscribe, Subscription};
 use crate::cluster::relay::{self, Relayed};
@@ -105,10 +105,10 @@ pub async fn connect(
         return Err(ApiError::Forbidden("cross-origin WebSocket refused".into()).into());
     }
     let user = caller(&state, &creds).await?;
-    let slot = slots::take(&state, &req, &user.id)?;
+    let slot = state.take_stream_slot(&req, &user.id)?;
     let (sink, events) = mpsc::unbounded_channel();
     let (relay_sink, relayed) = mpsc::unbounded_channel();
-    let client_addr = super::super::client_address::client_address(&state, &req);
+    let client_addr = state.client_address(&req);
     let session = WsSession {
         state,
         creds,
@@ -172,7 +172,11 @@ impl WsSession {
                 Err(ApiError::Unauthorized) => return Err(ErrorCode::Unauthorized),
                 Err(_) => return Err(ErrorCode::Unavailable),
             };
-            match claim_optional(&state, &granted.user.id, client_id.as_ref()).await {
+            match state
+                .client_owners
+                .claim_optional(&granted.user.id, client_id.as_ref())
+                .await
+            {
                 Ok(()) => {}
                 Err(ApiError::Forbidden(_)) => return Err(ErrorCode::Forbidden),
                 Err(_) => return Err(ErrorCode::Unavailable),
@@ -204,12 +208,8 @@ impl WsSession {
                 lease,
             }) => {
                 if rehome {
-                    let seq = ServerMessage::DocSeq {
-                        doc_id: doc.as_str(),
-                        head_seq: head,
-                        lease_seq: lease,
-                    };
-                    Self::send(ctx, seq);
+                    let seq = DocSeq::new(doc.as_str(), head, lease);
+                    Self::send(ctx, ServerMessage::DocSeq(seq));
                 } else {
                     Self::send(ctx, ServerMessage::Joined { room: &room });
                 }
@@ -365,25 +365,9 @@ impl Actor for WsSession {
 /// `DOC_SEQ` (PROTOCOL §4). The entries are already a JSON array, encoded once per change
 /// by the document; they are copied in, never re-encoded per subscriber.
 fn doc_seq_message(wake: &Wake) -> String {
-    let head = ServerMessage::DocSeq {
-        doc_id: wake.doc_id.as_str(),
-        head_seq: wake.head_seq,
-        lease_seq: wake.lease_seq,
-    };
-    with_entries(head.to_json(), wake.entries_json())
-}
-
-/// `{…}` plus `,"entries":[…]` spliced in before the closing brace.
-pub(crate) fn with_entries(head: String, entries: Option<&str>) -> String {
-    let mut text = head;
-    if let Some(entries) = entries {
-        text.pop();
-        text.reserve(entries.len() + 12);
-        text.push_str(",\"entries\":");
-        text.push_str(entries);
-        text.push('}');
-    }
-    text
+    let seq = DocSeq::new(wake.doc_id.as_str(), wake.head_seq, wake.lease_seq)
+        .with_entries(wake.entries.as_deref());
+    ServerMessage::DocSeq(seq).to_json()
 }
 
 impl StreamHandler<DocEvent> for WsSession {

@@ -2,6 +2,7 @@
 //! the server answers, tagged by `type`. Anything that does not parse as a `ClientMessage`
 //! (unknown type, missing room, not JSON, binary) is answered `ERROR bad_request`.
 
+use super::wire::DocSeq;
 use serde::{Deserialize, Serialize};
 
 /// From the browser.
@@ -59,11 +60,7 @@ pub enum ServerMessage<'a> {
         room: Option<&'a str>,
         code: ErrorCode,
     },
-    DocSeq {
-        doc_id: &'a str,
-        head_seq: i64,
-        lease_seq: u64,
-    },
+    DocSeq(DocSeq<'a>),
 }
 
 impl ServerMessage<'_> {
@@ -129,11 +126,7 @@ mod tests {
             serde_json::json!({"type": "ERROR", "code": "bad_request"})
         );
         assert_eq!(
-            v(ServerMessage::DocSeq {
-                doc_id: "d",
-                head_seq: 4,
-                lease_seq: 2
-            }),
+            v(ServerMessage::DocSeq(DocSeq::new("d", 4, 2))),
             serde_json::json!({"type": "DOC_SEQ", "docId": "d", "headSeq": 4, "leaseSeq": 2})
         );
     }
