@@ -139,6 +139,49 @@ export class Outbox {
     this.changed();
   }
 
+  /** Their IndexedDB write failed: not on this device, still sent (the server is the other safe place). @param {QueueItem[]} items */
+  saveFailed(items) {
+    for (const i of items) i.saveFailed = true;
+  }
+
+  /**
+   * Up to `limit` sendable items go into a request: frozen from now on (never merged again)
+   * and in flight until `landed` (whatever the answer).
+   * @param {number} limit
+   * @returns {QueueItem[]}
+   */
+  takeForSending(limit) {
+    const batch = this.sendable().slice(0, limit);
+    for (const i of batch) {
+      i.inFlight = true;
+      i.sent = true;
+    }
+    return batch;
+  }
+
+  /** The request carrying `batch` is over. @param {QueueItem[]} batch */
+  landed(batch) {
+    for (const i of batch) i.inFlight = false;
+  }
+
+  /**
+   * What a keepalive request may carry (the page may be gone next): sendable items in order
+   * while `fits` says their op fits, frozen like any sent op. Not in flight: its answer is
+   * never read, and a duplicate is harmless (same op IDs).
+   * @param {(op: Op) => boolean} fits
+   * @returns {Op[]}
+   */
+  takeForKeepalive(fits) {
+    /** @type {Op[]} */
+    const ops = [];
+    for (const i of this.sendable()) {
+      if (!fits(i.rec.op)) break;
+      ops.push(i.rec.op);
+      i.sent = true;
+    }
+    return ops;
+  }
+
   /**
    * The results of a /sync: a refused op leaves the queue (the text ops behind it keep its
    * base), as does one that changed nothing; an applied or conflicting one is acknowledged

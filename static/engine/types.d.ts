@@ -244,3 +244,34 @@ export interface EngineState {
 export type EditResult =
   | { ok: true; ops: Op[] }
   | { ok: false; reason: 'locked' | 'viewer' | 'invalid'; blockId?: string; heldBy?: string; message: string };
+
+/**
+ * A snapshot the app fetched as it started (a document this device has no copy of), for the
+ * engine's first snapshot load instead of a request of its own — used only for the same
+ * clientId, and only once; if it failed, the engine asks again.
+ */
+export interface EarlySnapshot {
+  clientId: string;
+  promise: Promise<Snapshot>;
+}
+
+/** What `new DocSyncEngine(…)` takes. */
+export interface EngineOptions {
+  docId: string;
+  clientId: string;
+  user: { userId: string; name: string };
+  store: import('./store.js').DocStore;
+  baseUrl?: string;
+  fetch?: typeof fetch;
+  WebSocket?: any;
+  EventSource?: any;
+  locks?: import('./store.js').LockManagerLike | null;
+  headers?: Record<string, string>;
+  now?: () => number;
+  /** null: no wake-up channel (the interval only). */
+  transport?: ((o: import('./transport.js').LadderOptions) => import('./link.js').LadderLike) | null;
+  storage?: import('./journal.js').StorageLike | null;
+  snapshot?: EarlySnapshot | null;
+  /** This device's copy, read by the app as it started. */
+  stored?: Promise<{ meta: import('./store.js').DocMeta; blocks: Block[] } | null> | null;
+}

@@ -1,7 +1,8 @@
 // The editor page's contract with the app shell (main.js imports these types statically, so
 // tsc checks both sides of the seam; the module itself is loaded on demand).
 
-import type { DocSyncEngine, EarlySnapshot } from '../../engine/engine.js';
+import type { DocSyncEngine } from '../../engine/engine.js';
+import type { EarlySnapshot } from '../../engine/types.js';
 import type { Api } from '../api.js';
 
 /** The signed-in user as the shell knows them. */
