@@ -37,6 +37,98 @@ impl Modify for Security {
     }
 }
 
+/// Answers every operation can give that its handler does not produce itself — they come
+/// from the layers around it (body reading, the origin guard, the cluster routing, the
+/// writer) — added to each operation they apply to, so the document lists every answer the
+/// server can give (the contract test, `tests/contract/`, holds the server to it).
+struct EveryAnswer;
+
+impl Modify for EveryAnswer {
+    fn modify(&self, api: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+        let error = |why: &str| {
+            RefOr::T(
+                ResponseBuilder::new()
+                    .description(why)
+                    .content(
+                        "application/json",
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("ErrorBody")))
+                            .build(),
+                    )
+                    .build(),
+            )
+        };
+        for (path, item) in api.paths.paths.iter_mut() {
+            let ops = [
+                ("get", item.get.as_mut()),
+                ("put", item.put.as_mut()),
+                ("post", item.post.as_mut()),
+                ("delete", item.delete.as_mut()),
+                ("patch", item.patch.as_mut()),
+            ];
+            for (method, op) in ops {
+                let Some(op) = op else { continue };
+                let mut add = |code: &str, why: &str| {
+                    op.responses
+                        .responses
+                        .entry(code.to_string())
+                        .or_insert_with(|| error(why));
+                };
+                let writes = method != "get";
+                let has_params =
+                    op.parameters.as_ref().is_some_and(|p| !p.is_empty()) || path.contains('{');
+                if op.request_body.is_some() {
+                    add(
+                        "415",
+                        "`unsupported_media_type`: the body is not `application/json`",
+                    );
+                    add(
+                        "413",
+                        "`too_large`: the body is larger than `limits.max_body_bytes`",
+                    );
+                    add(
+                        "408",
+                        "`request_timeout`: the body did not arrive within `server.body_read_timeout_secs`",
+                    );
+                    add(
+                        "400",
+                        "`bad_request`: the body is not what this operation takes",
+                    );
+                }
+                if has_params {
+                    add(
+                        "400",
+                        "`bad_request`: a path or query parameter is not valid",
+                    );
+                }
+                if writes {
+                    add(
+                        "403",
+                        "`forbidden`: not allowed for this caller, or a cookie-authenticated write from another origin",
+                    );
+                    add(
+                        "507",
+                        "`storage_full`: the disk or database is full; nothing was written",
+                    );
+                }
+                if path.starts_with("/api/v1/docs/{id}") {
+                    add(
+                        "503",
+                        "`not_owner`: cluster mode, another node serves the document now; ask again (`Retry-After`)",
+                    );
+                }
+                if path == "/api/v1/auth/login" {
+                    add(
+                        "503",
+                        "`busy`: every password check is taken; try again (`Retry-After`)",
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -104,7 +196,7 @@ impl Modify for Security {
         docsync_actors::collab::op::Op,
         docsync_actors::collab::op::LogEntry,
     )),
-    modifiers(&Security),
+    modifiers(&Security, &EveryAnswer),
     tags(
         (name = "sync", description = "The data path: snapshot, sync, leave (PROTOCOL §3)"),
         (name = "wake-ups", description = "Hints that something changed; data always comes over /sync (PROTOCOL §4)"),

@@ -120,7 +120,7 @@ pub struct SearchQuery {
     tag = "read",
     summary = "Full-text search over readable documents",
     params(
-        ("q" = String, Query, description = "Words to find"),
+        ("q" = Option<String>, Query, description = "Words to find (letters and digits; the last one as a prefix); none: no results"),
     ),
     responses(
         (status = 200, description = "hits", body = SearchResults),

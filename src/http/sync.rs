@@ -84,7 +84,7 @@ impl utoipa::ToSchema for SnapshotBody {
     summary = "The whole document at its durable head (PROTOCOL §3)",
     params(
         ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
-        ("clientId" = Option<String>, Query, description = "The tab asking; without it the read opens no session"),
+        ("clientId" = Option<String>, Query, description = "The tab asking; without it the read opens no session", pattern = r"^cl_[A-Za-z0-9_-]+$", max_length = 100),
     ),
     responses(
         (status = 200, description = "the snapshot", body = SnapshotBody),
@@ -387,6 +387,8 @@ pub async fn usage(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct LeaveBody {
+    /// The tab whose session ends (its own: another user's ID is refused).
+    #[schema(pattern = r"^cl_[A-Za-z0-9_-]+$", max_length = 100)]
     client_id: String,
 }
 

@@ -12,7 +12,11 @@ use super::validate::{check_hold, check_ops, ClientId, InvalidRequest, Limits};
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncBody {
+    /// The tab's ID: `cl_` and letters, digits, `_` or `-`, at most 100 bytes.
+    #[schema(pattern = r"^cl_[A-Za-z0-9_-]+$", max_length = 100)]
     pub client_id: String,
+    /// The highest `seq` the tab has (0: none yet).
+    #[schema(minimum = 0)]
     pub last_seq: i64,
     #[serde(default)]
     pub ops: Vec<Op>,

@@ -50,7 +50,7 @@ pub(crate) struct Heads {
         ("since" = i64, Query, description = "The headSeq the client has"),
         ("leaseSeq" = Option<u64>, Query, description = "The leaseSeq the client has"),
         ("wait" = Option<u64>, Query, description = "Seconds to wait, 1 to 25"),
-        ("clientId" = Option<String>, Query, description = "The tab waiting"),
+        ("clientId" = Option<String>, Query, description = "The tab waiting", pattern = r"^cl_[A-Za-z0-9_-]+$", max_length = 100),
     ),
     responses(
         (status = 200, description = "where the document stands", body = Heads),

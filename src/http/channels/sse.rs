@@ -56,10 +56,10 @@ struct Stream {
     summary = "Server-sent events: doc_seq on every change (PROTOCOL §4)",
     params(
         ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
-        ("clientId" = Option<String>, Query, description = "The tab listening"),
+        ("clientId" = Option<String>, Query, description = "The tab listening", pattern = r"^cl_[A-Za-z0-9_-]+$", max_length = 100),
     ),
     responses(
-        (status = 200, description = "an event stream of `doc_seq` events (`{docId, headSeq, leaseSeq, entries?}`)", content_type = "text/event-stream", body = String),
+        (status = 200, description = "an event stream (`text/event-stream`): `event: ready` at once, then `event: doc_seq` per change, each `data:` one JSON line of this shape; `: keep-alive` comments in between", content_type = "text/event-stream", body = DocSeq),
         (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
         (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
         (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),

@@ -10,14 +10,19 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-#[derive(Debug, Serialize, Deserialize)]
+/// The data of each SSE event (`ready` first, then `doc_seq`), and the fields of a WebSocket
+/// `DOC_SEQ`.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DocSeq<'a> {
     #[serde(borrow)]
+    #[schema(value_type = String)]
     pub doc_id: Cow<'a, str>,
     pub head_seq: i64,
     pub lease_seq: u64,
+    /// The new log entries when they are few (PROTOCOL §4); absent: pull with `/sync`.
     #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<docsync_actors::collab::op::LogEntry>>)]
     pub entries: Option<&'a RawValue>,
 }
 

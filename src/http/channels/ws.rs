@@ -121,7 +121,10 @@ pub async fn connect(
         relay_sink,
         _slot: slot,
     };
+    // Not a WebSocket handshake (a plain GET, a wrong version): a JSON 400 like any other
+    // bad request, not actix's empty one.
     ws::start(session, &req, stream)
+        .map_err(|e| ApiError::BadRequest(format!("not a WebSocket upgrade: {e}")).into())
 }
 
 impl WsSession {
