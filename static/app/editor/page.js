@@ -4,6 +4,8 @@
 //   OutlineView     — which rows are shown and drawn, their RowViews          outline-view.js
 //   InputController — keys, typing, selection, clipboard, drag → the engine  input-controller.js
 //   FindBar         — find in the document                                    find-bar.js
+//   FindHighlights  — the hits marked and shown in the outline                find-highlights.js
+//   OutlineTransfer — export, copy as Markdown, import into what is shown     outline-transfer.js
 // One direction of data: the engine owns the document; its state is drawn by `render`;
 // input builds the next flat list with outline-ops.js and hands it to `engine.commitRows`,
 // whose new state comes back through `render`.
@@ -15,9 +17,11 @@
 
 import { DocSyncEngine } from '../../engine/engine.js';
 import { openStore } from '../../engine/store.js';
-import { ancestorIndices, indexOfId, insertItemsAfter, setProps, subtreeEnd } from './outline-ops.js';
-import { fromMarkdown, readOutlineFile, toMarkdown, toOpml, toPlainText } from './outline-io.js';
+import { ancestorIndices, indexOfId, setProps } from './outline-ops.js';
+import { fromMarkdown, toMarkdown } from './outline-io.js';
 import { handOver, takeOver } from './pending-import.js';
+import { FindHighlights } from './find-highlights.js';
+import { OutlineTransfer } from './outline-transfer.js';
 import { EditorChrome } from './chrome.js';
 import { OutlineView } from './outline-view.js';
 import { InputController } from './input-controller.js';
@@ -122,11 +126,11 @@ export async function mountEditor(root, opts) {
       { label: 'Collapse all', onSelect: () => void controller.foldAll(true) },
       { label: 'Show two levels', onSelect: () => void controller.foldAll(true, 2) },
       { label: 'Hide / show completed', icon: 'check', onSelect: () => toggleHideDone() },
-      { label: 'Export as Markdown', onSelect: () => exportAs('md') },
-      { label: 'Export as OPML', onSelect: () => exportAs('opml') },
-      { label: 'Export as plain text', onSelect: () => exportAs('txt') },
-      { label: 'Copy as text', onSelect: () => copyAsText() },
-      { label: 'Import Markdown, OPML or text…', onSelect: () => pickImport() },
+      { label: 'Export as Markdown', onSelect: () => transfer.exportAs('md') },
+      { label: 'Export as OPML', onSelect: () => transfer.exportAs('opml') },
+      { label: 'Export as plain text', onSelect: () => transfer.exportAs('txt') },
+      { label: 'Copy as text', onSelect: () => void transfer.copyAsText() },
+      { label: 'Import Markdown, OPML or text…', onSelect: () => transfer.pickImport() },
       { label: 'Keyboard shortcuts (?)', onSelect: () => void openKeysHelp() },
     ],
   });
@@ -181,6 +185,22 @@ export async function mountEditor(root, opts) {
     openFind: () => void openFind(),
     openHelp: () => void openKeysHelp(),
   });
+  const hits = new FindHighlights({
+    view, outline: chrome.outline, rows: () => /** @type {Row[]} */ (engine.state.rows), zoomTo: (id) => zoomTo(id),
+  });
+  const transfer = new OutlineTransfer({
+    rows: () => /** @type {Row[]} */ (engine.state.rows),
+    title: () => engine.state.title,
+    zoomed: () => view.zoom,
+    zoomTitle: () => {
+      const path = zoomPath();
+      return path && path.length ? path[path.length - 1].content : null;
+    },
+    canEdit,
+    newId: () => engine.newBlockId(),
+    controller,
+    notice: (text) => chrome.showNotice(text),
+  });
   // Parts not needed for the first bullets are loaded when first used (or after the first
   // paint), so opening a document fetches and compiles fewer modules.
   /** @type {import('./find-bar.js').FindBar|null} */
@@ -191,8 +211,8 @@ export async function mountEditor(root, opts) {
       if (destroyed) return;
       find ??= new FindBar(document, {
         rows: () => /** @type {Row[]} */ (engine.state.rows),
-        show: (id, q) => showHit(id, q),
-        clear: () => clearHits(),
+        show: (id, q) => hits.show(id, q),
+        clear: () => hits.clear(),
         onClose: () => {
           const v = view.focusedId ? view.view(view.focusedId) : null;
           if (v) view.focus(v, { offset: (v.text.textContent ?? '').length });
@@ -299,7 +319,7 @@ export async function mountEditor(root, opts) {
     view.render(s, canEdit());
     controller.syncSelection();
     // rows drawn since (scrolling a big document) get the find's highlights too
-    if (find?.query) markHits(find.query);
+    if (find?.query) hits.mark(find.query);
     renderAlert(s);
     revealBullet();
     applyPendingImport();
@@ -361,60 +381,6 @@ export async function mountEditor(root, opts) {
     if (v && v.row) view.focus(v, { offset: v.row.content.length });
   }
 
-  // ---- find ----------------------------------------------------------------------------------
-  /** @param {string} id @param {string} q */
-  function showHit(id, q) {
-    if (view.indexOf(id) < 0) {
-      // hidden (collapsed, or outside the zoomed bullet): zoom to its parent to show it
-      const all = /** @type {Row[]} */ (engine.state.rows);
-      const i = indexOfId(all, id);
-      const [p] = i >= 0 ? ancestorIndices(all, i) : [];
-      const parent = p != null ? all[p].id : null;
-      if (view.zoom !== parent) zoomTo(parent);
-      if (view.indexOf(id) < 0 && parent == null) return;
-    }
-    const v = view.scrollTo(id);
-    for (const e of chrome.outline.querySelectorAll('.is-current-hit')) e.classList.remove('is-current-hit');
-    markHits(q);
-    if (v) v.el.classList.add('is-current-hit');
-  }
-
-  function clearHits() {
-    for (const e of chrome.outline.querySelectorAll('.is-current-hit')) e.classList.remove('is-current-hit');
-    // @ts-ignore CSS Custom Highlight API (Chromium); a no-op elsewhere
-    globalThis.CSS?.highlights?.delete('docsync-find');
-  }
-
-  /** Highlights the query's words in the drawn rows (CSS Custom Highlight API). @param {string} q */
-  function markHits(q) {
-    // @ts-ignore CSS Custom Highlight API (Chromium); a no-op elsewhere
-    globalThis.CSS?.highlights?.delete('docsync-find');
-    // @ts-ignore
-    const registry = globalThis.CSS?.highlights;
-    // @ts-ignore
-    const HighlightCtor = globalThis.Highlight;
-    if (!registry || !HighlightCtor) return;
-    const words = q.toLowerCase().split(/\s+/).filter(Boolean);
-    const ranges = [];
-    for (const r of view.rows) {
-      const v = view.view(r.id);
-      if (!v) continue;
-      const walker = document.createTreeWalker(v.text, NodeFilter.SHOW_TEXT);
-      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-        const t = (n.textContent ?? '').toLowerCase();
-        for (const w of words) {
-          for (let at = t.indexOf(w); at >= 0; at = t.indexOf(w, at + w.length)) {
-            const range = document.createRange();
-            range.setStart(n, at);
-            range.setEnd(n, at + w.length);
-            ranges.push(range);
-          }
-        }
-      }
-    }
-    registry.set('docsync-find', new HighlightCtor(...ranges));
-  }
-
   // ---- hide completed --------------------------------------------------------------------------
   function toggleHideDone() {
     hideDone = !hideDone;
@@ -424,99 +390,13 @@ export async function mountEditor(root, opts) {
     renderNow();
   }
 
-  // ---- export and import ------------------------------------------------------------------------
-  /** The rows to export: the zoomed bullet's subtree, or the whole document. */
-  function exportRows() {
-    const all = /** @type {Row[]} */ (engine.state.rows);
-    if (!view.zoom) return all;
-    const i = indexOfId(all, view.zoom);
-    return i < 0 ? [] : all.slice(i + 1, subtreeEnd(all, i));
-  }
-  function exportTitle() {
-    const path = zoomPath();
-    return path && path.length ? path[path.length - 1].content : engine.state.title || 'Untitled';
-  }
-
-  /** @param {'md'|'opml'|'txt'} kind */
-  function exportAs(kind) {
-    const rows = exportRows();
-    const title = exportTitle();
-    const text = kind === 'md' ? toMarkdown(rows, { title }) : kind === 'opml' ? toOpml(title, rows) : toPlainText(rows);
-    const type = kind === 'opml' ? 'text/x-opml' : kind === 'md' ? 'text/markdown' : 'text/plain';
-    const a = document.createElement('a');
-    a.href = URL.createObjectURL(new Blob([text], { type: `${type};charset=utf-8` }));
-    a.download = `${fileName(title)}.${kind}`;
-    a.dataset.external = '';
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-  }
-
-  async function copyAsText() {
-    try {
-      await navigator.clipboard.writeText(toMarkdown(exportRows(), { title: exportTitle() }));
-      chrome.showNotice('The document is on the clipboard as Markdown.');
-    } catch {
-      chrome.showNotice('The clipboard refused: use Export as Markdown instead.');
-    }
-  }
-
-  function pickImport() {
-    if (!canEdit()) {
-      chrome.showNotice('You can only read this document — import into a document you can edit.');
-      return;
-    }
-    const input = document.createElement('input');
-    input.type = 'file';
-    input.accept = '.md,.markdown,.opml,.xml,.txt,text/markdown,text/plain,text/x-opml';
-    input.id = 'import-file';
-    input.hidden = true;
-    input.addEventListener('change', async () => {
-      const file = input.files?.[0];
-      input.remove();
-      if (!file) return;
-      try {
-        const { items } = readOutlineFile(file.name, await file.text(), new DOMParser());
-        importItems(items);
-      } catch (e) {
-        chrome.showNotice(`Nothing was imported: ${e instanceof Error ? e.message : String(e)}`);
-      }
-    });
-    document.body.append(input);
-    input.click();
-  }
-
-  /** Puts bullets at the end of what is shown (the zoomed bullet, or the document). @param {Item[]} items */
-  function importItems(items) {
-    if (!items.length) {
-      chrome.showNotice('Nothing was imported: the file holds no bullets.');
-      return false;
-    }
-    const all = controller.rows();
-    const zoomed = view.zoom;
-    const r = zoomed
-      ? insertItemsAfter(all, zoomed, items, { newId: () => engine.newBlockId(), asChildren: true })
-      : insertItemsAfter(all, null, items, { newId: () => engine.newBlockId() });
-    if (r && r.ok && zoomed) {
-      // as the zoomed bullet's last children: after its existing ones
-      const z = indexOfId(all, zoomed);
-      const end = subtreeEnd(all, z);
-      const added = r.rows.filter((x) => indexOfId(all, x.id) < 0);
-      r.rows = [...all.slice(0, end), ...added, ...all.slice(end)];
-    }
-    const ok = controller.commit(r);
-    if (ok) chrome.showNotice(`Imported ${items.length} ${items.length === 1 ? 'bullet' : 'bullets'}.`);
-    return ok;
-  }
-
   /** Bullets handed over by the page that made this document for them (import, rescue). */
   function applyPendingImport() {
     if (!state?.loaded || !state.synced || !canEdit()) return;
     const waiting = takeOver(docId);
     if (!waiting) return;
     if (waiting.title && !state.title) engine.setTitle(waiting.title);
-    importItems(waiting.items);
+    transfer.importItems(waiting.items);
   }
 
   // ---- access lost, signed out --------------------------------------------------------------------
@@ -554,7 +434,7 @@ export async function mountEditor(root, opts) {
       const kept = s.pending ? ` Your ${s.pending} unsent ${s.pending === 1 ? 'change is' : 'changes are'} kept on this device and sent if the document comes back (its owner can restore it from the Trash).` : '';
       p.textContent = `This document is no longer available to you: it was deleted, or your access ended.${kept} What you see here is this device\u2019s copy — you can also take your text with you:`;
       button('Save my text as a new document', () => rescueAsNewDocument(), 'rescue-new-doc').classList.add('btn-primary');
-      button('Copy as text', () => copyAsText(), 'rescue-copy');
+      button('Copy as text', () => void transfer.copyAsText(), 'rescue-copy');
       // Opening it again asks the server afresh; the queue on this device goes out if it can.
       button('Try again', () => location.reload(), 'rescue-retry');
     }
@@ -682,7 +562,7 @@ export async function mountEditor(root, opts) {
   };
   const onScroll = () => {
     view.onScroll();
-    if (find?.query) markHits(find.query);
+    if (find?.query) hits.mark(find.query);
   };
   document.addEventListener('keydown', onDocumentKey);
   document.addEventListener('visibilitychange', onVisibility);
@@ -731,9 +611,4 @@ export async function mountEditor(root, opts) {
       chrome.destroy();
     },
   };
-}
-
-/** A file name from a title. @param {string} title */
-function fileName(title) {
-  return (title.replace(/[\\/:*?"<>|\u0000-\u001f]+/g, ' ').trim() || 'Untitled').slice(0, 80);
 }
