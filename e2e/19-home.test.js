@@ -88,3 +88,43 @@ scenario('19 import: a Workflowy OPML export becomes a new document with its tre
   assert.equal(snap.title, 'workflowy-export');
   assert.equal(snap.blocks.find((/** @type {any} */ b) => b.content.startsWith('Write'))?.checked, true);
 });
+
+scenario('19 search and tags: typed words list their bullets, a tag lists its own, the address keeps them, Escape returns to the list', async (h) => {
+  const srv = await h.server();
+  const { alice } = await h.users(srv, ['alice']);
+  const api = srv.api(alice);
+  const groceries = await api.createDoc('Groceries');
+  await api.insertBullets(groceries, ['oat milk #shop', 'bread #shop', 'call the plumber']);
+  const ctx = await h.loggedIn('alice', srv.base, alice);
+  const page = await ctx.newPage();
+  await page.goto('/');
+  await page.locator('#tags button.tag').first().waitFor();
+
+  // Typing searches after a pause; the hits name their document and mark the words.
+  await page.locator('#search').fill('milk');
+  await page.locator('#results-title').filter({ hasText: 'Results for “milk”' }).waitFor();
+  await waitFor(async () => (await page.locator('a.result-link').count()) === 1, { message: 'one hit for milk' });
+  assert.equal(await page.locator('a.result-link mark').first().textContent(), 'milk');
+  assert.match((await page.locator('a.result-link .result-doc').textContent()) ?? '', /Groceries/);
+  assert.equal(new URL(page.url()).searchParams.get('q'), 'milk', 'the address keeps the search');
+  await page.locator('#search').fill('nothing-like-this');
+  await page.locator('.empty-title', { hasText: 'Nothing found' }).waitFor();
+
+  // A tag lists its bullets and is marked pressed; pressing it again closes it.
+  await page.locator('#tags button.tag[data-tag="shop"]').click();
+  await page.locator('#results-title').filter({ hasText: '#shop' }).waitFor();
+  await waitFor(async () => (await page.locator('a.result-link').count()) === 2, { message: 'two bullets carry #shop' });
+  assert.equal(await page.locator('#tags button.tag[data-tag="shop"]').getAttribute('aria-pressed'), 'true');
+  assert.equal(new URL(page.url()).searchParams.get('tag'), 'shop');
+  if (process.env.E2E_SHOTS) await page.screenshot({ path: `${process.env.E2E_SHOTS}/home-tag-results.png`, fullPage: false });
+  await page.locator('#tags button.tag[data-tag="shop"]').click();
+  await page.locator('.doc-tree a.doc-link').first().waitFor();
+  assert.equal(await page.locator('#results-title').count(), 0, 'back to the document list');
+
+  // A reload of a search address opens the search again; Escape in the box clears it.
+  await page.goto('/?q=plumber');
+  await waitFor(async () => (await page.locator('a.result-link').count()) === 1, { message: 'the search from the address' });
+  await page.locator('#search').press('Escape');
+  await page.locator('.doc-tree a.doc-link').first().waitFor();
+  assert.equal(new URL(page.url()).search, '', 'the address is the list again');
+});

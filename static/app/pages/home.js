@@ -1,7 +1,7 @@
 // Home: my documents and those shared with me, grouped by folder; create, rename, move,
 // delete, share; full-text search and tags. Offline it lists documents opened on this device.
 
-import { ApiError, describeError, seg } from '../api.js';
+import { ApiError, describeError } from '../api.js';
 import { navigate } from '../router.js';
 import { recentDocs, forgetDoc, updateRecent } from '../recent.js';
 import { h, replaceChildren } from '../ui/dom.js';
@@ -14,12 +14,13 @@ import { deleteFolder, moveFolder, renameFolder } from './folder-actions.js';
 import { chooseIcon, createDocument, deleteDocument, importDocument, moveDocument, renameDocument } from './doc-actions.js';
 import { rememberFolder, knownFolders } from './local-names.js';
 import { DOC_PAGE, HomeLists } from './home-state.js';
-import { flattenFolders, roleLabel, viaLabel, relativeTime, displayTitle, snippet, docHref } from './home-model.js';
+import { flattenFolders, roleLabel, viaLabel, relativeTime, displayTitle, docHref } from './home-model.js';
+import { HomeSearch } from './home-search.js';
+import { emptyState, errorBox } from '../ui/states.js';
 
 /** @typedef {import('./home-model.js').DocSummary} DocSummary */
 /** @typedef {import('./home-model.js').FolderInfo} FolderInfo */
 /** @typedef {import('./home-model.js').FolderNode} FolderNode */
-/** @typedef {{docId: string, docTitle: string, blockId: string, content: string}} BlockHit */
 
 /**
  * Titles of documents listed on the home page, so the shell can label a document it opens
@@ -38,19 +39,15 @@ export function renderHome(root, ctx) {
   let destroyed = false;
   /** The documents, folders, selection, folding and paging (home-state.js). */
   const lists = new HomeLists();
-  /** @type {{kind: 'search', q: string}|{kind: 'tag', tag: string}|null} */
-  let view = null;
-  let searchTimer = 0;
   /** @type {Map<string, number>} open conflict copies per document */
   const conflictCounts = new Map();
-  let searchSeq = 0;
 
   // ---- skeleton ----
   const search = h('input', {
     id: 'search', type: 'search', class: 'input search-input', placeholder: 'Search all bullets…',
     'aria-label': 'Search all documents', autocomplete: 'off', spellcheck: 'false', enterkeyhint: 'search',
   });
-  const searchForm = h('form', { role: 'search', class: 'search', onsubmit: (/** @type {Event} */ ev) => { ev.preventDefault(); runSearch(true); } },
+  const searchForm = h('form', { role: 'search', class: 'search', onsubmit: (/** @type {Event} */ ev) => { ev.preventDefault(); void finder.run(true); } },
     icon('search', { size: 16, class: 'search-icon' }), search, h('kbd', { class: 'search-kbd', 'aria-hidden': 'true' }, '/'));
   const newDoc = h('button', { type: 'button', id: 'new-doc', class: 'btn btn-primary' }, icon('plus', { size: 16 }), h('span', null, 'New document'));
   const newFolder = h('button', { type: 'button', id: 'new-folder', class: 'btn' }, icon('folder', { size: 16 }), h('span', null, 'New folder'));
@@ -79,15 +76,17 @@ export function renderHome(root, ctx) {
   });
   newFolder.addEventListener('click', () => createFolder(lists.selected));
   importDoc.addEventListener('click', () => pickImport());
-  search.addEventListener('input', () => {
-    clearTimeout(searchTimer);
-    searchTimer = window.setTimeout(() => runSearch(false), 250);
+  /** Search and tags, in place of the list (home-search.js). */
+  const finder = new HomeSearch({
+    api, input: search, main, tagsBox, destroyed: () => destroyed,
+    onViewChange: () => syncUrl(), showList: () => renderList(),
   });
+  search.addEventListener('input', () => finder.typed());
   search.addEventListener('keydown', (ev) => {
     if (ev.key === 'Escape' && search.value) {
       ev.preventDefault();
       search.value = '';
-      closeView();
+      finder.close();
     }
   });
 
@@ -105,7 +104,7 @@ export function renderHome(root, ctx) {
   document.addEventListener('keydown', onKey);
   // Back on the tab: refresh the list quietly (new shares, titles changed elsewhere).
   const onVisible = () => {
-    if (document.visibilityState === 'visible' && !ctx.offline && !view && !document.querySelector('dialog[open]')) load();
+    if (document.visibilityState === 'visible' && !ctx.offline && !finder.view && !document.querySelector('dialog[open]')) load();
   };
   document.addEventListener('visibilitychange', onVisible);
   search.setAttribute('aria-keyshortcuts', '/');
@@ -117,10 +116,10 @@ export function renderHome(root, ctx) {
     const params = new URLSearchParams(location.search);
     const q = params.get('q');
     const tag = params.get('tag');
-    if (tag) openTag(tag.replace(/^#/, ''));
+    if (tag) void finder.openTag(tag.replace(/^#/, ''));
     else if (q) {
       search.value = q;
-      runSearch(true);
+      void finder.run(true);
     }
   }
 
@@ -128,6 +127,7 @@ export function renderHome(root, ctx) {
   function syncUrl() {
     const url = new URL(location.href);
     url.search = '';
+    const view = finder.view;
     if (view?.kind === 'search') url.searchParams.set('q', view.q);
     if (view?.kind === 'tag') url.searchParams.set('tag', view.tag);
     if (url.href !== location.href) history.replaceState(history.state, '', url);
@@ -189,7 +189,7 @@ export function renderHome(root, ctx) {
     try {
       const r = await api.get('/tags');
       if (destroyed) return;
-      renderTags(r.tags ?? []);
+      finder.renderTags(r.tags ?? []);
     } catch (e) {
       if (destroyed) return;
       replaceChildren(tagsBox, h('p', { class: 'muted small' }, e instanceof ApiError && e.offline ? 'Tags need a connection.' : describeError(e)));
@@ -213,7 +213,7 @@ export function renderHome(root, ctx) {
   // ---- the document tree ----
   function renderList() {
     renderRecent();
-    if (view) return;
+    if (finder.view) return;
     const restore = focusSelector(main);
     const tree = lists.tree;
     updateTarget();
@@ -466,108 +466,6 @@ export function renderHome(root, ctx) {
     toast('Moved to the Trash.');
   }
 
-  // ---- search and tags ----
-  /** @param {boolean} immediate */
-  async function runSearch(immediate) {
-    clearTimeout(searchTimer);
-    const q = search.value.trim();
-    if (!q) {
-      closeView();
-      return;
-    }
-    if (!immediate && view?.kind === 'search' && view.q === q) return;
-    view = { kind: 'search', q };
-    syncUrl();
-    const seq = ++searchSeq;
-    showResults(`Results for “${q}”`, null, q);
-    try {
-      const r = await api.get(`/search?q=${seg(q)}`);
-      if (destroyed || seq !== searchSeq) return;
-      showResults(`Results for “${q}”`, r.results ?? [], q);
-    } catch (e) {
-      if (destroyed || seq !== searchSeq) return;
-      replaceChildren(main, resultsHeader(`Results for “${q}”`), errorBox(describeError(e), () => runSearch(true)));
-    }
-  }
-
-  /** @param {string} tag */
-  async function openTag(tag) {
-    view = { kind: 'tag', tag };
-    syncUrl();
-    search.value = '';
-    const seq = ++searchSeq;
-    showResults(`#${tag}`, null, '');
-    highlightTag(tag);
-    try {
-      const r = await api.get(`/tags/${seg(tag)}`);
-      if (destroyed || seq !== searchSeq) return;
-      showResults(`#${r.tag ?? tag}`, r.blocks ?? [], `#${r.tag ?? tag}`);
-    } catch (e) {
-      if (destroyed || seq !== searchSeq) return;
-      replaceChildren(main, resultsHeader(`#${tag}`), errorBox(describeError(e), () => openTag(tag)));
-    }
-  }
-
-  function closeView() {
-    view = null;
-    syncUrl();
-    searchSeq++;
-    highlightTag(null);
-    renderList();
-  }
-
-  /** @param {string} title */
-  function resultsHeader(title) {
-    return h('div', { class: 'results-head' },
-      h('h2', { class: 'section-title', id: 'results-title' }, title),
-      h('button', { type: 'button', class: 'link-btn', id: 'close-results', onclick: () => { search.value = ''; closeView(); search.focus(); } }, '← All documents'));
-  }
-
-  /**
-   * @param {string} title
-   * @param {BlockHit[]|null} hits null while loading
-   * @param {string} q words to highlight
-   */
-  function showResults(title, hits, q) {
-    if (!hits) {
-      replaceChildren(main, resultsHeader(title), h('p', { class: 'muted loading', 'aria-busy': 'true' }, 'Searching…'));
-      return;
-    }
-    if (!hits.length) {
-      replaceChildren(main, resultsHeader(title), emptyState(icon('search', { size: 28 }), 'Nothing found',
-        view?.kind === 'tag' ? 'No bullet you can read carries this tag any more.' : 'No bullet matches these words. Try fewer or different words.'));
-      return;
-    }
-    replaceChildren(main, resultsHeader(title),
-      h('p', { class: 'muted small', role: 'status' }, `${hits.length}${hits.length >= 100 ? '+' : ''} bullet${hits.length === 1 ? '' : 's'}`),
-      h('ul', { class: 'results', role: 'list', 'aria-labelledby': 'results-title' }, hits.map((hit) =>
-        h('li', null, h('a', { href: docHref(hit.docId, hit.blockId), class: 'result-link', dataset: { resultDoc: hit.docId, blockId: hit.blockId } },
-          h('span', { class: 'result-text' }, highlight(snippet(hit.content, q), q)),
-          h('span', { class: 'result-doc' }, icon('doc', { size: 14 }), displayTitle(hit.docTitle)))))));
-  }
-
-  /** @param {{tag: string, blocks: number, documents: number}[]} tags */
-  function renderTags(tags) {
-    if (!tags.length) {
-      replaceChildren(tagsBox, h('p', { class: 'muted small' }, 'No tags yet. Type #something in any bullet to tag it.'));
-      return;
-    }
-    replaceChildren(tagsBox, h('ul', { class: 'tag-list', role: 'list' }, tags.map((t) =>
-      h('li', null, h('button', {
-        type: 'button', class: 'tag', dataset: { tag: t.tag }, 'aria-pressed': 'false', title: `#${t.tag}`,
-        'aria-label': `#${t.tag}: ${t.blocks} bullet${t.blocks === 1 ? '' : 's'} in ${t.documents} document${t.documents === 1 ? '' : 's'}`,
-        onclick: () => (view?.kind === 'tag' && view.tag === t.tag ? closeView() : openTag(t.tag)),
-      }, h('span', null, `#${t.tag}`), h('span', { class: 'count' }, String(t.blocks)))))));
-    if (view?.kind === 'tag') highlightTag(view.tag);
-  }
-
-  /** @param {string|null} tag */
-  function highlightTag(tag) {
-    for (const b of tagsBox.querySelectorAll('button.tag')) {
-      b.setAttribute('aria-pressed', String(b instanceof HTMLElement && b.dataset.tag === tag));
-    }
-  }
-
   // ---- offline ----
   function renderOffline() {
     const recent = recentDocs();
@@ -593,7 +491,7 @@ export function renderHome(root, ctx) {
   return {
     destroy() {
       destroyed = true;
-      clearTimeout(searchTimer);
+      finder.destroy();
       document.removeEventListener('keydown', onKey);
       document.removeEventListener('visibilitychange', onVisible);
     },
@@ -616,33 +514,4 @@ function focusSelector(container) {
     if (part) return `[data-folder-id="${CSS.escape(folder.dataset.folderId ?? '')}"] > .folder-row .${part}`;
   }
   return null;
-}
-
-/**
- * @param {SVGElement} art
- * @param {string} title
- * @param {string} text
- * @param {Node|null} [action]
- */
-function emptyState(art, title, text, action = null) {
-  return h('div', { class: 'empty' }, h('div', { class: 'empty-art' }, art), h('p', { class: 'empty-title' }, title), h('p', { class: 'muted' }, text), action);
-}
-
-/** @param {string} message @param {() => void} retry */
-function errorBox(message, retry) {
-  return h('div', { class: 'banner banner-error', role: 'alert' }, h('span', null, message),
-    h('button', { type: 'button', class: 'btn btn-small', onclick: retry }, 'Try again'));
-}
-
-/**
- * Wraps the query's words in <mark> (text nodes only, never HTML).
- * @param {string} text
- * @param {string} q
- * @returns {(Node|string)[]}
- */
-function highlight(text, q) {
-  const words = q.trim().split(/\s+/).filter((w) => w.length > 0).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  if (!words.length) return [text];
-  const re = new RegExp(`(${words.join('|')})`, 'gi');
-  return text.split(re).map((part, i) => (i % 2 === 1 ? h('mark', null, part) : part));
 }
