@@ -27,7 +27,7 @@ pub async fn healthz() -> HttpResponse {
 
 /// Ready when a write goes through the writer, the schema is the newest and writes are not
 /// failing for lack of space. While they are, each check probes for space with a real write
-/// (see `storage::health::probe`): a server reported not ready gets no traffic, so without
+/// (see `storage::sqlite::space::probe`): a server reported not ready gets no traffic, so without
 /// the probe nothing would ever find out that space came back.
 #[utoipa::path(
     get,

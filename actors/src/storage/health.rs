@@ -2,7 +2,7 @@
 //! sees every write's outcome, so it keeps this state; readiness checks and metrics read it.
 //!
 //! An episode starts with the first write refused as full (SQLITE_FULL: the database hit
-//! `max_page_count`, or the OS said ENOSPC) and ends when [`probe`] — a write as big as the
+//! `max_page_count`, or the OS said ENOSPC) and ends when a probe — a write as big as the
 //! biggest a client may send (`probe_bytes`) — commits again. A probe of one page would end
 //! the episode on a disk with one page left, readiness would say ready, the next sync would
 //! fail and the log would flap between "full" and "writable again": only room for a whole
@@ -17,9 +17,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
-
-use super::error::Result;
 use crate::metrics::Metrics;
 
 /// How often the writer itself looks for space while full.
@@ -107,60 +104,6 @@ impl std::fmt::Debug for StorageHealth {
     }
 }
 
-/// A write job that needs a fresh page and leaves the schema and every row as they were:
-/// `Ok(false)` exactly when a client's write that grows the database would fail as full (no
-/// free page in the file and no room to grow it). Its own savepoint undoes a half-done probe,
-/// and a refused probe is not an error of the job, so readiness checks are not counted as
-/// refused writes. Run it through the writer only while [`StorageHealth::is_full`]: a probe
-/// that succeeds commits a (net empty) change, which also finds a disk with no room for the
-/// WAL (the commit fails as full).
-pub fn probe(conn: &Connection, bytes: usize) -> Result<bool> {
-    conn.execute_batch("SAVEPOINT space_probe")?;
-    let tried = conn.execute_batch(&format!(
-        "CREATE TABLE docsync_space_probe (b BLOB); \
-         INSERT INTO docsync_space_probe VALUES (zeroblob({bytes})); \
-         DROP TABLE docsync_space_probe;"
-    ));
-    match tried {
-        Ok(()) => {
-            conn.execute_batch("RELEASE space_probe")?;
-            Ok(true)
-        }
-        Err(e) => {
-            conn.execute_batch("ROLLBACK TO space_probe; RELEASE space_probe")?;
-            if super::error::is_full(&e) {
-                Ok(false)
-            } else {
-                Err(e.into())
-            }
-        }
-    }
-}
-
-/// [`probe`] in a transaction of its own, for the writer thread between batches.
-pub(crate) fn probe_committed(conn: &Connection, bytes: usize) -> bool {
-    if conn.execute_batch("BEGIN IMMEDIATE").is_err() {
-        return false;
-    }
-    let ok = matches!(probe(conn, bytes), Ok(true)) && conn.execute_batch("COMMIT").is_ok();
-    if !ok {
-        let _ = conn.execute_batch("ROLLBACK");
-    }
-    ok
-}
-
-/// Caps the database at `max_pages` pages (SQLite `PRAGMA max_page_count`; `0` = its current
-/// size), which makes "disk full" reproducible without root or a small filesystem (the
-/// server's debug-only test hook). SQLite never sets it below the current size; answers
-/// (the limit in force, the current page count).
-pub fn cap_pages(conn: &Connection, max_pages: u32) -> Result<(u32, u32)> {
-    let pages: u32 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
-    let want = if max_pages == 0 { pages } else { max_pages };
-    let limit: u32 =
-        conn.query_row(&format!("PRAGMA max_page_count = {want}"), [], |r| r.get(0))?;
-    Ok((limit, pages))
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -242,7 +185,7 @@ mod tests {
         assert!(!storage
             .sqlite_writer()
             .unwrap()
-            .call_blocking(|c| super::probe(c, 4096))
+            .call_blocking(|c| crate::storage::sqlite::space::probe(c, 4096))
             .unwrap());
         assert!(health.is_full());
         assert_eq!(metrics.storage_full_total.get(), 3);
@@ -251,7 +194,7 @@ mod tests {
         assert!(storage
             .sqlite_writer()
             .unwrap()
-            .call_blocking(|c| super::probe(c, 4096))
+            .call_blocking(|c| crate::storage::sqlite::space::probe(c, 4096))
             .unwrap());
         health.space_found();
         assert!(!health.is_full());

@@ -254,7 +254,9 @@ impl Storage {
     /// answer.
     pub async fn probe_space(&self, bytes: usize) -> Result<bool> {
         match &self.inner {
-            Inner::Sqlite { writer, .. } => writer.call(move |c| health::probe(c, bytes)).await,
+            Inner::Sqlite { writer, .. } => {
+                writer.call(move |c| sqlite::space::probe(c, bytes)).await
+            }
             Inner::Postgres { pg, .. } => pg.write(|_| Ok(true)).await,
         }
     }
@@ -264,7 +266,9 @@ impl Storage {
     pub async fn cap_pages(&self, max_pages: u32) -> Result<(u32, u32)> {
         match &self.inner {
             Inner::Sqlite { writer, .. } => {
-                writer.call(move |c| health::cap_pages(c, max_pages)).await
+                writer
+                    .call(move |c| sqlite::space::cap_pages(c, max_pages))
+                    .await
             }
             Inner::Postgres { .. } => Err(StorageError::Invalid(
                 "max_page_count is a SQLite setting; this node runs on PostgreSQL".into(),

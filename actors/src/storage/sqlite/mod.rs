@@ -1,9 +1,11 @@
 //! The embedded SQLite engine (the default): the file opened in WAL mode with its pragmas, the
 //! read pool, the migrations of `migrations/` (`migrate.rs`), the one writer thread with group
-//! commit (`writer.rs`), and online backups (`backup.rs`). What is stored lives with each concept (`storage/<concept>/sqlite.rs`).
+//! commit (`writer.rs`), the disk-space probe (`space.rs`) and online backups (`backup.rs`).
+//! What is stored lives with each concept (`storage/<concept>/sqlite.rs`).
 
 pub mod backup;
 pub mod migrate;
+pub mod space;
 pub mod writer;
 
 use std::path::Path;

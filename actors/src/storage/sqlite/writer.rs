@@ -201,7 +201,7 @@ fn run_loop(
         if refused == 0
             && committed.is_ok()
             && health.probe_due()
-            && crate::storage::health::probe_committed(&conn, health.probe_bytes())
+            && super::space::probe_committed(&conn, health.probe_bytes())
         {
             health.space_found();
         }
