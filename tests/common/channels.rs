@@ -272,6 +272,17 @@ impl Ws {
         let want = json!({"type": "DOC_SEQ", "docId": doc, "headSeq": head, "leaseSeq": lease});
         self.wait_for(within, &format!("{want}"), |m| without_entries(m) == want);
     }
+
+    /// `DOC_SEQ` at `head` with a `leaseSeq` of at least `lease` (see
+    /// `Sse::wait_doc_seq_at_least`).
+    pub fn wait_doc_seq_at_least(&mut self, doc: &str, head: i64, lease: i64, within: Duration) {
+        self.wait_for(within, &format!("DOC_SEQ {doc} {head} ≥{lease}"), |m| {
+            m["type"] == "DOC_SEQ"
+                && m["docId"] == doc
+                && m["headSeq"] == head
+                && m["leaseSeq"].as_i64().is_some_and(|l| l >= lease)
+        });
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -483,6 +494,31 @@ impl Sse {
                 SseNext::Event(..) => {}
                 other => panic!(
                     "no `event: {event}` with {data} within {within:?} ({other:?}); stream so far: {:?}",
+                    self.raw
+                ),
+            }
+        }
+    }
+
+    /// Reads events until a `doc_seq` at `head` arrives whose `leaseSeq` is at least `lease`
+    /// (presence may move on between a reply and the wake-up: a later `leaseSeq` is as
+    /// good); panics after `within` or at the end of the stream.
+    pub fn wait_doc_seq_at_least(&mut self, doc: &str, head: i64, lease: i64, within: Duration) {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.next(left) {
+                SseNext::Event(e, d)
+                    if e == "doc_seq"
+                        && d["docId"] == doc
+                        && d["headSeq"] == head
+                        && d["leaseSeq"].as_i64().is_some_and(|l| l >= lease) =>
+                {
+                    return
+                }
+                SseNext::Event(..) => {}
+                other => panic!(
+                    "no `doc_seq` at head {head} with leaseSeq ≥ {lease} within {within:?} ({other:?}); stream so far: {:?}",
                     self.raw
                 ),
             }
