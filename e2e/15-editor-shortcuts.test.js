@@ -2,6 +2,8 @@
 // Scenario 15: what a new user meets first. Markdown shortcuts typed at the start of a bullet:
 // "``` " makes a code block without a leading space, "```python " also names its language.
 // A deep link to a bullet that is gone, and a viewer's keystroke, are answered with a notice.
+// A todo's box shows what was saved after a click (it stayed empty: the cancelled click put
+// it back after the redraw).
 
 import assert from 'node:assert/strict';
 
@@ -43,4 +45,26 @@ scenario('15 notices: a deep link to a missing bullet, and a viewer who types, a
   // Tab leaves the outline for a viewer (one tab stop for all bullets, not one per bullet)
   await bob.keyboard.press('Tab');
   assert.equal(await bob.evaluate(() => !!document.activeElement?.closest('#outline')), false, 'Tab left the outline');
+});
+
+scenario('15 todo: a click on the box ticks it (box and server agree), a second click unticks it', async (h) => {
+  const s = await setup(h, { seed: ['buy milk'], open: ['alice'] });
+  const { api, doc, ids, pages } = s;
+  const page = pages.alice;
+  await api.json('POST', `/api/v1/docs/${doc}/sync`, {
+    clientId: 'cl_setup', lastSeq: 0,
+    ops: [{ opId: 'op_todo', kind: 'set_props', blockId: ids[0], props: { type: 'todo' } }],
+  });
+  const box = page.locator(`[data-block-id="${ids[0]}"] input.row-check`);
+  await box.waitFor();
+  const serverChecked = async () => (await api.snapshot(doc)).blocks.find((/** @type {any} */ b) => b.id === ids[0])?.checked;
+  for (const want of [true, false]) {
+    await box.click();
+    await waitFor(async () => (await serverChecked()) === want, { message: `the server has checked: ${want}` });
+    // The box shows what was saved, also after the click is over.
+    await waitFor(async () => (await box.isChecked()) === want, { message: `the box shows checked: ${want}` });
+    // Two frames later (every task of the click long done) it still does.
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    assert.equal(await box.isChecked(), want, 'the box stays as saved');
+  }
 });

@@ -76,6 +76,10 @@ scenario('21 history: name a version, compare, restore while bob types (conflict
     await waitFor(async () => (await alice.locator('#history-panel .hist-change.is-removed').count()) === 3, { message: 'three removed bullets in the diff' });
     const changed = await alice.locator('#history-panel .hist-change.is-changed ins').first().textContent();
     assert.match(changed ?? '', /or nine\?/);
+    // Drawn without inline styles, which the Content-Security-Policy refuses (each refusal a
+    // console error, and the indentation lost).
+    const refused = h.console.filter((l) => /Content Security Policy/i.test(l));
+    assert.deepEqual(refused, [], 'the history panel breaks no CSP rule');
     await shot(alice, 'history-changes');
     await alice.locator('#hist-tab-preview').click();
     await waitFor(async () => (await alice.locator('#history-panel .hist-node').count()) === 6, { message: 'the preview shows six bullets' });

@@ -816,10 +816,17 @@ export class InputController {
       return;
     }
     if (t === v.check) {
+      // The click's own toggle is cancelled (the engine decides); a cancelled click puts the
+      // box back as it was *after* this handler — after the redraw — so the box is set again
+      // from the bullet once the click is over.
       e.preventDefault();
+      const box = v.check;
       const next = setProps(this.rows(), v.row.id, { checked: !v.row.checked });
       if (v.lock) this.#notice(`Can't change it: ${v.lock} is editing that bullet right now.`);
       else this.commit(next && { ok: true, rows: next, step: 'check', focus: null });
+      setTimeout(() => {
+        if (box.isConnected && v.row) box.checked = v.row.checked;
+      }, 0);
       return;
     }
     if (t.closest('.conflict-accept') || t.closest('.conflict-discard')) {

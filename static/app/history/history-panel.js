@@ -296,7 +296,7 @@ function changesView(d, pickable) {
   };
   section(
     'Removed since',
-    d.removed.map((b) => h('li', { class: 'hist-change is-removed', dataset: { blockId: b.blockId } }, h('label', { class: 'hist-line' }, pick(b.blockId, b.content), h('del', { style: `margin-left:${Math.min(b.depth, 8)}rem` }, b.content || '(empty)')))),
+    d.removed.map((b) => h('li', { class: 'hist-change is-removed', dataset: { blockId: b.blockId } }, h('label', { class: 'hist-line' }, pick(b.blockId, b.content), h('del', { dataset: { depth: String(Math.min(b.depth, 8)) } }, b.content || '(empty)')))),
     'removed',
   );
   section(
@@ -311,7 +311,7 @@ function changesView(d, pickable) {
   );
   section(
     'Added since',
-    d.added.map((b) => h('li', { class: 'hist-change is-added', dataset: { blockId: b.blockId } }, h('ins', { style: `margin-left:${Math.min(b.depth, 8)}rem` }, b.content || '(empty)'))),
+    d.added.map((b) => h('li', { class: 'hist-change is-added', dataset: { blockId: b.blockId } }, h('ins', { dataset: { depth: String(Math.min(b.depth, 8)) } }, b.content || '(empty)'))),
     'added',
   );
   if (!out.length) out.push(h('p', { class: 'hist-empty' }, 'The document is the same as this version.'));
