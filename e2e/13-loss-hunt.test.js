@@ -71,7 +71,13 @@ scenario(`13 loss hunt: ${COMBOS * ROUNDS} rounds of typing then reload / close 
             const row = `${tabs} tab${tabs > 1 ? 's' : ''}, ${net}, ${action} at ${delay} ms`;
             const t = (table[row] ??= { rounds: 0, lost: 0, doubled: 0 });
             t.rounds++;
-            await waitFor(async () => shows(await pageOutline(page), typed).ok, { timeout: 15_000, message: `round ${round}: the page shows everything before typing` });
+            try {
+              await waitFor(async () => shows(await pageOutline(page), typed).ok, { timeout: 15_000, message: `round ${round}: the page shows everything before typing` });
+            } catch (e) {
+              // A loss recorded in an earlier round (a line that changed, not one gone) keeps
+              // this from ever holding: say what was lost, not only that this timed out.
+              assert.fail(`${e instanceof Error ? e.message : e}\ntyped text lost or doubled before:\n${failures.join('\n')}`);
+            }
             // The tab typed in is the one in front (a background tab paints no frames).
             await page.bringToFront();
             const outline = await pageOutline(page);
