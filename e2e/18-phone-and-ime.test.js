@@ -33,6 +33,18 @@ scenario('18 phone: the toolbar above the keyboard edits the tree; a finger drag
   await page.locator('#touch-toolbar [data-cmd=outdent]').tap();
   await page.locator('#touch-toolbar [data-cmd=moveDown]').tap();
   await waitFor(async () => render(await apiOutline(api, doc)) === 'one\nthree\ntwo', { message: 'outdented and moved down' });
+  // Delete and Undo from the toolbar (a phone keyboard has neither a Delete for a whole
+  // bullet nor Ctrl+Z); all nine buttons fit a phone's width.
+  const bar = await page.locator('#touch-toolbar').boundingBox();
+  const last = await page.locator('#touch-toolbar [data-cmd=delete]').boundingBox();
+  assert.ok(bar && last && last.x + last.width <= bar.x + bar.width + 0.5, 'the last button is on screen');
+  assert.ok(last && last.width >= 32, `a button is ${last?.width} px wide`);
+  await page.locator('#touch-toolbar [data-cmd=delete]').tap();
+  await waitFor(async () => render(await apiOutline(api, doc)) === 'one\nthree', { message: 'deleted from the toolbar' });
+  await page.locator(`${rowSel(ids[2])} .row-text`).tap();
+  await page.locator('#touch-toolbar [data-cmd=undo]').tap();
+  await waitFor(async () => render(await apiOutline(api, doc)) === 'one\nthree\ntwo', { message: 'the delete undone from the toolbar' });
+  await page.locator(`${rowSel(ids[1])} .row-text`).tap();
 
   // drag "one" by its handle below "two" with a finger (touch events through CDP)
   const cdp = await ctx.newCDPSession(page);

@@ -593,10 +593,21 @@ export class InputController {
   /**
    * A structure command on the bullet being edited, from a button (the touch toolbar): the
    * same edits as the keys, the caret kept where it was.
-   * @param {'indent'|'outdent'|'moveUp'|'moveDown'|'toggleTodo'|'zoomIn'|'zoomOut'} cmd
+   * @param {'indent'|'outdent'|'moveUp'|'moveDown'|'toggleTodo'|'zoomIn'|'zoomOut'|'undo'|'delete'} cmd
    */
   runOnFocused(cmd) {
     const { view } = this.d;
+    if (cmd === 'undo') {
+      if (this.d.canEdit()) this.undo();
+      return;
+    }
+    if (this.selection.active && cmd === 'delete') {
+      const r = deleteMany(this.rows(), this.#roots(), this.#opts());
+      if (r && r.ok) this.selection.clear();
+      this.commit(r);
+      this.syncSelection();
+      return;
+    }
     if (this.selection.active) {
       const key = { indent: 'Tab', outdent: 'Tab', moveUp: 'ArrowUp', moveDown: 'ArrowDown', toggleTodo: 'Enter' }[/** @type {string} */ (cmd)];
       if (key) {
@@ -613,6 +624,11 @@ export class InputController {
     }
     if (cmd === 'zoomIn') return this.d.zoom(id);
     if (!this.d.canEdit()) return;
+    if (cmd === 'delete') {
+      // the bullet with its children, as Delete on selected bullets does (one undo step)
+      this.commit(deleteMany(this.rows(), [id], this.#opts()));
+      return;
+    }
     const v = view.view(id);
     const off = v ? (getSelectionOffsets(v.text)?.start ?? 0) : 0;
     const row = this.rows().find((r) => r.id === id);

@@ -1,5 +1,6 @@
 // A row of structure buttons above a phone's keyboard: a phone keyboard has no Tab, no
-// Alt+Shift+arrows and no Ctrl+Enter, so without it the tree cannot be edited on a phone.
+// Alt+Shift+arrows, no Ctrl+Enter and no Ctrl+Z, so without it the tree cannot be edited —
+// or an edit undone, or a bullet with children deleted — on a phone.
 // Shown on touch screens only (coarse pointer) while a bullet is being edited; the buttons
 // act on pointerdown and never take the focus, so the keyboard stays up and the caret stays.
 //
@@ -8,7 +9,7 @@
 
 import { make } from './row-view.js';
 
-/** @typedef {'indent'|'outdent'|'moveUp'|'moveDown'|'toggleTodo'|'zoomIn'|'zoomOut'} ToolbarCommand */
+/** @typedef {'indent'|'outdent'|'moveUp'|'moveDown'|'toggleTodo'|'zoomIn'|'zoomOut'|'undo'|'delete'} ToolbarCommand */
 
 /** @type {[ToolbarCommand, string, string][]} [command, label, glyph] */
 const BUTTONS = [
@@ -19,6 +20,8 @@ const BUTTONS = [
   ['toggleTodo', 'Todo / done', '☑'],
   ['zoomIn', 'Zoom into the bullet', '⤢'],
   ['zoomOut', 'Zoom out', '⤡'],
+  ['undo', 'Undo', '↶'],
+  ['delete', 'Delete the bullet', '⌫'],
 ];
 
 export class TouchToolbar {
