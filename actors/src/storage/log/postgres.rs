@@ -9,7 +9,7 @@ use postgres::GenericClient;
 use serde_json::value::RawValue;
 
 use super::types::{BlockChange, LogRecord, Precheck};
-use crate::collab::op::{Effect, LogEntry, OpResult};
+use crate::collab::op::OpResult;
 use crate::storage::error::{Result, StorageError};
 
 /// Log entries with `after < seq <= upto`, at most `limit`, in order.
@@ -107,28 +107,15 @@ pub fn block_history(
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
         let seq: i64 = r.get(0);
-        let entry: LogEntry = serde_json::from_str(r.get::<_, &str>(4))
-            .map_err(|e| StorageError::Corrupt(format!("doc_ops {seq}: {e}")))?;
-        let block = entry.effects.iter().find_map(|e| match e {
-            Effect::Block { block } if block.id == block_id => Some(block.clone()),
-            _ => None,
-        });
-        let purged = block.is_none();
-        let user_id: String = r.get(2);
-        let kind: String = r.get(3);
-        let name: Option<String> = r.get(5);
-        out.push(BlockChange {
+        out.push(BlockChange::from_entry(
+            block_id,
             seq,
-            at: r.get(1),
-            name: name.unwrap_or_else(|| user_id.clone()),
-            user_id,
-            kind: if purged { "purge".into() } else { kind },
-            content: block.as_ref().map(|b| b.content.clone()),
-            parent_id: block.as_ref().and_then(|b| b.parent_id.clone()),
-            deleted: purged || block.as_ref().is_some_and(|b| b.deleted),
-            conflict_of: block.and_then(|b| b.conflict_of.clone()),
-            version_id: None,
-        });
+            r.get(1),
+            r.get(2),
+            r.get(3),
+            r.get::<_, &str>(4),
+            r.get(5),
+        )?);
     }
     Ok(out)
 }

@@ -7,7 +7,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::value::RawValue;
 
 use super::types::{BlockChange, LogRecord, Precheck};
-use crate::collab::op::{Effect, LogEntry, OpResult};
+use crate::collab::op::OpResult;
 use crate::storage::error::{Result, StorageError};
 
 pub fn insert(conn: &Connection, doc_id: &str, records: &[Arc<LogRecord>]) -> Result<()> {
@@ -67,25 +67,9 @@ pub fn block_history(
     let mut out = Vec::new();
     for row in rows {
         let (seq, at, user_id, kind, entry, name) = row?;
-        let entry: LogEntry = serde_json::from_str(&entry)
-            .map_err(|e| StorageError::Corrupt(format!("doc_ops {seq}: {e}")))?;
-        let block = entry.effects.iter().find_map(|e| match e {
-            Effect::Block { block } if block.id == block_id => Some(block.clone()),
-            _ => None,
-        });
-        let purged = block.is_none();
-        out.push(BlockChange {
-            seq,
-            at,
-            name: name.unwrap_or_else(|| user_id.clone()),
-            user_id,
-            kind: if purged { "purge".into() } else { kind },
-            content: block.as_ref().map(|b| b.content.clone()),
-            parent_id: block.as_ref().and_then(|b| b.parent_id.clone()),
-            deleted: purged || block.as_ref().is_some_and(|b| b.deleted),
-            conflict_of: block.and_then(|b| b.conflict_of.clone()),
-            version_id: None,
-        });
+        out.push(BlockChange::from_entry(
+            block_id, seq, at, user_id, kind, &entry, name,
+        )?);
     }
     Ok(out)
 }

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::value::RawValue;
 
 use crate::collab::op::{Effect, LogEntry, OpResult};
+use crate::storage::error::{Result, StorageError};
 
 #[derive(Debug, Clone)]
 pub struct LogRecord {
@@ -67,6 +68,42 @@ pub struct BlockChange {
     /// The version this state comes from (kind "version" only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version_id: Option<String>,
+}
+
+impl BlockChange {
+    /// One bullet's change as its history shows it, from a log row (`entry` is the stored
+    /// JSON): the bullet as that entry left it, or a purge when the entry names it without
+    /// its state; `name` is the author's display name (their ID when the account is gone).
+    /// Both backends read the row; what it means is decided here.
+    pub fn from_entry(
+        block_id: &str,
+        seq: i64,
+        at: i64,
+        user_id: String,
+        kind: String,
+        entry: &str,
+        name: Option<String>,
+    ) -> Result<BlockChange> {
+        let entry: LogEntry = serde_json::from_str(entry)
+            .map_err(|e| StorageError::Corrupt(format!("doc_ops {seq}: {e}")))?;
+        let block = entry.effects.iter().find_map(|e| match e {
+            Effect::Block { block } if block.id == block_id => Some(block.clone()),
+            _ => None,
+        });
+        let purged = block.is_none();
+        Ok(BlockChange {
+            seq,
+            at,
+            name: name.unwrap_or_else(|| user_id.clone()),
+            user_id,
+            kind: if purged { "purge".into() } else { kind },
+            content: block.as_ref().map(|b| b.content.clone()),
+            parent_id: block.as_ref().and_then(|b| b.parent_id.clone()),
+            deleted: purged || block.as_ref().is_some_and(|b| b.deleted),
+            conflict_of: block.and_then(|b| b.conflict_of.clone()),
+            version_id: None,
+        })
+    }
 }
 
 /// What must be known before a request's ops are applied, read off the actor's thread:
