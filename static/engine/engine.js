@@ -4,21 +4,21 @@
 // that was ever on the wire is never changed again (it may be resent, with the same opId).
 
 import { TITLE_LEASE } from './model.js';
-import { UndoHistory } from './undo.js';
-import { newOpId, newBlockId } from './ids.js';
+import { newBlockId } from './ids.js';
 import { WakeLadder, STAGE_LABELS } from './transport.js';
 import { LocalView } from './local-view.js';
-import { ApiError } from './http.js';
 import { DocApi } from './doc-api.js';
 import { Notices } from './notices.js';
 import { Link } from './link.js';
 import { readWake, pullsAfterExchange } from './wake.js';
 import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from './leases.js';
-import { Outbox, baseVersionOf } from './outbox.js';
+import { Outbox } from './outbox.js';
 import { Journal, readJournal, clearJournal } from './journal.js';
 import { TabClaim, RELOAD_LOCK_WAIT_MS, ADOPT_GRACE_MS } from './tab-claim.js';
 import { Confirmed } from './confirmed.js';
 import { OthersLeases } from './others-leases.js';
+import { LocalEdits } from './edits.js';
+import { Exchange } from './exchange.js';
 import { SendLoop, THROTTLE_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT } from './send-loop.js';
 
 /** @typedef {import('./types.js').Op} Op */
@@ -93,7 +93,6 @@ export class DocSyncEngine {
       onViewStale: () => { this.local.stale = true; },
       onStorageError: (e) => this.setStorageError(e),
     });
-    this.history = new UndoHistory();
 
     /** -1: not known yet, so the first wake-up always pulls. */
     this.leaseSeq = -1;
@@ -105,11 +104,7 @@ export class DocSyncEngine {
     });
     this.opened = false;
     this.closed = false;
-    /** Sending stopped (403/404/401): the queue is kept. */
-    this.stopped = false;
     this.hidden = false;
-    /** @type {EngineState['error']} */
-    this.error = null;
     /** What the person is told (notices.js). */
     this.notices = new Notices();
 
@@ -117,7 +112,7 @@ export class DocSyncEngine {
     this.sending = new SendLoop({
       now: () => this.now(),
       active: () => !this.closed && !this.stopped && this.opened,
-      exchange: (limit) => this.exchange(limit),
+      exchange: (limit) => this.server.run(limit),
       hasWork: () => this.outbox.sendable().length > 0,
       period: () => this.period(),
       settled: () => this.emit(),
@@ -148,8 +143,41 @@ export class DocSyncEngine {
       closed: () => this.closed,
       onStorageError: (e) => this.setStorageError(e),
     });
+    /** Edits checked, applied and recorded for undo before they are queued (edits.js). */
+    this.edits = new LocalEdits({
+      local: this.local, journal: this.journal, notices: this.notices,
+      role: () => this.role, locks: () => this.locks, context: () => this.opContext(),
+      applied: (ops) => {
+        this.noteInput(ops);
+        this.persistItems(this.outbox.add(ops));
+        this.emit();
+      },
+      changed: () => this.emit(),
+    });
+    /** What an exchange says and what its failure means; the stop after 401/403/404 (exchange.js). @type {Exchange} */
+    this.server = new Exchange({
+      api: this.api, outbox: this.outbox, claim: this.claim, link: this.link, notices: this.notices,
+      clientId: () => /** @type {string} */ (this.clientId), lastSeq: () => this.confirmed.lastSeq,
+      full: () => this.mode === 'full', holdList: () => this.holdList(), holdsLeases: () => this.leases.size > 0,
+      loaded: () => this.loaded, closed: () => this.closed,
+      reloadSnapshot: () => this.reloadSnapshot(),
+      applyReply: async (reply) => {
+        await this.applyReply(reply);
+        this.wakeAfterExchange();
+      },
+      dropped: () => this.rebuildView(),
+      stopped: () => {
+        this.clearTimers();
+        this.link.stop();
+      },
+    });
     /** @type {EngineState} */
     this.state = this.buildState();
+  }
+
+  /** Sending stopped (401/403/404): the queue is kept. @returns {boolean} */
+  get stopped() {
+    return this.server.stopped;
   }
 
   /** The view's model: confirmed state + queue. */
@@ -230,61 +258,30 @@ export class DocSyncEngine {
 
   /**
    * The editor's one write path: the new flat list is diffed into ops, checked against
-   * leases and role, applied to the view and queued.
-   * @param {FlatRow[]} next
-   * @param {{step: string}} opts
-   * @returns {EditResult}
+   * leases and role, applied to the view and queued (edits.js).
+   * @param {FlatRow[]} next @param {{step: string}} opts @returns {EditResult}
    */
   commitRows(next, { step }) {
-    const refused = this.refuseIfViewer();
-    if (refused) return refused;
-    const ops = this.local.diff(next);
-    return this.submitOps(ops, { step });
+    return this.edits.commitRows(next, step);
   }
 
-  /**
-   * Text typed into a bullet's field that the editor hands over later (after the frame is
-   * painted): kept synchronously in the journal as the op it would become, so a crash in
-   * between loses nothing. The next commit (or any edit) replaces it.
-   * @param {string} blockId @param {string} content
-   */
+  /** Text typed, not yet handed over: journalled at once (edits.js). @param {string} blockId @param {string} content */
   noteTyping(blockId, content) {
-    if (this.role === 'viewer') return;
-    const b = this.view.get(blockId);
-    if (!b || b.deleted || b.content === content) return;
-    const prev = this.journal.draft;
-    const opId = prev && prev.kind === 'set_content' && prev.blockId === blockId ? prev.opId : newOpId();
-    this.journal.setDraft({ opId, kind: 'set_content', blockId, content, baseVersion: b.version });
+    this.edits.noteTyping(blockId, content);
   }
 
   /**
    * Ops built by the caller instead of diffed from rows: checked, applied, recorded as one
    * undo step and queued exactly like commitRows' ops (tools, benchmarks, tests).
-   * @param {Op[]} ops
-   * @param {{step: string}} opts
-   * @returns {EditResult}
+   * @param {Op[]} ops @param {{step: string}} opts @returns {EditResult}
    */
   submitOps(ops, { step }) {
-    // What was typed is in these ops now (or was refused): no draft to recover.
-    this.journal.setDraft(null);
-    const refused = this.refuseIfViewer();
-    if (refused) return refused;
-    if (ops.length === 0) return { ok: true, ops };
-    const locked = this.local.lockedBy(ops, this.locks);
-    if (locked) return this.refuseLocked(locked);
-    return this.applyLocal(ops, step, true);
+    return this.edits.submit(ops, step);
   }
 
-  /** @param {string} text */
+  /** @param {string} text @returns {EditResult} */
   setTitle(text) {
-    const refused = this.refuseIfViewer();
-    if (refused) return refused;
-    if (text === this.view.title) return { ok: true, ops: [] };
-    /** @type {Op} */
-    const op = { opId: newOpId(), kind: 'set_title', title: text, baseVersion: this.view.titleVersion };
-    const locked = this.local.lockedBy([op], this.locks);
-    if (locked) return this.refuseLocked(locked);
-    return this.applyLocal([op], 'typing', true);
+    return this.edits.setTitle(text);
   }
 
   /**
@@ -299,48 +296,27 @@ export class DocSyncEngine {
 
   /** @returns {{done: boolean, skipped: {blockId: string, reason: string}[]}} */
   undo() {
-    return this.undoRedo('undo');
+    return this.edits.undoRedo('undo');
   }
 
   /** @returns {{done: boolean, skipped: {blockId: string, reason: string}[]}} */
   redo() {
-    return this.undoRedo('redo');
+    return this.edits.undoRedo('redo');
   }
 
-  /**
-   * Accept a conflict copy: the original takes the copy's text and the copy goes. Refused
-   * while another client holds either.
-   * @param {string} copyId
-   * @returns {EditResult}
-   */
+  /** Accept a conflict copy: the original takes the copy's text and the copy goes. @param {string} copyId */
   acceptConflict(copyId) {
-    return this.resolveConflict('accept', copyId);
+    return this.edits.resolveConflict('accept', copyId);
   }
 
-  /** @param {string} copyId @returns {EditResult} */
+  /** @param {string} copyId */
   discardConflict(copyId) {
-    return this.resolveConflict('discard', copyId);
+    return this.edits.resolveConflict('discard', copyId);
   }
 
-  /**
-   * Keep both: the copy stays as an ordinary bullet below the original, marked resolved (no
-   * more Accept / Discard, no longer counted as an open conflict).
-   * @param {string} copyId
-   * @returns {EditResult}
-   */
+  /** Keep both: the copy stays as an ordinary bullet, marked resolved. @param {string} copyId */
   keepConflict(copyId) {
-    return this.resolveConflict('keep', copyId);
-  }
-
-  /** @param {'accept'|'discard'|'keep'} how @param {string} copyId @returns {EditResult} */
-  resolveConflict(how, copyId) {
-    const refused = this.refuseIfViewer();
-    if (refused) return refused;
-    const plan = this.local.resolveConflict(how, copyId);
-    if (!plan) return this.invalid('That conflict copy is gone.');
-    const locked = (plan.guard && this.locks.get(plan.guard)) || this.local.lockedBy(plan.ops, this.locks);
-    if (locked) return this.refuseLocked(locked);
-    return this.applyLocal(plan.ops, plan.step, true);
+    return this.edits.resolveConflict('keep', copyId);
   }
 
   /**
@@ -415,27 +391,6 @@ export class DocSyncEngine {
 
   // ---------------------------------------------------------------- local edits
 
-  /** @returns {EditResult|null} */
-  refuseIfViewer() {
-    return this.role === 'viewer' ? this.told(this.notices.viewer()) : null;
-  }
-
-  /** @param {string} message @returns {EditResult} */
-  invalid(message) {
-    return this.told(this.notices.invalid(message));
-  }
-
-  /** @param {Lock} lock @returns {EditResult} */
-  refuseLocked(lock) {
-    return this.told(this.notices.locked(lock));
-  }
-
-  /** A refusal, shown now. @param {EditResult} r */
-  told(r) {
-    this.emit();
-    return r;
-  }
-
   /** The context in which own ops are applied to the view (the server's rules). */
   opContext() {
     return {
@@ -446,39 +401,6 @@ export class DocSyncEngine {
       heldByOthers: (/** @type {string} */ id) => this.locks.has(id),
       leasesEnabled: this.mode === 'full',
     };
-  }
-
-  /**
-   * Applies own ops to the view (only these: no rebuild), records the undo step with their
-   * inverse, queues and persists them.
-   * @param {Op[]} ops @param {string} step @param {boolean} record
-   * @returns {EditResult}
-   */
-  applyLocal(ops, step, record) {
-    const ctx = this.opContext();
-    const inverse = this.local.apply(ops, ctx, record);
-    if (record) this.history.record({ kind: step, forward: ops, inverse, at: ctx.now });
-    this.noteInput(ops);
-    this.enqueue(ops);
-    this.emit();
-    return { ok: true, ops };
-  }
-
-  /** @param {'undo'|'redo'} which */
-  undoRedo(which) {
-    if (this.role === 'viewer') return { done: false, skipped: [] };
-    const held = (/** @type {string} */ id) => this.locks.has(id);
-    const { ops, skipped } = which === 'undo'
-      ? this.history.undo(this.view, held, newOpId)
-      : this.history.redo(this.view, held, newOpId);
-    if (skipped.length) {
-      this.noteNotice(skipped.length === 1
-        ? `One ${which} step was skipped: someone else changed or holds that bullet.`
-        : `${skipped.length} ${which} steps were skipped: someone else changed or holds those bullets.`);
-    }
-    if (ops.length) this.applyLocal(ops, which, false);
-    else this.emit();
-    return { done: ops.length > 0, skipped };
   }
 
   /** Typing and new bullets claim their blocks (leases.js); a new claim brings the next sync forward. @param {Op[]} ops */
@@ -493,11 +415,6 @@ export class DocSyncEngine {
     if (f === TITLE_LEASE) return true;
     const b = this.view.get(f);
     return !!b && !b.deleted;
-  }
-
-  /** Queues ops (merging typing into the last unsent text op) and writes them to disk. @param {Op[]} ops */
-  enqueue(ops) {
-    this.persistItems(this.outbox.add(ops));
   }
 
   /** @param {QueueItem[]} items */
@@ -542,119 +459,9 @@ export class DocSyncEngine {
     return this.sending.inFlight;
   }
 
-  /**
-   * One exchange (SendLoop calls it, one at a time): the snapshot first if there is no
-   * confirmed state yet, the `leave` of adopted tabs, then /sync with up to `limit` queued ops
-   * and the hold list, its reply applied. A failure is read here (failed) and handed back.
-   * @param {number} limit
-   * @returns {Promise<import('./send-loop.js').Failure|null>}
-   */
-  async exchange(limit) {
-    /** @type {QueueItem[]} */
-    let batch = [];
-    try {
-      if (!this.loaded) await this.reloadSnapshot();
-      await this.claim.leaveAdopted(
-        (owner) => this.api.leave(owner, false),
-        (e) => e instanceof ApiError && !e.offline && e.status < 500,
-      );
-      batch = this.outbox.takeForSending(limit);
-      const reply = await this.api.sync(this.syncBody(batch), false);
-      if (this.closed) return null;
-      this.link.exchanged();
-      await this.applyReply(reply);
-      this.wakeAfterExchange();
-      return null;
-    } catch (e) {
-      return this.failed(e, batch);
-    } finally {
-      this.outbox.landed(batch);
-    }
-  }
-
-  /**
-   * What a failed exchange means, with its effects here (stop, drop an op, a notice); the
-   * send loop bends its schedule by the answer.
-   * @param {unknown} e
-   * @param {QueueItem[]} batch
-   * @returns {import('./send-loop.js').Failure}
-   */
-  failed(e, batch) {
-    if (e instanceof ApiError && e.offline) {
-      this.link.lost();
-      return 'backoff';
-    }
-    if (!(e instanceof ApiError)) {
-      // A bug of ours, not the network: say so loudly, but keep retrying (the queue is safe).
-      console.error('docsync engine: sync failed', e);
-      return 'backoff';
-    }
-    this.link.reached();
-    if (e.status === 401 || e.status === 403 || e.status === 404) {
-      this.stopSending(e);
-      return 'stop';
-    }
-    if (e.code === 'document_full' || e.code === 'write_budget') {
-      // A budget, not a bad op: the text stays queued (on this device) and is sent again
-      // later, when the budget refilled or the document has room.
-      this.noteNotice(`Not saved to the server yet: ${e.message}. Your text is kept on this device.`);
-      return 'backoff';
-    }
-    if ((e.status === 400 || e.status === 413) && batch.length > 0) {
-      // One op makes the whole request invalid: find it by sending one at a time.
-      if (batch.length > 1) return 'split';
-      // This op can never be accepted; keeping it would block every op after it.
-      this.outbox.rebaseNext(batch[0], { version: baseVersionOf(batch[0].rec.op) });
-      this.outbox.drop(batch);
-      this.rebuildView();
-      this.noteNotice(`A change could not be saved: ${e.message}`);
-      return 'now';
-    }
-    return 'backoff';
-  }
-
-  /** No access any more (401/403/404): the queue is kept, nothing is sent. @param {ApiError} e */
-  stopSending(e) {
-    this.stopped = true;
-    this.error = { status: e.status, code: e.code, message: e.message };
-    this.clearTimers();
-    this.link.stop();
-  }
-
-  /** @param {QueueItem[]} batch */
-  syncBody(batch) {
-    /** @type {Record<string, any>} */
-    const body = { clientId: this.clientId, lastSeq: this.confirmed.lastSeq };
-    if (batch.length) body.ops = batch.map((i) => i.rec.op);
-    if (this.mode === 'full') body.leases = { hold: this.holdList() };
-    return body;
-  }
-
-  /**
-   * Sends everything unanswered plus `hold: []` with keepalive (the page may be frozen or
-   * killed next). Exempt from the one-in-flight rule: a duplicate is harmless (same opIds).
-   * The reply is not used; the next normal sync gets the same results.
-   */
+  /** Pending ops and `hold: []` with keepalive: the page may be frozen or killed next (exchange.js). */
   sendKeepalive() {
-    if (this.stopped || this.closed || !this.opened) return;
-    // Adopted ops wait for their old sessions' `leave` (leaveAdopted), which a keepalive
-    // request cannot order before them: they stay on disk for the next start.
-    let size = 200;
-    let count = 0;
-    const ops = this.claim.hasAdopted
-      ? []
-      : this.outbox.takeForKeepalive((op) => {
-          const n = JSON.stringify(op).length + 1;
-          if (size + n > KEEPALIVE_BODY_LIMIT || count >= MAX_OPS_PER_SYNC) return false;
-          size += n;
-          count++;
-          return true;
-        });
-    if (ops.length === 0 && (this.mode !== 'full' || this.leases.size === 0)) return;
-    /** @type {Record<string, any>} */
-    const body = { clientId: this.clientId, lastSeq: this.confirmed.lastSeq, ops };
-    if (this.mode === 'full') body.leases = { hold: [] };
-    this.api.sync(body, true).catch(() => {});
+    this.server.keepalive(this.opened && !this.closed);
   }
 
   // ---------------------------------------------------------------- replies
@@ -839,7 +646,7 @@ export class DocSyncEngine {
       unsaved: this.outbox.unsaved(),
       loaded: this.loaded,
       synced: this.link.synced,
-      error: this.error,
+      error: this.server.error,
       notice: this.notices.notice,
       noticeSeq: this.notices.seq,
       storageError: this.notices.storageError,

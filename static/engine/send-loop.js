@@ -4,7 +4,7 @@
 // Invariants: at most one exchange runs (a wish meanwhile runs one more right after it); no
 // exchange starts before the backoff has run out, except when the owner says the world
 // changed (online again, tab shown); timers live only while the owner is active.
-// What an exchange sends and how a reply is applied is the owner's (engine.js); this class
+// What an exchange sends is exchange.js's, how a reply is applied engine.js's; this class
 // only decides when, and how a failure bends the schedule.
 
 /** @typedef {import('./transport.js').Wake} Wake */
