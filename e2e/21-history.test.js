@@ -275,3 +275,32 @@ scenario('21 history: restore chosen bullets only; a viewer sees versions but no
     assert.equal(await vera.locator(sel).count(), 0, `${sel} shown to a viewer`);
   }
 });
+
+scenario('21 history: a restore shows at once in a document only its owner has open, and nothing is left to restore', async (h) => {
+  // Alone on the document (private mode: no wake-ups, a sync every 30 s): the restoring tab
+  // must bring the restore in itself.
+  const s = await setup(h, { users: ['alice'], seed: ['Apples', 'Pears', 'Plums'], open: ['alice'] });
+  const { api, doc, ids, pages } = s;
+  const alice = pages.alice;
+  await api.json('POST', `/api/v1/docs/${doc}/versions`, { name: 'Fruit' });
+  await focusEnd(alice, ids[1]);
+  await alice.keyboard.type(' and figs');
+  await waitFor(async () => (await api.snapshot(doc)).blocks.find((b) => b.id === ids[1])?.content === 'Pears and figs', { message: 'the typing saved' });
+  await menu(alice, 'History and versions');
+  await versionItem(alice, 'Fruit').click();
+  await waitFor(async () => (await alice.locator('#history-panel .hist-change.is-changed').count()) === 1, { message: 'one changed bullet' });
+  await alice.locator('#restore-all').click();
+  await waitFor(async () => (await rowOf(alice, ids[1]))?.text === 'Pears', { timeout: 5_000, message: 'the restore shown in the editor without a reload' });
+  await waitFor(async () => /same as this version/.test((await alice.locator('#history-panel .hist-diff').textContent()) ?? ''), {
+    timeout: 5_000, message: 'the panel shows nothing left to restore',
+  });
+  assert.equal(await alice.locator('#history-panel .hist-change').count(), 0, 'no restored change still listed');
+  await shot(alice, '21-restore-private');
+  await alice.keyboard.press('Escape');
+  // Typing on is based on the restored text: no conflict copy against oneself.
+  await focusEnd(alice, ids[1]);
+  await alice.keyboard.type('!');
+  await waitFor(async () => (await api.snapshot(doc)).blocks.find((b) => b.id === ids[1])?.content === 'Pears!', { message: 'typing on saved' });
+  const snap = await api.snapshot(doc);
+  assert.equal(snap.blocks.filter((b) => !b.deleted && b.conflictOf).length, 0, 'no conflict copy');
+});

@@ -72,7 +72,12 @@ export class Panels {
     const o = this.#o;
     openHistoryPanel({
       api: o.api, docId: o.docId, clientId: o.clientId, canEdit: o.canEdit() && o.roleKnown(),
-      onRestored: (summary) => o.chrome.showNotice(summary),
+      onRestored: (summary) => {
+        o.chrome.showNotice(summary);
+        // The restore's entries are in the log now: fetch them at once rather than at the
+        // next wake-up, which a document nobody else has open gets only every 30 s.
+        void o.engine.syncNow();
+      },
     });
   }
 

@@ -160,7 +160,7 @@ export function openHistoryPanel(o) {
     /** @type {Node[]} */
     const actions = [];
     if (o.canEdit) {
-      const all = h('button', { type: 'button', class: 'btn btn-primary', id: 'restore-all' }, 'Restore all');
+      const all = h('button', { type: 'button', class: 'btn btn-primary', id: 'restore-all', disabled: changes === 0 }, 'Restore all');
       all.addEventListener('click', () => void restore(v, null, all));
       const some = h('button', { type: 'button', class: 'btn', id: 'restore-selected', disabled: true }, 'Restore selected bullets');
       some.addEventListener('click', () => void restore(v, [...picked], some));
@@ -199,6 +199,8 @@ export function openHistoryPanel(o) {
         say(summary);
         o.onRestored?.(summary);
         await load();
+        // What is left to restore is now measured against the restored document.
+        if (selected === v.versionId) await select(v.versionId);
         return;
       } catch (e) {
         const retry = /** @type {any} */ (e)?.status === 0 || /** @type {any} */ (e)?.status >= 500;
