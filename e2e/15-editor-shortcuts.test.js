@@ -7,7 +7,7 @@
 
 import assert from 'node:assert/strict';
 
-import { scenario, waitFor, readNotice } from './harness.js';
+import { scenario, waitFor, readNotice, readRows } from './harness.js';
 import { setup, focusEnd } from './fixtures.js';
 
 scenario('15 shortcuts: a code fence takes its space and its language', async (h) => {
@@ -67,4 +67,53 @@ scenario('15 todo: a click on the box ticks it (box and server agree), a second 
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     assert.equal(await box.isChecked(), want, 'the box stays as saved');
   }
+});
+
+scenario('15 keyboard: Escape hands Tab back to the page (no silent indent), Share is reachable by keys, closing Find returns to the bullet', async (h) => {
+  const s = await setup(h, { seed: ['One', 'Two', 'Three', 'Four', 'Five', 'Six'], open: ['alice'] });
+  const { api, doc, ids, pages } = s;
+  const page = pages.alice;
+  for (const i of [1, 2, 4, 5]) {
+    await focusEnd(page, ids[i]);
+    await page.keyboard.press('Tab');
+  }
+  const levels = async () => (await readRows(page)).map((r) => r.level);
+  await waitFor(async () => (await levels()).join() === '1,2,2,1,2,2', { message: 'levels 1,2,2,1,2,2' });
+  const focused = () => page.evaluate(() => {
+    const a = document.activeElement;
+    return { inBullet: !!a?.closest('#outline .row-text'), block: a?.closest('[data-block-id]')?.getAttribute('data-block-id') ?? null, cls: a?.className ?? '' };
+  });
+
+  // Escape, then Tab: the focus leaves the outline and nothing is indented.
+  await focusEnd(page, ids[2]);
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Tab');
+  assert.equal((await focused()).inBullet, false, 'Tab after Escape left the outline');
+  await page.keyboard.press('Tab');
+  assert.equal((await levels()).join(), '1,2,2,1,2,2', 'no bullet indented');
+
+  // From a bullet to Share by keys alone: Escape, then Shift+Tab until the Share button.
+  await focusEnd(page, ids[4]);
+  await page.keyboard.press('Escape');
+  let reached = false;
+  for (let i = 0; i < 12 && !reached; i++) {
+    await page.keyboard.press('Shift+Tab');
+    reached = /\bed-share\b/.test((await focused()).cls);
+  }
+  assert.ok(reached, 'Shift+Tab reached the Share button');
+  await page.keyboard.press('Enter');
+  await page.locator('#share-dialog').waitFor();
+  await page.keyboard.press('Escape');
+  assert.equal((await levels()).join(), '1,2,2,1,2,2', 'still no bullet indented');
+
+  // Find, closed with Escape: the caret is back in the bullet it came from and typing lands there.
+  await focusEnd(page, ids[3]);
+  await page.keyboard.press('Control+f');
+  await page.keyboard.type('Fiv');
+  await page.keyboard.press('Escape');
+  await waitFor(async () => (await focused()).inBullet, { message: 'the focus back in a bullet after Find' });
+  const back = (await focused()).block;
+  assert.ok(back, 'a bullet has the focus');
+  await page.keyboard.type('!');
+  await waitFor(async () => (await api.snapshot(doc)).blocks.some((b) => b.id === back && b.content.endsWith('!')), { message: 'typing after Find reached the bullet' });
 });

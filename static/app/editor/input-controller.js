@@ -81,9 +81,18 @@ import { DragController } from './drag.js';
  * }} ControllerDeps
  */
 
+/** Keys that only modify the next one (Shift before Shift+Tab). */
+const MODIFIER_KEYS = new Set(['Shift', 'Control', 'Alt', 'Meta', 'AltGraph']);
+
 export class InputController {
   /** @type {number|null} the x to keep while moving with ↑/↓ */
   #goalX = null;
+  /**
+   * The bullet Escape was pressed in: it keeps the focus but is read, not edited (markdown
+   * drawn, links open), and its next Tab / Shift+Tab moves the focus out of the outline.
+   * @type {string|null}
+   */
+  #escaped = null;
   #composing = false;
   selection = new BlockSelection();
 
@@ -450,6 +459,21 @@ export class InputController {
     const v = view.viewOf(e.target);
     if (!v || e.target !== v.text || !v.row) return;
     const cmd = commandFor(e);
+    if (this.#escaped === v.row.id) {
+      // Tab is the page's again: the browser moves the focus on (no indent), so the keyboard
+      // is never trapped in the outline. Any other key goes on editing.
+      if (cmd === 'indent' || cmd === 'outdent') return;
+      if (MODIFIER_KEYS.has(e.key)) return;
+      if (cmd === 'escape') {
+        e.preventDefault();
+        return;
+      }
+      this.#escaped = null;
+      if (!v.raw) {
+        v.showRaw();
+        setSelectionOffsets(v.text, (v.text.textContent ?? '').length);
+      }
+    }
     if (cmd !== 'up' && cmd !== 'down') this.#goalX = null;
     if (!cmd) {
       if (v.lock && this.d.canEdit() && e.key.length === 1 && !e.ctrlKey && !e.metaKey && !e.altKey) {
@@ -470,7 +494,8 @@ export class InputController {
         return;
       case 'escape':
         e.preventDefault();
-        v.text.blur();
+        this.#escaped = id;
+        if (v.raw && v.row.type !== 'code') v.drawText(v.text.textContent ?? '', v.row.type);
         return;
       case 'up':
       case 'down': {
@@ -743,6 +768,7 @@ export class InputController {
       this.selection.clear();
       this.syncSelection();
     }
+    if (this.#escaped !== v.row.id) this.#escaped = null;
     view.focusedId = v.row.id;
     view.moveTabStop();
     v.el.classList.add('is-focused');
@@ -798,10 +824,22 @@ export class InputController {
       }
     }
     if (this.selection.active) this.clearSelection();
-    if (!v.text.contains(t) || this.d.chrome.doc.activeElement === v.text) return;
+    const escaped = this.#escaped === v.row.id;
+    if (!v.text.contains(t) || (this.d.chrome.doc.activeElement === v.text && !escaped)) return;
     const link = t.closest('a');
     if (link && e.button === 0) {
       e.preventDefault();
+      return;
+    }
+    if (escaped) {
+      // a click back into the text it was reading: editing again, the caret where clicked
+      this.#escaped = null;
+      if (v.raw || !v.tokens) return;
+      const at = offsetAtPoint(v.text, e.clientX, e.clientY);
+      const tokens = v.tokens;
+      e.preventDefault();
+      v.showRaw();
+      setSelectionOffsets(v.text, at == null ? v.row.content.length : renderedToRaw(tokens, at));
       return;
     }
     if (v.raw || !v.editable || e.pointerType !== 'mouse' || e.button !== 0 || !v.tokens) return;
@@ -852,7 +890,7 @@ export class InputController {
       return;
     }
     const link = t.closest('a');
-    if (link && v.text.contains(link) && chrome.doc.activeElement !== v.text) {
+    if (link && v.text.contains(link) && (chrome.doc.activeElement !== v.text || this.#escaped === v.row.id)) {
       const href = link.getAttribute('href') ?? '';
       const external = /^(https?:|mailto:)/i.test(href);
       const win = view.win;

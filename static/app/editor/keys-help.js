@@ -17,7 +17,7 @@ export const KEYS = [
   ['Shift+↑ / ↓, Shift+click', 'Select whole bullets'],
   ['Ctrl+A (twice)', 'Select all bullets'],
   ['Tab, Delete, Ctrl+C/X/V', '… on the selected bullets'],
-  ['Escape', 'Clear the selection, leave the bullet'],
+  ['Escape', 'Clear the selection; stop editing the bullet (then Tab / Shift+Tab move out of the outline)'],
   ['Ctrl+F', 'Find in the document'],
   ['Alt+H', 'History of this bullet'],
   ['Alt+Shift+H', 'History and versions of the document'],

@@ -93,6 +93,8 @@ export class OutlineView {
   focusedId = null;
   /** @type {HTMLElement|null} the one read-only field Tab stops at (roving tab stop) */
   #tabStop = null;
+  /** @type {string|null} the bullet that holds the outline's tab stop (the last focused) */
+  #stopId = null;
 
   /**
    * @param {HTMLElement} outline the element the rows go in
@@ -319,17 +321,19 @@ export class OutlineView {
   }
 
   /**
-   * Read-only bullets (a viewer's, or ones someone else holds) are one tab stop together: the
-   * last focused one, else the first shown; ↑/↓ move between them and Tab leaves the outline.
+   * The outline is one tab stop: the last focused bullet, else the first shown; ↑/↓ move
+   * between bullets. Inside an editable bullet Tab indents; after Escape (which leaves the
+   * text) Tab and Shift+Tab leave the outline, as they do from a read-only bullet.
    */
   moveTabStop() {
-    const id = this.focusedId && this.#views.has(this.focusedId) ? this.focusedId : this.#shown[0]?.id;
-    const v = id ? this.#views.get(id) : undefined;
-    const next = v && !v.editable ? v.text : null;
-    if (this.#tabStop === next) return;
-    if (this.#tabStop && this.#tabStop.getAttribute('contenteditable') == null) this.#tabStop.tabIndex = -1;
+    // The bullet left last keeps the stop: after Escape (a blur), Shift+Tab goes on to the
+    // title and the bar instead of into another bullet.
+    if (this.focusedId) this.#stopId = this.focusedId;
+    const id = this.#stopId && this.#views.has(this.#stopId) ? this.#stopId : this.#shown[0]?.id;
+    const next = (id ? this.#views.get(id)?.text : null) ?? null;
+    if (this.#tabStop && this.#tabStop !== next) this.#tabStop.tabIndex = -1;
     this.#tabStop = next;
-    if (next) next.tabIndex = 0;
+    if (next && next.tabIndex !== 0) next.tabIndex = 0;
   }
 
   // ---- windowing ------------------------------------------------------------------------------

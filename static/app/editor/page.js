@@ -190,8 +190,12 @@ export async function mountEditor(root, opts) {
     roleKnown: () => state?.role != null,
     caretBullet: () => view.focusedId ?? lastFocusedId,
     refocus: () => {
-      const v = view.focusedId ? view.view(view.focusedId) : null;
+      // back where the caret was before the panel took the focus (else the first bullet, else
+      // the title): keys typed next must land somewhere visible
+      const id = view.focusedId ?? lastFocusedId ?? view.rows[0]?.id;
+      const v = id ? view.ensure(id) : null;
       if (v) view.focus(v, { offset: (v.text.textContent ?? '').length });
+      else chrome.title.focus();
     },
     reveal: (id) => reveal.want(id),
   });

@@ -158,12 +158,14 @@ export class RowView {
     if (!prev || this.editable !== canType || this.lock !== lock) {
       if (canType) {
         this.text.setAttribute('contenteditable', 'plaintext-only');
-        this.text.removeAttribute('tabindex');
+        // One tab stop for the whole outline (OutlineView.moveTabStop): Tab inside a bullet
+        // indents, so a tab stop per bullet would make the outline a trap for the keyboard.
+        if (this.text.tabIndex !== 0) this.text.tabIndex = -1;
         this.text.removeAttribute('aria-readonly');
       } else {
         // focusable by arrow keys and clicks; the outline keeps one tab stop (OutlineView)
         this.text.removeAttribute('contenteditable');
-        this.text.tabIndex = -1;
+        if (this.text.tabIndex !== 0) this.text.tabIndex = -1;
         this.text.setAttribute('aria-readonly', 'true');
       }
       this.text.setAttribute('role', 'textbox');
