@@ -125,6 +125,7 @@ export class DocSyncEngine {
         if (this.mode === 'full') this.syncSoon(0);
       },
       () => !this.closed && !this.stopped,
+      (id) => this.outbox.waitingOn(id),
     );
 
 
@@ -148,8 +149,9 @@ export class DocSyncEngine {
       local: this.local, journal: this.journal, notices: this.notices,
       role: () => this.role, locks: () => this.locks, context: () => this.opContext(),
       applied: (ops) => {
-        this.noteInput(ops);
+        // Queued first: a claim made by these ops lasts while they wait for the server.
         this.persistItems(this.outbox.add(ops));
+        this.noteInput(ops);
         this.emit();
       },
       changed: () => this.emit(),
@@ -164,6 +166,8 @@ export class DocSyncEngine {
       applyReply: async (reply) => {
         await this.applyReply(reply);
         this.wakeAfterExchange();
+        // A bullet left behind whose text the server now has: let go of it at once.
+        if (this.mode === 'full' && this.leases.prune()) this.sending.changed();
       },
       dropped: () => this.rebuildView(),
       stopped: () => {

@@ -1,7 +1,10 @@
 // Our own lease claims (PROTOCOL §5, §7): which bullets this tab holds and until when, and
 // the one timer that lets claims run out. Invariants: the focused bullet is held (Infinity)
-// until 60 s without input; any other claim ends 20 s after it was made or last typed in;
-// the hold list sent is exactly the claims not yet run out.
+// until 60 s without input; any other claim (a bullet left, a new or pasted one) ends as soon
+// as nothing of ours on it waits for the server — its text is safe, so others may edit it at
+// once — and at the latest 20 s after it was made or last typed in; the hold list sent is
+// exactly the claims not yet ended. (PROTOCOL §7 keeps a left bullet 20 s; the server's own
+// 20 s expiry is now only for a tab that vanished — a deviation, in ARCHITECTURE.md.)
 
 import { TITLE_LEASE } from './model.js';
 
@@ -15,11 +18,13 @@ export class LeaseHolds {
    * @param {() => number} now the engine's clock
    * @param {() => void} onRunOut called by the timer when claims ran out (the engine tells the server)
    * @param {() => boolean} running false once the engine is closed or stopped: no timer then
+   * @param {(id: string) => boolean} [waiting] an op of ours on this bullet still waits for the server
    */
-  constructor(now, onRunOut, running) {
+  constructor(now, onRunOut, running, waiting = () => true) {
     this.now = now;
     this.onRunOut = onRunOut;
     this.running = running;
+    this.waiting = waiting;
     /** blockId (or 'title') → when our claim ends (Infinity: focused and in use). @type {Map<string, number>} */
     this.holds = new Map();
     /** @type {string|null} */
@@ -34,7 +39,8 @@ export class LeaseHolds {
   }
 
   /**
-   * The focus moved: the bullet left keeps its claim 20 s, the new one is held.
+   * The focus moved: the bullet left keeps its claim until the server has what was typed in
+   * it (at most 20 s), the new one is held.
    * @param {string|null} blockId @returns {boolean} a new claim to request at once
    */
   focus(blockId) {
@@ -85,13 +91,17 @@ export class LeaseHolds {
     return [...this.holds.keys()];
   }
 
-  /** Drops claims that ran out, and the focused bullet after 60 s without input. @returns {boolean} changed */
+  /**
+   * Drops claims that ran out or whose ops the server has, and the focused bullet after 60 s
+   * without input. @returns {boolean} changed
+   */
   prune() {
     const now = this.now();
     let changed = false;
     for (const [id, until] of this.holds) {
       const idle = until === Infinity && now - this.lastInput >= FOCUS_IDLE_MS;
-      if (until <= now || idle) {
+      const done = until !== Infinity && !this.waiting(id);
+      if (until <= now || idle || done) {
         this.holds.delete(id);
         changed = true;
       }

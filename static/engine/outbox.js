@@ -144,6 +144,11 @@ export class Outbox {
     for (const i of items) i.saveFailed = true;
   }
 
+  /** Whether an op of ours on this bullet (or 'title') still waits for the server. @param {string} id */
+  waitingOn(id) {
+    return this.items.some((i) => (i.rec.op.kind === 'set_title' ? TITLE_LEASE : /** @type {any} */ (i.rec.op).blockId) === id);
+  }
+
   /**
    * Up to `limit` sendable items go into a request: frozen from now on (never merged again)
    * and in flight until `landed` (whatever the answer).

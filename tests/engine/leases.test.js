@@ -50,6 +50,26 @@ describe('LeaseHolds', () => {
     expect(l.noteInput([{ opId: 'o5', kind: 'set_content', blockId: 'blk_x', content: 'y', baseVersion: 1 }], () => true)).toBe(false);
   });
 
+  it('a claim other than the focused one ends as soon as nothing of ours on it waits for the server', () => {
+    const waiting = new Set(['blk_a']);
+    const l = new LeaseHolds(() => Date.now(), () => {}, () => true, (id) => waiting.has(id));
+    l.focus('blk_a');
+    l.focus('blk_b'); // blk_a left, its text still on the way
+    expect(l.list().sort()).toEqual(['blk_a', 'blk_b']);
+    waiting.delete('blk_a'); // acknowledged
+    expect(l.list()).toEqual(['blk_b']);
+    // the focused bullet stays held whatever waits
+    expect(l.holds.get('blk_b')).toBe(Infinity);
+    // a claim by input without the focus: the same rule
+    l.noteInput([{ opId: 'o1', kind: 'insert', blockId: 'blk_new', parentId: null, orderKey: 'a1', content: '' }], () => true);
+    expect(l.list()).toEqual(['blk_b']);
+    waiting.add('blk_new2');
+    l.noteInput([{ opId: 'o2', kind: 'insert', blockId: 'blk_new2', parentId: null, orderKey: 'a2', content: '' }], () => true);
+    expect(l.list().sort()).toEqual(['blk_b', 'blk_new2']);
+    vi.advanceTimersByTime(LEASE_KEEP_MS); // and never longer than 20 s
+    expect(l.list()).toEqual(['blk_b']);
+  });
+
   it('arms no timer once the engine is not running', () => {
     const { l, ranOut } = make({ running: false });
     l.focus('blk_a');
