@@ -30,6 +30,23 @@ scenario('18 phone: the toolbar above the keyboard edits the tree; a finger drag
   // the caret stayed in the bullet: the next button acts on it too
   await page.locator('#touch-toolbar [data-cmd=toggleTodo]').tap();
   await waitFor(async () => (await api.snapshot(doc)).blocks.find((/** @type {any} */ b) => b.id === ids[1])?.type === 'todo', { message: 'a todo from the toolbar' });
+  // The todo's 16 px box answers a finger anywhere in 32 × 32 px around it, and the bullet's
+  // handle beside it is still the handle.
+  const box = await page.locator(`${rowSel(ids[1])} .row-check`).boundingBox();
+  const grip = await page.locator(`${rowSel(ids[1])} .row-handle`).boundingBox();
+  assert.ok(box && grip);
+  const cx = box.x + box.width / 2;
+  const cy = box.y + box.height / 2;
+  const hits = await page.evaluate(({ points }) => points.map(([x, y]) => document.elementFromPoint(x, y)?.className ?? ''), {
+    points: [[cx - 10, cy], [cx + 14, cy], [cx, cy - 14], [cx, cy + 14], [cx + 14, cy + 14], [grip.x + grip.width / 2, grip.y + grip.height / 2]],
+  });
+  assert.deepEqual(hits, ['row-check', 'row-check', 'row-check', 'row-check', 'row-check', 'row-handle'], `what a finger meets around the box: ${hits}`);
+  await page.touchscreen.tap(cx + 13, cy + 12);
+  await waitFor(async () => (await api.snapshot(doc)).blocks.find((/** @type {any} */ b) => b.id === ids[1])?.checked === true, { message: 'a tap beside the box ticks it' });
+  assert.equal(await page.locator(`${rowSel(ids[1])} .row-check`).isChecked(), true, 'the box shows it');
+  await page.touchscreen.tap(cx + 13, cy + 12);
+  await waitFor(async () => (await api.snapshot(doc)).blocks.find((/** @type {any} */ b) => b.id === ids[1])?.checked === false, { message: 'a second tap unticks it' });
+  await page.locator(`${rowSel(ids[1])} .row-text`).tap();
   await page.locator('#touch-toolbar [data-cmd=outdent]').tap();
   await page.locator('#touch-toolbar [data-cmd=moveDown]').tap();
   await waitFor(async () => render(await apiOutline(api, doc)) === 'one\nthree\ntwo', { message: 'outdented and moved down' });
