@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 
 use docsync_actors::ask::ask_renewing;
-use docsync_actors::collab::block::Author;
+use docsync_actors::collab::block::{Author, BlockType};
 use docsync_actors::collab::op::{Op, OpKind};
 use docsync_actors::collab::order_key::n_keys_between;
 use docsync_actors::collab::validate::DocId;
@@ -21,13 +21,83 @@ use docsync_actors::storage::sharing::{self, Access, Share, ShareKind};
 use crate::auth::password;
 use crate::http::state::AppState;
 
-const SAMPLE: &[(usize, &str)] = &[
-    (0, "Welcome to docsync — a shared outline. Every bullet is a block. #welcome"),
-    (1, "Click a bullet to own it for 20 s; others see a lock and edit the rest."),
-    (1, "If two people change the same bullet anyway, nothing is lost: the later text appears as a conflict copy below."),
-    (0, "Try it with curl — see the README #howto"),
-    (1, "POST /api/v1/docs/{id}/sync with ops and your clientId"),
-    (1, "GET /api/v1/docs/{id}/markdown to read it back"),
+/// How a sample bullet looks: a plain bullet, a heading, or a todo (open or done).
+#[derive(Clone, Copy)]
+enum Look {
+    Plain,
+    Heading,
+    Todo,
+    Done,
+}
+use Look::{Done, Heading, Plain, Todo};
+
+/// A sample outline: (depth, look, text) in document order.
+type Outline = &'static [(usize, Look, &'static str)];
+
+/// For a person: the editor, working together, offline and history — each tried on the spot.
+const WELCOME: Outline = &[
+    (0, Plain, "This is an outline: every line is a bullet, and bullets nest. #welcome"),
+    (1, Plain, "Type anywhere. Enter starts a new bullet, Tab indents it, Shift+Tab outdents it."),
+    (1, Plain, "Alt+Shift+↑/↓ — or drag the dot — moves a bullet with everything under it."),
+    (1, Plain, "Ctrl+↑/↓ folds and unfolds; click a dot to zoom into a bullet, Alt+← to zoom out."),
+    (1, Todo, "Ctrl+Enter turns a bullet into a todo — tick this one"),
+    (1, Plain, "**bold**, *italic*, `code`, [links](https://example.org) and #tags show when you leave the bullet."),
+    (1, Plain, "Press ? to see every key; Escape, then Tab, takes you out of the outline."),
+    (0, Heading, "Working together"),
+    (1, Plain, "Everyone's typing shows live. A bullet someone is typing in carries their name and is theirs until they leave it."),
+    (1, Plain, "If two people change one bullet anyway (one of them offline, say), nothing is lost: the other text is kept right below as a conflict copy, with Accept and Discard."),
+    (1, Plain, "Share (top right) gives a person or a team view or edit access; a folder passes its access on to what is in it."),
+    (0, Heading, "Offline and history"),
+    (1, Plain, "Offline? Keep typing. It is kept on this device and sent when you are back — even days later."),
+    (1, Plain, "⋯ → History and versions (Alt+Shift+H): name a version, compare it with now, restore all of it or chosen bullets."),
+    (1, Plain, "Alt+H shows who wrote what in the bullet you are in. A deleted document waits in the Trash on the home page."),
+];
+
+/// For a team: notes of a meeting, with todos and a link to another document.
+const TEAM_NOTES: Outline = &[
+    (0, Heading, "Weekly meeting"),
+    (1, Done, "Agree on the date of the spring release"),
+    (1, Todo, "Bob: write the upgrade notes #release"),
+    (1, Todo, "Carol: check the screenshots in the guide"),
+    (0, Heading, "Ideas #ideas"),
+    (
+        1,
+        Plain,
+        "A template for meeting notes: zoom into this bullet and copy it (Ctrl+C) as a start",
+    ),
+    (
+        1,
+        Plain,
+        "Link a document by typing two brackets: [[ — then pick one from the list",
+    ),
+];
+
+/// For a project: what is done, under way and next, folded by stage.
+const ROADMAP: Outline = &[
+    (0, Heading, "Now"),
+    (
+        1,
+        Todo,
+        "Import from Workflowy, Dynalist and Logseq exports",
+    ),
+    (1, Todo, "Faster first paint of very long outlines"),
+    (0, Heading, "Next"),
+    (1, Plain, "Sign-on with the company's identity provider"),
+    (1, Plain, "Share a single bullet with a guest"),
+    (0, Heading, "Done"),
+    (1, Done, "History and versions"),
+    (1, Done, "Works offline for days"),
+];
+
+/// For integrators: the HTTP API in five bullets, each one a request to try.
+const INTEGRATORS: Outline = &[
+    (0, Plain, "Everything the editor does is plain HTTP under /api/v1; the contract is /api/v1/openapi.json."),
+    (1, Plain, "Authenticate with a token: `Authorization: Bearer …` (`docsync user token NAME`; the demo printed one for each login)."),
+    (1, Plain, "`GET /api/v1/docs` lists what you may read; `GET /api/v1/docs/{id}/snapshot` gives a document's bullets with their versions."),
+    (1, Plain, "`POST /api/v1/docs/{id}/sync` sends ops (insert, set_content, move, delete, …) with your clientId; each op has an opId, so a retry is applied once."),
+    (1, Plain, "`GET /api/v1/docs/{id}/markdown` reads a document back as Markdown; `GET /api/v1/search?q=` finds bullets."),
+    (0, Plain, "Live: a WebSocket or Server-Sent Events on /api/v1/docs/{id}/events only say \"something changed\"; the data always comes from /sync."),
+    (0, Plain, "A stale text never overwrites: it comes back as a conflict copy, as in the editor. See docs/api.md."),
 ];
 
 /// Demo accounts: (name, display name, password, admin, role on the sample document — the
@@ -102,7 +172,7 @@ pub async fn seed(state: &AppState, addr: SocketAddr) -> anyhow::Result<()> {
                 ("Welcome to docsync", None),
                 ("Team notes", Some(space.folder_id.as_str())),
                 ("Roadmap", Some(projects.folder_id.as_str())),
-                ("Memo for the team", None),
+                ("For integrators: the HTTP API", None),
             ] {
                 let id = new_id("doc_");
                 documents::create(c, &id, alice, title, folder, now)?;
@@ -140,8 +210,8 @@ pub async fn seed(state: &AppState, addr: SocketAddr) -> anyhow::Result<()> {
         .await?;
     let (users, docs) = created;
     let alice = &users[0].0;
-    for (doc_id, _) in &docs {
-        seed_blocks(state, doc_id, alice).await?;
+    for ((doc_id, _), outline) in docs.iter().zip([WELCOME, TEAM_NOTES, ROADMAP, INTEGRATORS]) {
+        seed_blocks(state, doc_id, alice, outline).await?;
     }
     let url = browser_url(addr);
     println!("demo: created users, a team, folders and sample documents");
@@ -162,7 +232,7 @@ pub async fn seed(state: &AppState, addr: SocketAddr) -> anyhow::Result<()> {
         "shared read-only with team Writers: bob viewer via team",
     ];
     for ((doc_id, title), path) in docs.iter().zip(paths) {
-        println!("    {doc_id}  {title:<20} {path}");
+        println!("    {doc_id}  {title:<30} {path}");
     }
     println!("  sample document: {}", docs[0].0);
     println!(
@@ -173,12 +243,24 @@ pub async fn seed(state: &AppState, addr: SocketAddr) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn seed_blocks(state: &AppState, doc_id: &str, alice: &accounts::User) -> anyhow::Result<()> {
+async fn seed_blocks(
+    state: &AppState,
+    doc_id: &str,
+    alice: &accounts::User,
+    outline: Outline,
+) -> anyhow::Result<()> {
     let doc = DocId::parse(doc_id)?;
-    let keys = n_keys_between(None, None, SAMPLE.len())?;
+    // Keys in document order: each bullet sorts after the ones before it among its siblings.
+    let keys = n_keys_between(None, None, outline.len())?;
     let mut ops = Vec::new();
     let mut parents: Vec<String> = Vec::new();
-    for (i, (depth, text)) in SAMPLE.iter().enumerate() {
+    for (i, (depth, look, text)) in outline.iter().enumerate() {
+        let (block_type, checked) = match look {
+            Plain => (None, None),
+            Heading => (Some(BlockType::H2), None),
+            Todo => (Some(BlockType::Todo), Some(false)),
+            Done => (Some(BlockType::Todo), Some(true)),
+        };
         let id = new_id("blk_");
         parents.truncate(*depth);
         ops.push(Op {
@@ -188,8 +270,8 @@ async fn seed_blocks(state: &AppState, doc_id: &str, alice: &accounts::User) -> 
                 parent_id: parents.last().cloned(),
                 order_key: keys[i].clone(),
                 content: text.to_string(),
-                block_type: None,
-                checked: None,
+                block_type,
+                checked,
                 language: None,
             },
         });

@@ -495,6 +495,70 @@ fn serve_demo_prints_the_real_url_and_the_logins() {
 }
 
 #[test]
+fn serve_demo_sample_documents_are_an_introduction_each_of_its_own() {
+    let s = serve(&["--demo"]);
+    let out = s.preamble.join("\n");
+    let token = s
+        .preamble
+        .iter()
+        .find(|l| l.trim_start().starts_with("alice "))
+        .and_then(|l| l.split("API token: ").nth(1))
+        .unwrap_or_else(|| panic!("no token for alice in:\n{out}"))
+        .trim()
+        .to_string();
+    let client = reqwest::blocking::Client::new();
+    let get = |path: &str| {
+        let r = client
+            .get(format!("http://{}/api/v1{path}", s.addr))
+            .bearer_auth(&token)
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        r
+    };
+    let list: serde_json::Value = get("/docs").json().unwrap();
+    let mut texts = std::collections::BTreeMap::new();
+    for d in list["documents"].as_array().unwrap() {
+        let id = d["docId"].as_str().unwrap();
+        let title = d["title"].as_str().unwrap().to_string();
+        texts.insert(title, get(&format!("/docs/{id}/markdown")).text().unwrap());
+    }
+    assert_eq!(texts.len(), 4, "{texts:#?}");
+    let distinct: std::collections::BTreeSet<_> = texts.values().collect();
+    assert_eq!(
+        distinct.len(),
+        4,
+        "two sample documents say the same: {texts:#?}"
+    );
+    let welcome = &texts["Welcome to docsync"];
+    for key in [
+        "Tab",
+        "Share",
+        "conflict copy",
+        "History and versions",
+        "Offline",
+    ] {
+        assert!(
+            welcome.contains(key),
+            "the welcome document should explain {key:?}:\n{welcome}"
+        );
+    }
+    assert!(welcome.contains("- [ ] "), "a todo to tick:\n{welcome}");
+    let api = &texts["For integrators: the HTTP API"];
+    for key in ["/sync", "opId", "openapi.json", "Bearer"] {
+        assert!(
+            api.contains(key),
+            "the integrators' document should name {key:?}:\n{api}"
+        );
+    }
+    assert!(
+        texts["Team notes"].contains("- [x] "),
+        "{:?}",
+        texts["Team notes"]
+    );
+}
+
+#[test]
 fn static_dir_flag_overrides_and_a_missing_folder_stops_the_start() {
     let outer = app_folder();
     let s = serve(&["--static-dir", &static_dir(&outer)]);
