@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 
 import { scenario, waitFor, readRows, rowSel } from './harness.js';
-import { setup, focusEnd, apiOutline, render } from './fixtures.js';
+import { setup, focusEnd, apiOutline, render, recordSyncs } from './fixtures.js';
 
 const shots = process.env.E2E_SHOTS;
 /** @param {import('playwright-core').Page} page @param {string} name */
@@ -131,6 +131,40 @@ scenario('16 copy and paste keep the tree; expand/collapse all; find reaches col
   await page.locator('#editor-menu .menu-trigger').click();
   await page.locator('#editor-menu [role=menuitem]', { hasText: 'Expand all' }).click();
   await waitFor(async () => (await readRows(page)).filter((r) => r.text === 'oat #shop').length === 2, { message: 'expand all shows every bullet' });
+});
+
+scenario('16 folding is each person\'s: alice collapses all, bob\'s view stays; no op is sent; a reload keeps alice\'s folds', async (h) => {
+  const s = await setup(h, { seed: ['Trip', 'Flights', 'Hotel', 'Work', 'Slides', 'Budget'], open: ['alice', 'bob'] });
+  const { api, doc, ids, pages } = s;
+  const { alice, bob } = pages;
+  for (const i of [1, 2, 4, 5]) {
+    await focusEnd(alice, ids[i]);
+    await alice.keyboard.press('Tab');
+  }
+  await waitFor(async () => render(await apiOutline(api, doc)) === 'Trip\n  Flights\n  Hotel\nWork\n  Slides\n  Budget', { message: 'the tree' });
+  await waitFor(async () => (await readRows(bob)).length === 6, { message: 'bob sees six rows' });
+  const syncs = recordSyncs(alice);
+  await alice.locator('#editor-menu .menu-trigger').click();
+  await alice.locator('#editor-menu [role=menuitem]', { hasText: 'Collapse all' }).click();
+  await waitFor(async () => (await readRows(alice)).length === 2, { message: 'alice sees two rows' });
+  // bob's view stays as it was, and the document's own fold did not change
+  await alice.locator(`${rowSel(ids[0])} .row-text`).click(); // one more round trip for alice
+  await alice.keyboard.type(' (May)');
+  await waitFor(async () => (await readRows(bob)).some((r) => r.text === 'Trip (May)'), { message: "alice's typing reached bob" });
+  assert.equal((await readRows(bob)).length, 6, "bob's rows stay unfolded");
+  assert.ok((await api.snapshot(doc)).blocks.every((/** @type {any} */ b) => !b.collapsed), 'no bullet folded in the document');
+  const props = syncs.flatMap((x) => x.body?.ops ?? []).filter((/** @type {any} */ op) => op.kind === 'set_props');
+  assert.deepEqual(props, [], 'folding sent no op');
+  // one bullet unfolded by a click on its arrow, then a reload: alice's folds are kept
+  await alice.locator(`${rowSel(ids[3])} .row-toggle`).click();
+  await waitFor(async () => (await readRows(alice)).length === 4, { message: 'Work unfolded' });
+  await alice.reload();
+  await alice.locator(rowSel(ids[3])).waitFor();
+  await waitFor(async () => (await readRows(alice)).map((r) => r.text).join() === 'Trip (May),Work,Slides,Budget', { message: 'the folds after a reload' });
+  // bob folds one bullet for himself
+  await bob.locator(`${rowSel(ids[0])} .row-toggle`).click();
+  await waitFor(async () => (await readRows(bob)).length === 4, { message: "bob's own fold" });
+  assert.equal((await readRows(alice)).length, 4, "alice's view untouched by bob's fold");
 });
 
 scenario('16 export and import: Markdown out, the same Markdown in gives the same tree; the ? panel', async (h) => {

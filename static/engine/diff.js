@@ -12,8 +12,11 @@ import { newBlock } from './model.js';
 /** @typedef {import('./types.js').BlockProps} BlockProps */
 /** @typedef {import('./model.js').DocModel} DocModel */
 
-/** Props a FlatRow may change; `undefined` in a row means "leave as it is". */
-const PROPS = /** @type {const} */ (['type', 'checked', 'collapsed', 'language', 'conflictResolved']);
+/**
+ * Props a FlatRow may change; `undefined` in a row means "leave as it is". Not `collapsed`:
+ * folding is each person's view (folds.js), never an op from the editor's rows.
+ */
+const PROPS = /** @type {const} */ (['type', 'checked', 'language', 'conflictResolved']);
 
 /** Applying ops to the scratch copy: no leases, no author (the real author is the engine's). */
 const SCRATCH_CTX = {
@@ -85,7 +88,6 @@ function propsDiffer(b, r) {
   return (
     (r.type !== undefined && r.type !== b.type) ||
     (r.checked !== undefined && r.checked !== b.checked) ||
-    (r.collapsed !== undefined && r.collapsed !== b.collapsed) ||
     (r.language !== undefined && r.language !== b.language) ||
     (r.conflictResolved !== undefined && r.conflictResolved !== b.conflictResolved)
   );

@@ -7,6 +7,7 @@ import { TITLE_LEASE } from './model.js';
 import { newBlockId } from './ids.js';
 import { WakeLadder, STAGE_LABELS } from './transport.js';
 import { LocalView } from './local-view.js';
+import { Folds } from './folds.js';
 import { DocApi } from './doc-api.js';
 import { Notices } from './notices.js';
 import { Link } from './link.js';
@@ -41,7 +42,6 @@ export const RENEW_EVERY_MS = 7_000;
 export { RELOAD_LOCK_WAIT_MS, ADOPT_GRACE_MS };
 export const QUIET_EVERY_MS = 30_000;
 export const INTERVAL_EVERY_MS = 3_000;
-
 
 export class DocSyncEngine {
   /** @param {EngineOptions} o */
@@ -78,8 +78,6 @@ export class DocSyncEngine {
       docId: this.docId, store: this.store, now: () => this.now(),
       onStorageError: (e) => this.setStorageError(e),
     });
-    /** What this tab shows: confirmed + queue, and its rows (local-view.js). */
-    this.local = new LocalView(this.confirmed.model.clone());
     /** @type {EarlySnapshot|null} */
     this.earlySnapshot = o.snapshot ?? null;
     /** This device's copy, read by the app as it started (null: read it here). */
@@ -87,6 +85,10 @@ export class DocSyncEngine {
     /** `localStorage` for the synchronous journal (journal.js); null: none. */
     this.storage = o.storage === undefined ? defaultStorage() : o.storage;
     this.journal = new Journal(this.storage, this.docId, () => this.clientId);
+    /** This person's folds here, on this device: a view setting, not ops (folds.js). */
+    this.folds = new Folds(this.storage, this.docId, this.user.userId);
+    /** What this tab shows: confirmed + queue, and its rows with the folds (local-view.js). */
+    this.local = new LocalView(this.confirmed.model.clone(), this.folds);
     /** Own ops on their way to the server (outbox.js). */
     this.outbox = new Outbox({
       docId: this.docId, clientId: () => this.clientId, store: this.store, journal: this.journal,
@@ -127,7 +129,6 @@ export class DocSyncEngine {
       () => !this.closed && !this.stopped,
       (id) => this.outbox.waitingOn(id),
     );
-
 
     /** @type {Set<(s: EngineState) => void>} */
     this.listeners = new Set();
@@ -283,6 +284,18 @@ export class DocSyncEngine {
     return this.edits.submit(ops, step);
   }
 
+  /**
+   * Folds or unfolds bullets for this person only (no op, no undo step; a viewer may fold).
+   * @param {Iterable<[string, boolean]>} changes
+   */
+  setFolds(changes) {
+    const shown = (/** @type {string} */ id) => this.folds.get(id) ?? !!this.view.get(id)?.collapsed;
+    const changed = this.folds.set(changes, shown);
+    if (changed.length === 0) return;
+    this.local.refolded(changed);
+    this.emit();
+  }
+
   /** @param {string} text @returns {EditResult} */
   setTitle(text) {
     return this.edits.setTitle(text);
@@ -294,7 +307,7 @@ export class DocSyncEngine {
    * @param {string|null} blockId a block ID, 'title', or null (nothing focused)
    */
   focus(blockId) {
-    if (this.leases.focus(blockId) && this.mode === 'full') this.requestSoon();
+    if (this.leases.focus(blockId) && this.mode === 'full') this.syncSoon(0);
     this.armLeaseTimer();
   }
 
@@ -448,11 +461,6 @@ export class DocSyncEngine {
     this.sending.soon(delay);
   }
 
-  /** A lease request: at once, not throttled. */
-  requestSoon() {
-    this.syncSoon(0);
-  }
-
   /** One exchange now (or right after the one in flight). */
   async syncNow() {
     return this.sending.run();
@@ -476,7 +484,7 @@ export class DocSyncEngine {
    * @param {SyncReply} reply
    */
   async applyReply(reply) {
-    for (const why of this.outbox.applyResults(reply.results ?? [])) this.noteNotice(`A change was not applied: ${why}.`);
+    for (const why of this.outbox.applyResults(reply.results ?? [])) this.notices.note(`A change was not applied: ${why}.`);
     this.applyMeta(reply);
     this.leaseSeq = reply.leaseSeq;
     if (this.mode === 'full') this.setLocks(reply.leases?.others ?? []);
@@ -617,11 +625,6 @@ export class DocSyncEngine {
 
   // ---------------------------------------------------------------- state
 
-  /** @param {string} message */
-  noteNotice(message) {
-    this.notices.note(message);
-  }
-
   /** @param {unknown} e */
   setStorageError(e) {
     this.notices.storage(e);
@@ -671,7 +674,6 @@ function defaultStorage() {
     return null;
   }
 }
-
 
 /**
  * Runs `fn` once the browser is idle after this task (after the next paint), at most 1 s

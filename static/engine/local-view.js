@@ -21,11 +21,11 @@ import { ViewRows, changedInPlace } from './view-rows.js';
 const QUICK_DIFF_MAX_ROWS = 32;
 
 export class LocalView {
-  /** @param {DocModel} model */
-  constructor(model) {
+  /** @param {DocModel} model @param {import('./folds.js').Folds|null} [folds] this person's folds */
+  constructor(model, folds = null) {
     this.model = model;
-    /** The rows as handed out (Row identity = unchanged row). */
-    this.rows = new ViewRows();
+    /** The rows as handed out (Row identity = unchanged row), with this person's folds. */
+    this.rows = new ViewRows(folds);
     /** Something the view depends on changed (queue, leases, icon): rebuild it. */
     this.stale = false;
   }
@@ -33,6 +33,11 @@ export class LocalView {
   /** The rows for the editor. @returns {Row[]} */
   rowList() {
     return this.rows.get(this.model);
+  }
+
+  /** Folds changed for these bullets: their rows are replaced in place. @param {string[]} ids */
+  refolded(ids) {
+    if (ids.length) this.rows.patch(this.model, ids);
   }
 
   /**

@@ -11,7 +11,9 @@
 /** @typedef {import('./model.js').DocModel} DocModel */
 
 export class ViewRows {
-  constructor() {
+  /** @param {{get(id: string): boolean|undefined, size: number}|null} [folds] this person's folds (folds.js) over the document's `collapsed` */
+  constructor(folds = null) {
+    this.folds = folds;
     /** @type {Row[]} the rows last computed (valid for the view while `valid`) */
     this.rows = [];
     this.valid = false;
@@ -35,7 +37,16 @@ export class ViewRows {
   /** @param {DocModel} view @returns {Row[]} */
   get(view) {
     if (this.valid) return this.rows;
-    const { rows, sameOrder } = reuseRows(this.rows, view.rows(), this.isNew);
+    const folds = this.folds;
+    let fresh = view.rows();
+    if (folds && folds.size > 0) {
+      // The model's rows are its cache: folded ones are copied, never changed.
+      fresh = fresh.map((r) => {
+        const c = folds.get(r.id);
+        return c === undefined || c === r.collapsed ? r : { ...r, collapsed: c };
+      });
+    }
+    const { rows, sameOrder } = reuseRows(this.rows, fresh, this.isNew);
     this.isNew = null;
     if (!sameOrder) this.index = null;
     this.rows = rows;
@@ -67,7 +78,7 @@ export class ViewRows {
         return;
       }
       const old = (next ?? this.rows)[at];
-      const row = patchedRow(old, b);
+      const row = patchedRow(old, b, this.folds?.get(id));
       if (row === old) continue;
       next ??= this.rows.slice();
       next[at] = row;
@@ -105,17 +116,19 @@ export function changedInPlace(op, before, effects) {
 /**
  * `old` with the block's current fields (depth and hasChildren kept); `old` itself when
  * nothing differs. Every Row field other than depth/hasChildren is the block's field of the
- * same name, as model.js `toRow` builds it.
- * @param {Row} old @param {Block} b @returns {Row}
+ * same name, as model.js `toRow` builds it — `collapsed` is this person's fold when given.
+ * @param {Row} old @param {Block} b @param {boolean|undefined} fold @returns {Row}
  */
-function patchedRow(old, b) {
+function patchedRow(old, b, fold) {
   const src = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (b));
   const row = /** @type {Record<string, unknown>} */ ({ ...old });
   let differs = false;
   for (const k of Object.keys(row)) {
-    if (k === 'depth' || k === 'hasChildren' || !(k in src)) continue;
-    if (!sameValue(k, row[k], src[k])) differs = true;
-    row[k] = src[k];
+    const folded = k === 'collapsed' && fold !== undefined;
+    if (k === 'depth' || k === 'hasChildren' || (!folded && !(k in src))) continue;
+    const v = folded ? fold : src[k];
+    if (!sameValue(k, row[k], v)) differs = true;
+    row[k] = v;
   }
   return differs ? /** @type {Row} */ (/** @type {unknown} */ (row)) : old;
 }

@@ -351,7 +351,11 @@ describe('whole bullets at once', () => {
     const inA = ok(foldAll(rows, { collapsed: true, within: 'a' }));
     expect(inA.rows.find((r) => r.id === 'a1')?.collapsed).toBe(true);
     expect(inA.rows.find((r) => r.id === 'a')?.collapsed).toBe(false); // the zoomed bullet itself stays
-    expect(foldAll(rows, { collapsed: false, lockedBy: () => 'Lin' })).toBeNull();
+    // Folding is the person's own view: the result says which bullets, as step 'fold'.
+    const all = ok(foldAll(rows, { collapsed: false }));
+    expect(all.step).toBe('fold');
+    expect(all.folds).toEqual([['b', false]]);
+    expect(ok(foldAll(rows, { collapsed: true })).folds).toEqual([['a', true], ['a1', true]]);
   });
 
   it('bullets from a file or a paste go after a bullet\'s subtree, or as its last children', () => {

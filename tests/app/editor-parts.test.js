@@ -74,6 +74,12 @@ function fakeEngine(rows) {
     focus() {},
     setTitle() {},
     noteTyping() {},
+    /** @param {Iterable<[string, boolean]>} changes folds are a view setting: no commit */
+    setFolds(changes) {
+      const by = new Map(changes);
+      engine.state = { ...engine.state, rows: engine.state.rows.map((/** @type {any} */ r) => (by.has(r.id) ? { ...r, collapsed: by.get(r.id) } : r)) };
+      engine.commits.push('fold');
+    },
     acceptConflict: () => ({ ok: true }),
     discardConflict: () => ({ ok: true }),
   };

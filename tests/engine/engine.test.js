@@ -230,6 +230,46 @@ function typeInto(e, id, content) {
   return e.submitOps([{ opId: `op_${crypto.randomUUID()}`, kind: 'set_content', blockId: id, content, baseVersion: b.version }], { step: 'typing' });
 }
 
+describe('folds: a view setting of each person, not ops', () => {
+  it('folding and unfolding sends nothing, lasts on this device, and the document keeps its own default', async () => {
+    const [b0, b1] = seed(['parent', 'child']);
+    server.apply({ opId: 'op_nest', kind: 'move', blockId: b1, parentId: b0, orderKey: 'a0' });
+    const storage = memoryStorage();
+    const e = await openEngine(await makeEngine({ storage }));
+    await run(300);
+    const sent = server.sentOps().size;
+    const rowsBefore = e.state.rows;
+    e.setFolds([[b0, true]]);
+    expect(e.state.rows[0].collapsed).toBe(true);
+    expect(e.state.rows[1]).toBe(rowsBefore[1]); // only the folded row is a new object
+    // rows handed back with a changed fold (as the editor does) make no op either
+    const r = e.commitRows(e.state.rows.map((x) => (x.id === b0 ? { ...x, collapsed: false } : x)), { step: 'props' });
+    expect(r.ok && r.ops).toEqual([]);
+    await run(1_000);
+    expect(server.sentOps().size).toBe(sent);
+    expect(server.model.get(b0)?.collapsed).toBe(false);
+    await e.close();
+    // The same person on this device again: still folded, also after others' changes.
+    server.apply({ opId: 'op_other', kind: 'set_content', blockId: b0, content: 'parent, renamed', baseVersion: 1 });
+    const again = await openEngine(await makeEngine({ storage }));
+    await run(300);
+    expect(again.state.rows[0]).toMatchObject({ content: 'parent, renamed', collapsed: true });
+    again.setFolds([[b0, false]]);
+    expect(again.state.rows[0].collapsed).toBe(false);
+    await again.close();
+    // Someone else (another user on this device) sees the document's default.
+    const other = new DocSyncEngine({
+      docId: DOC, clientId: 'cl_other', user: { userId: 'usr_other', name: 'Other' }, store: again.store, baseUrl: 'http://test',
+      storage, fetch: /** @type {any} */ (server.fetch), locks, transport: null, WebSocket: null, EventSource: null,
+    });
+    engines.push(other);
+    server.apply({ opId: 'op_default', kind: 'set_props', blockId: b0, props: { collapsed: true } });
+    await openEngine(other);
+    await run(300);
+    expect(other.state.rows[0].collapsed).toBe(true); // the document's default (set by the API)
+  });
+});
+
 describe('persistence', () => {
   it('counts an edit as pending only once IndexedDB has it, and sends it only after that', async () => {
     const [b0] = seed(['hello']);

@@ -61,6 +61,7 @@ import { DragController } from './drag.js';
  *   focus(id: string|null): void,
  *   setTitle(t: string): void,
  *   noteTyping(id: string, text: string): void,
+ *   setFolds(changes: Iterable<[string, boolean]>): void,
  *   acceptConflict(id: string): {ok: boolean, message?: string}|null|undefined,
  *   discardConflict(id: string): {ok: boolean, message?: string}|null|undefined,
  * }} EditorEngine
@@ -142,6 +143,12 @@ export class InputController {
     if (!result.ok) {
       this.#notice(result.message);
       return false;
+    }
+    // Folds are this person's view: applied for a viewer too, and never an edit.
+    if (result.folds?.length) this.d.engine.setFolds(result.folds);
+    if (result.step === 'fold') {
+      this.d.render();
+      return true;
     }
     if (!this.d.canEdit()) return false;
     const zoom = this.d.view.zoom;
@@ -261,8 +268,10 @@ export class InputController {
     const at = z >= 0 ? subtreeEnd(all, z) : all.length;
     const row = withProps({ id, depth: z >= 0 ? all[z].depth + 1 : 0, content: '' });
     const next = [...all.slice(0, at), row, ...all.slice(at)];
-    if (z >= 0 && all[z].collapsed) next[z] = withProps(all[z], { collapsed: false });
-    this.commit({ ok: true, rows: next, step: 'insert', focus: { id, offset: 0 } });
+    /** @type {[string, boolean][]} */
+    const folds = z >= 0 && all[z].collapsed ? [[all[z].id, false]] : [];
+    if (folds.length) next[z] = withProps(all[z], { collapsed: false });
+    this.commit({ ok: true, rows: next, step: 'insert', focus: { id, offset: 0 }, folds });
   }
 
   // ---- selection of whole bullets -------------------------------------------------------------
@@ -594,7 +603,7 @@ export class InputController {
       case 'collapse':
       case 'expand':
         e.preventDefault();
-        this.commit(setCollapsed(this.rows(), id, cmd === 'collapse', opts));
+        this.commit(setCollapsed(this.rows(), id, cmd === 'collapse'));
         return;
       case 'collapseAll':
       case 'expandAll':
@@ -667,7 +676,7 @@ export class InputController {
 
   /** Expand or collapse every bullet (inside the zoomed one); `level` shows that many levels. @param {boolean} collapsed @param {number} [level] */
   foldAll(collapsed, level) {
-    const r = foldAll(this.rows(), { collapsed, level, within: this.d.view.zoom, lockedBy: this.lockedBy });
+    const r = foldAll(this.rows(), { collapsed, level, within: this.d.view.zoom });
     if (r) this.commit(r);
   }
 
@@ -866,7 +875,7 @@ export class InputController {
       return;
     }
     if (t.closest('.row-toggle')) {
-      this.commit(setCollapsed(this.rows(), v.row.id, !v.row.collapsed, this.#opts()));
+      this.commit(setCollapsed(this.rows(), v.row.id, !v.row.collapsed));
       return;
     }
     if (t === v.check) {

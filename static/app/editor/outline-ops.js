@@ -11,10 +11,13 @@ import { fromMarkdown } from './outline-io.js';
 
 /** @typedef {import('../../engine/types.js').FlatRow} FlatRow */
 /** @typedef {import('../../engine/types.js').BlockType} BlockType */
-/** @typedef {'typing'|'insert'|'delete'|'indent'|'outdent'|'move'|'check'|'paste'|'props'|'merge'|'split'} Step */
+/** @typedef {'typing'|'insert'|'delete'|'indent'|'outdent'|'move'|'check'|'paste'|'props'|'merge'|'split'|'fold'} Step */
 /** @typedef {{id: string, offset: number}} Caret */
 /**
- * @typedef {{ok: true, rows: FlatRow[], step: Step, focus: Caret|null}
+ * `folds`: bullets this edit opens or closes for the person making it (a view setting, see
+ * engine/folds.js — the rows show it already; it is no change to the document). Step 'fold':
+ * nothing but that.
+ * @typedef {{ok: true, rows: FlatRow[], step: Step, focus: Caret|null, folds?: [string, boolean][]}
  *   | {ok: false, reason: 'locked', blockId: string, heldBy: string, message: string}} OpResult
  */
 /** Returns the name of whoever else holds the bullet, or null when it is free. */
@@ -41,6 +44,17 @@ export function withProps(row, patch = {}) {
     conflictResolved: row.conflictResolved ?? false,
     ...patch,
   };
+}
+
+/**
+ * Opens row `k` of `next` if it is folded (for the person editing: a view setting) and says
+ * so as the result's `folds`.
+ * @param {FlatRow[]} next @param {number} k @returns {[string, boolean][]}
+ */
+function unfold(next, k) {
+  if (!next[k].collapsed) return [];
+  next[k] = withProps(next[k], { collapsed: false });
+  return [[next[k].id, false]];
 }
 
 /** @param {FlatRow[]} rows @param {string} id */
@@ -288,8 +302,7 @@ export function indent(rows, id, { lockedBy = nobody } = {}) {
   if (holder != null) return refuse(id, holder, 'indent');
   const end = subtreeEnd(rows, i);
   const next = [...rows.slice(0, i), ...shifted(rows, i, end, 1), ...rows.slice(end)];
-  if (rows[s].collapsed && lockedBy(rows[s].id) == null) next[s] = withProps(rows[s], { collapsed: false });
-  return { ok: true, rows: next, step: 'indent', focus: null };
+  return { ok: true, rows: next, step: 'indent', focus: null, folds: unfold(next, s) };
 }
 
 /**
@@ -345,11 +358,9 @@ export function moveUp(rows, id, { lockedBy = nobody } = {}) {
   if (target < 0) return null;
   const holder = lockedBy(id);
   if (holder != null) return refuse(id, holder, 'move');
-  if (expand >= 0 && rows[expand].collapsed && lockedBy(rows[expand].id) != null) return null;
   const end = subtreeEnd(rows, i);
   const next = [...rows.slice(0, target), ...rows.slice(i, end), ...rows.slice(target, i), ...rows.slice(end)];
-  if (expand >= 0 && rows[expand].collapsed) next[expand] = withProps(rows[expand], { collapsed: false });
-  return { ok: true, rows: next, step: 'move', focus: null };
+  return { ok: true, rows: next, step: 'move', focus: null, folds: expand >= 0 ? unfold(next, expand) : [] };
 }
 
 /**
@@ -374,10 +385,8 @@ export function moveDown(rows, id, { lockedBy = nobody } = {}) {
     return { ok: true, rows: next, step: 'move', focus: null };
   }
   // n is the parent's next sibling: become its first child
-  if (n.collapsed && lockedBy(n.id) != null) return null;
-  const head = n.collapsed ? withProps(n, { collapsed: false }) : n;
-  const next = [...rows.slice(0, i), head, ...rows.slice(i, end), ...rows.slice(end + 1)];
-  return { ok: true, rows: next, step: 'move', focus: null };
+  const next = [...rows.slice(0, i), n, ...rows.slice(i, end), ...rows.slice(end + 1)];
+  return { ok: true, rows: next, step: 'move', focus: null, folds: unfold(next, i) };
 }
 
 /**
@@ -406,19 +415,16 @@ export function toggleTodo(rows, id, { lockedBy = nobody } = {}) {
 }
 
 /**
- * Collapse or expand a bullet that has children.
+ * Collapse or expand a bullet that has children, for the person doing it (`folds`).
  * @param {FlatRow[]} rows @param {string} id @param {boolean} collapsed
- * @param {{lockedBy?: LockedBy}} [opts]
  * @returns {OpResult|null}
  */
-export function setCollapsed(rows, id, collapsed, { lockedBy = nobody } = {}) {
+export function setCollapsed(rows, id, collapsed) {
   const i = indexOfId(rows, id);
   if (i < 0 || !hasChildren(rows, i) || !!rows[i].collapsed === collapsed) return null;
-  const holder = lockedBy(id);
-  if (holder != null) return refuse(id, holder, collapsed ? 'collapse' : 'expand');
   const next = rows.slice();
   next[i] = withProps(rows[i], { collapsed });
-  return { ok: true, rows: next, step: 'props', focus: null };
+  return { ok: true, rows: next, step: 'fold', focus: null, folds: [[id, collapsed]] };
 }
 
 /**
@@ -453,15 +459,13 @@ export function dropRow(rows, id, targetId, where, { lockedBy = nobody } = {}) {
   } else {
     at = t + 1;
     depth = target.depth + 1;
-    expand = !!target.collapsed && lockedBy(target.id) == null;
-    // a collapsed target someone holds stays collapsed: the bullet goes in as its first child
+    expand = !!target.collapsed;
   }
   const by = depth - rows[i].depth;
   const moved = by === 0 ? moving : moving.map((r) => withProps(r, { depth: r.depth + by }));
   const next = [...rest.slice(0, at), ...moved, ...rest.slice(at)];
-  if (expand) next[t] = withProps(target, { collapsed: false });
   if (next.every((r, k) => r === rows[k])) return null; // dropped where it already was
-  return { ok: true, rows: next, step: 'move', focus: null };
+  return { ok: true, rows: next, step: 'move', focus: null, folds: expand ? unfold(next, t) : [] };
 }
 
 // ---- markdown shortcuts and paste ---------------------------------------------------------
@@ -558,9 +562,9 @@ export function pasteItems(rows, id, from, to, lines, { newId, lockedBy = nobody
   if (tail !== '' && more.length === 0) patch.content += tail;
   const next = rows.slice();
   next[i] = withProps(x, patch);
-  if (x.collapsed && added.some((r) => r.depth > x.depth)) next[i].collapsed = false;
+  const folds = x.collapsed && added.some((r) => r.depth > x.depth) ? unfold(next, i) : [];
   next.splice(subtreeEnd(rows, i), 0, ...added);
-  return { ok: true, rows: next, step: 'paste', focus: { id: last.id, offset: caret } };
+  return { ok: true, rows: next, step: 'paste', focus: { id: last.id, offset: caret }, folds };
 }
 
 /**
@@ -579,9 +583,9 @@ export function insertItemsAfter(rows, afterId, items, { newId, asChildren = fal
   const at = i < 0 ? rows.length : subtreeEnd(rows, i);
   const added = items.map((l) => withProps({ id: newId(), depth: depth + l.depth, content: l.content, type: l.type, checked: l.checked, language: l.language ?? null }));
   const next = [...rows.slice(0, at), ...added, ...rows.slice(at)];
-  if (asChildren && i >= 0 && rows[i].collapsed) next[i] = withProps(rows[i], { collapsed: false });
+  const folds = asChildren && i >= 0 ? unfold(next, i) : [];
   const last = added[added.length - 1];
-  return { ok: true, rows: next, step: 'paste', focus: { id: last.id, offset: last.content.length } };
+  return { ok: true, rows: next, step: 'paste', focus: { id: last.id, offset: last.content.length }, folds };
 }
 
 // ---- whole bullets at once (a block selection) ----------------------------------------------
@@ -705,8 +709,7 @@ export function indentMany(rows, ids, { lockedBy = nobody } = {}) {
   const next = rows.slice();
   for (let k = from; k < run.end; k++) next[k] = withProps(rows[k], { depth: rows[k].depth + 1 });
   const holder = prev >= 0 ? prev : run.first;
-  if (rows[holder].collapsed && lockedBy(rows[holder].id) == null) next[holder] = withProps(rows[holder], { collapsed: false });
-  return { ok: true, rows: next, step: 'indent', focus: null };
+  return { ok: true, rows: next, step: 'indent', focus: null, folds: unfold(next, holder) };
 }
 
 /**
@@ -788,12 +791,12 @@ export function toggleTodoMany(rows, ids, { lockedBy = nobody } = {}) {
 /**
  * Expand or collapse every bullet with children inside a range (the whole document, or a
  * zoomed bullet's subtree). `level`: bullets above that depth (relative to the range) are
- * expanded and those at it collapsed — "show N levels". Bullets someone holds are left alone.
+ * expanded and those at it collapsed — "show N levels". Folding is the person's own view (`folds`): locks do not matter.
  * @param {FlatRow[]} rows
- * @param {{collapsed?: boolean, level?: number, within?: string|null, lockedBy?: LockedBy}} how
+ * @param {{collapsed?: boolean, level?: number, within?: string|null}} how
  * @returns {OpResult|null}
  */
-export function foldAll(rows, { collapsed = false, level, within = null, lockedBy = nobody }) {
+export function foldAll(rows, { collapsed = false, level, within = null }) {
   let from = 0;
   let to = rows.length;
   let base = 0;
@@ -805,12 +808,15 @@ export function foldAll(rows, { collapsed = false, level, within = null, lockedB
     base = rows[z].depth + 1;
   }
   let next = rows;
+  /** @type {[string, boolean][]} */
+  const folds = [];
   for (let k = from; k < to; k++) {
     if (!hasChildren(rows, k)) continue;
     const want = level == null ? collapsed : rows[k].depth - base >= level - 1;
-    if (!!rows[k].collapsed === want || lockedBy(rows[k].id) != null) continue;
+    if (!!rows[k].collapsed === want) continue;
     if (next === rows) next = rows.slice();
     next[k] = withProps(rows[k], { collapsed: want });
+    folds.push([rows[k].id, want]);
   }
-  return next === rows ? null : { ok: true, rows: next, step: 'props', focus: null };
+  return next === rows ? null : { ok: true, rows: next, step: 'fold', focus: null, folds };
 }

@@ -200,8 +200,8 @@ export async function mountEditor(root, opts) {
     reveal: (id) => reveal.want(id),
   });
   const reveal = new BulletReveal(opts.blockId, {
-    state: () => state, canEdit,
-    expand: (rows) => controller.commit({ ok: true, rows, step: 'props', focus: null }),
+    state: () => state,
+    unfold: (ids) => engine.setFolds(ids.map((id) => [id, false])),
     scrollTo: (id) => view.scrollTo(id),
     notice: (text) => chrome.showNotice(text),
   });

@@ -3,7 +3,7 @@
 // to be revealed; a bullet that does not exist is said once, after the server has answered
 // (this device's copy alone may be behind).
 
-import { ancestorIndices, indexOfId, setProps } from './outline-ops.js';
+import { ancestorIndices, indexOfId } from './outline-ops.js';
 
 /** @typedef {import('../../engine/types.js').EngineState} EngineState */
 /** @typedef {import('../../engine/types.js').FlatRow} FlatRow */
@@ -11,8 +11,7 @@ import { ancestorIndices, indexOfId, setProps } from './outline-ops.js';
 /**
  * @typedef {object} RevealDeps
  * @property {() => EngineState|null} state
- * @property {() => boolean} canEdit
- * @property {(rows: FlatRow[]) => void} expand commit rows with ancestors opened
+ * @property {(ids: string[]) => void} unfold opens these bullets for this person
  * @property {(id: string) => {el: HTMLElement}|null} scrollTo
  * @property {(text: string) => void} notice
  */
@@ -53,12 +52,9 @@ export class BulletReveal {
       return;
     }
     this.#wanted = null;
+    // Folded ancestors open for this person (a view setting: also for a viewer).
     const hiddenBy = ancestorIndices(all, i).filter((k) => all[k].collapsed);
-    if (hiddenBy.length && this.#o.canEdit()) {
-      let next = all;
-      for (const k of hiddenBy) next = /** @type {FlatRow[]} */ (setProps(next, all[k].id, { collapsed: false }));
-      this.#o.expand(next);
-    }
+    if (hiddenBy.length) this.#o.unfold(hiddenBy.map((k) => all[k].id));
     const v = this.#o.scrollTo(id);
     if (!v) return;
     v.el.classList.remove('is-target');
