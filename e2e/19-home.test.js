@@ -128,3 +128,48 @@ scenario('19 search and tags: typed words list their bullets, a tag lists its ow
   await page.locator('.doc-tree a.doc-link').first().waitFor();
   assert.equal(new URL(page.url()).search, '', 'the address is the list again');
 });
+
+scenario('19 sharing: "Everyone with access" names each person and team with role and path; a person is picked by part of their name', async (h) => {
+  const srv = await h.server();
+  const u = await h.users(srv, ['alice', 'bob', 'carol', 'dave']);
+  const erin = await srv.addUser('erin', { displayName: 'Erin Sommer' });
+  const api = srv.api(u.alice);
+  const team = (await api.json('POST', '/api/v1/teams', { name: 'Writers' })).teamId;
+  await api.json('PUT', `/api/v1/teams/${team}/members`, { members: [u.carol.id, u.dave.id] });
+  const work = (await api.json('POST', '/api/v1/folders', { name: 'Work' })).folderId;
+  await api.json('PUT', `/api/v1/folders/${work}/shares`, [{ kind: 'team', id: team, access: 'read' }]);
+  const doc = await api.createDoc('Roadmap');
+  await api.json('PATCH', `/api/v1/docs/${doc}`, { folderId: work });
+  await api.setShares(doc, [[u.bob, 'write']]);
+  const ctx = await h.loggedIn('alice', srv.base, u.alice);
+  const page = await h.openDoc(ctx, doc);
+  await page.locator('.ed-share').click();
+  await page.locator('#share-everyone .share-person').nth(3).waitFor();
+  const rows = await page.locator('#share-everyone .share-row').evaluateAll((els) => els.map((e) => e.textContent?.replace(/\s+/g, ' ').trim()));
+  assert.deepEqual(rows, [
+    'Alice (you)@alice · owns itOwner',
+    'Bob@bob · shared directlyCan edit',
+    'Carol@carol · through folder “Work”Can view',
+    'Dave@dave · through folder “Work”Can view',
+    'Team Writersthrough folder “Work” · 3 members: Alice, Carol, DaveCan view',
+  ]);
+  // the direct shares list is only bob; no "only you" claim
+  assert.doesNotMatch((await page.locator('#share-list').textContent()) ?? '', /Only you/);
+  // Picking a person by part of the display name: "Somm" offers erin.
+  await page.locator('#share-add input[name=name]').fill('Somm');
+  await waitFor(async () => (await page.locator('#share-add datalist option').evaluateAll((os) => os.map((o) => /** @type {HTMLOptionElement} */ (o).value))).includes('erin'), {
+    message: 'erin offered for "Somm"',
+  });
+  assert.match((await page.locator('#share-add datalist option[value=erin]').textContent()) ?? '', /Erin Sommer/);
+  await page.locator('#share-add input[name=name]').fill('erin');
+  await page.locator('#share-add button[type=submit]').click();
+  await waitFor(async () => (await page.locator('#share-everyone .share-person[data-id="' + erin.id + '"]').count()) === 1, { message: 'erin listed with access' });
+  assert.match((await page.locator(`#share-everyone .share-person[data-id="${erin.id}"]`).textContent()) ?? '', /shared directly.*Can view/);
+  if (process.env.E2E_SHOTS) await page.screenshot({ path: `${process.env.E2E_SHOTS}/share-everyone.png` });
+  // a reader sees who has access too (but cannot change it)
+  const ctxB = await h.loggedIn('carol', srv.base, u.carol);
+  const carol = await h.openDoc(ctxB, doc);
+  await carol.locator('.ed-share').click();
+  await carol.locator('#share-everyone .share-person').nth(4).waitFor();
+  assert.equal(await carol.locator('#share-add').isVisible(), false, 'no add form for a reader');
+});

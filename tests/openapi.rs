@@ -346,6 +346,22 @@ fn requests_shaped_as_the_protocol_says_and_the_real_answers_fit_the_document() 
         None,
     );
     assert_eq!(s, 404);
+    let (s, _) = c.call(
+        &alice,
+        "GET",
+        "/api/v1/users/search",
+        "/api/v1/users/search?q=bo",
+        None,
+    );
+    assert_eq!(s, 200);
+    let (s, _) = c.call(
+        &alice,
+        "GET",
+        "/api/v1/users/search",
+        "/api/v1/users/search?q=",
+        None,
+    );
+    assert_eq!(s, 400);
 
     // Shares: a user, a team.
     let shares = json!([
@@ -375,6 +391,11 @@ fn requests_shaped_as_the_protocol_says_and_the_real_answers_fit_the_document() 
         c.call(&bob, "GET", "/api/v1/docs/{id}/shares", &d("/shares"), None)
             .0,
         403
+    );
+    assert_eq!(
+        c.call(&bob, "GET", "/api/v1/docs/{id}/access", &d("/access"), None)
+            .0,
+        200
     );
     let fshares = format!("/api/v1/folders/{folder}/shares");
     let (s, _) = c.call(

@@ -72,6 +72,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/tokens", web::get().to(accounts::list_tokens))
                 .route("/tokens/{id}", web::delete().to(accounts::delete_token))
                 .route("/users", web::get().to(sharing::find_user))
+                .route("/users/search", web::get().to(sharing::search_users))
                 .route("/teams", web::post().to(sharing::create_team))
                 .route("/teams", web::get().to(sharing::list_teams))
                 .route("/teams/{id}/members", web::put().to(sharing::put_members))
@@ -93,6 +94,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 )
                 .route("/docs/{id}", web::patch().to(sharing::patch_doc))
                 .route("/docs/{id}/shares", web::get().to(sharing::get_doc_shares))
+                .route("/docs/{id}/access", web::get().to(sharing::who_has_access))
                 .route("/docs/{id}/shares", web::put().to(sharing::put_doc_shares))
                 .route(
                     "/docs/{id}/shares/me",

@@ -150,6 +150,8 @@ impl Modify for EveryAnswer {
         crate::http::sync::leave,
         crate::http::sync::usage,
         crate::http::sharing::get_doc_shares,
+        crate::http::sharing::who_has_access,
+        crate::http::sharing::search_users,
         crate::http::sharing::put_doc_shares,
         crate::http::sharing::patch_doc,
         crate::http::sharing::create_folder,

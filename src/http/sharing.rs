@@ -653,6 +653,88 @@ pub async fn find_user(
     }
 }
 
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct UserSearch {
+    /// Part of a user name or display name (any case); 1 to 100 characters.
+    q: String,
+}
+
+/// People to pick when sharing.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct FoundUsers {
+    users: Vec<FoundUser>,
+}
+
+/// Finds people by part of their name or display name (the share dialog's picker).
+#[utoipa::path(
+    get,
+    path = "/api/v1/users/search",
+    tag = "sharing",
+    summary = "Find people by part of their name or display name (at most 20)",
+    params(UserSearch),
+    responses(
+        (status = 200, description = "the people found, by display name", body = FoundUsers),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+    ),
+)]
+pub async fn search_users(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    query: web::Query<UserSearch>,
+) -> Result<HttpResponse, ApiError> {
+    caller(&state, &creds).await?;
+    let q = query.into_inner().q;
+    let len = q.trim().chars().count();
+    if len == 0 || len > 100 {
+        return Err(ApiError::BadRequest("q: 1 to 100 characters".into()));
+    }
+    let users = state
+        .storage
+        .read(move |c| accounts::find_users(c, &q, 20))
+        .await?;
+    Ok(HttpResponse::Ok().json(FoundUsers {
+        users: users
+            .into_iter()
+            .map(|u| FoundUser {
+                id: u.id,
+                name: u.name,
+                display_name: u.display_name,
+            })
+            .collect(),
+    }))
+}
+
+/// Everyone who can open a document, with their role and how they got it, and the teams
+/// with their members — for every reader of the document (they see who they share it with).
+#[utoipa::path(
+    get,
+    path = "/api/v1/docs/{id}/access",
+    tag = "sharing",
+    summary = "Who has access to a document, and through what",
+    params(
+        ("id" = String, Path, description = "The document's, folder's, team's or token's ID"),
+    ),
+    responses(
+        (status = 200, description = "people (owner first, by role) and teams", body = roles::AccessList),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
+pub async fn who_has_access(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (doc, _, _, _) = access(&state, &creds, &path.into_inner()).await?;
+    let list = state
+        .storage
+        .read(move |c| roles::who_has_access(c, doc.as_str()))
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(HttpResponse::Ok().json(list))
+}
+
 /// `DELETE /docs/{id}/shares/me`: the caller declines a document shared with them directly
 /// (their own lists stop showing it; the owner's share list loses them). 404 when there is
 /// no such share (shares through a team or folder are left with the team or the folder).

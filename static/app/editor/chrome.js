@@ -199,7 +199,10 @@ export class EditorChrome {
     const e = this.editor;
     if (e.classList.contains('is-readonly') !== ro) e.classList.toggle('is-readonly', ro);
     this.viewOnly.hidden = s.role !== 'viewer';
-    this.share.hidden = s.role !== 'owner';
+    // Everyone who can open it may see who has access; only the owner changes it.
+    this.share.hidden = s.role == null;
+    const shareLabel = s.role === 'owner' ? 'Share' : 'Who has access';
+    if (this.share.textContent !== shareLabel) this.share.textContent = shareLabel;
     this.#renderConflicts(s);
     let titleChanged = false;
     const title = this.title;

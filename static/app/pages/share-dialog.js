@@ -1,6 +1,9 @@
-// Sharing: dialog#share-dialog lists a document's (or folder's) shares, adds a person by
-// user name or one of my teams, changes read/write, removes. Every change is one PUT of the
-// whole list; errors are shown inline and the list is re-read from the server.
+// Sharing: dialog#share-dialog lists a document's (or folder's) shares, adds a person (picked
+// by part of their name or display name) or one of my teams, changes read/write, removes.
+// Every change is one PUT of the whole list; errors are shown inline and the list is re-read
+// from the server. For a document, "Everyone with access" (#share-everyone) lists every person
+// and team who can open it, with their role and how they got it — the server's role function's
+// own answer (GET /docs/{id}/access) — also for someone who may not change the shares.
 
 import { ApiError, describeError, seg } from '../api.js';
 import { currentUser } from '../session.js';
@@ -90,19 +93,23 @@ async function openSharing(target) {
   const errorEl = h('p', { id: 'share-error', class: 'form-error', role: 'alert', hidden: true });
   const list = h('ul', { class: 'share-list', role: 'list', 'aria-labelledby': listTitleId, id: 'share-list' });
   const status = h('p', { class: 'muted small', role: 'status', id: 'share-status' });
-  const listHead = h('h3', { class: 'subhead', id: listTitleId }, 'Who has access');
+  const listHead = h('h3', { class: 'subhead', id: listTitleId }, target.kind === 'doc' ? 'Shared directly' : 'Who has access');
 
   // Add form: a person by user name, or one of my teams.
   const kindSel = h('select', { name: 'kind', class: 'input', 'aria-label': 'Share with' },
     h('option', { value: 'user' }, 'Person'), h('option', { value: 'team' }, 'Team'));
+  const peopleList = h('datalist', { id: uid('share-people') });
   const nameInput = h('input', {
-    name: 'name', class: 'input', type: 'text', placeholder: 'User name, e.g. bob', autocomplete: 'off',
-    autocapitalize: 'none', spellcheck: 'false', 'aria-label': 'User name', 'aria-describedby': 'share-error',
+    name: 'name', class: 'input', type: 'text', placeholder: 'Name or user name, e.g. bob', autocomplete: 'off',
+    autocapitalize: 'none', spellcheck: 'false', 'aria-label': 'Person (name or user name)', 'aria-describedby': 'share-error',
+    list: peopleList.id,
   });
+  const everyoneHead = h('h3', { class: 'subhead', id: 'share-everyone-title', hidden: target.kind !== 'doc' }, 'Everyone with access');
+  const everyone = h('ul', { class: 'share-list share-everyone', role: 'list', id: 'share-everyone', 'aria-labelledby': 'share-everyone-title', hidden: target.kind !== 'doc' });
   const teamSel = h('select', { name: 'team', class: 'input', 'aria-label': 'Team', hidden: true });
   const accessSel = accessSelect('read', 'Access for the new share');
   const addBtn = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add');
-  const addForm = h('form', { class: 'share-add', id: 'share-add', novalidate: true }, kindSel, nameInput, teamSel, accessSel, addBtn);
+  const addForm = h('form', { class: 'share-add', id: 'share-add', novalidate: true }, kindSel, nameInput, peopleList, teamSel, accessSel, addBtn);
   const newTeamBtn = h('button', { type: 'button', class: 'link-btn new-team', id: 'new-team', hidden: true }, '+ New team…');
 
   const title = target.kind === 'doc'
@@ -113,10 +120,32 @@ async function openSharing(target) {
     : 'Shares of a folder apply to every document and folder inside it.';
   const { dialog, close } = openModal({
     id: 'share-dialog', title, description, wide: true,
-    content: [addForm, newTeamBtn, errorEl, listHead, list, status,
+    content: [addForm, newTeamBtn, errorEl, listHead, list, status, everyoneHead, everyone,
       h('div', { class: 'dialog-actions' }, h('button', { type: 'button', class: 'btn', onclick: () => close() }, 'Done'))],
   });
   dialog.dataset.target = `${target.kind}:${target.id}`;
+
+  // People to pick: by part of a name or display name, as the person types.
+  let searchTimer = 0;
+  let searched = '';
+  nameInput.addEventListener('input', () => {
+    clearTimeout(searchTimer);
+    const q = nameInput.value.trim().replace(/^@/, '');
+    if (q.length < 1 || q === searched) return;
+    searchTimer = window.setTimeout(async () => {
+      searched = q;
+      try {
+        const r = await api.get(`/users/search?q=${seg(q)}`);
+        /** @type {{id: string, name: string, displayName: string}[]} */
+        const found = r?.users ?? [];
+        for (const u of found) rememberPerson(u);
+        replaceChildren(peopleList, found.filter((u) => !me || u.id !== me.id).map((u) =>
+          h('option', { value: u.name }, u.displayName && u.displayName !== u.name ? `${u.displayName} (@${u.name})` : `@${u.name}`)));
+      } catch {
+        // offline or signed out: the exact user name still works
+      }
+    }, 150);
+  });
 
   kindSel.addEventListener('change', () => {
     const team = kindSel.value === 'team';
@@ -153,7 +182,7 @@ async function openSharing(target) {
       setBusy(false);
       if (await save(upsertShare(shares, { kind: 'user', id: user.id, access }), `Shared with ${user.displayName || user.name}.`)) nameInput.value = '';
     } catch (e) {
-      showError(e instanceof ApiError && e.status === 404 ? `No user is called “${name}”. Check the spelling of their user name.` : describeError(e));
+      showError(e instanceof ApiError && e.status === 404 ? `No user is called “${name}”. Type part of their name and pick them from the list.` : describeError(e));
       nameInput.focus();
     } finally {
       setBusy(false);
@@ -239,7 +268,7 @@ async function openSharing(target) {
     }
     if (!shares.length) {
       replaceChildren(list, h('li', { class: 'share-empty muted' },
-        target.kind === 'doc' ? 'Only you (and anyone with access to its folder) can open it. Add a person or team above.' : 'Not shared yet. Add a person or team above.'));
+        target.kind === 'doc' ? 'Not shared directly yet. Add a person or team above.' : 'Not shared yet. Add a person or team above.'));
       return;
     }
     // Keep keyboard focus on the same row's control across the re-render.
@@ -281,6 +310,7 @@ async function openSharing(target) {
       shares = r.shares ?? next;
       renderList();
       status.textContent = done;
+      void loadEveryone();
       return true;
     } catch (e) {
       showError(describeError(e));
@@ -307,8 +337,20 @@ async function openSharing(target) {
     }
   }
 
+  /** Every person and team who can open the document, as the server decides it. */
+  async function loadEveryone() {
+    if (target.kind !== 'doc') return;
+    try {
+      const r = await api.get(`/docs/${seg(target.id)}/access`);
+      replaceChildren(everyone, ...everyoneRows(r, me?.id ?? null));
+    } catch (e) {
+      replaceChildren(everyone, h('li', { class: 'muted small' }, describeError(e)));
+    }
+  }
+
   replaceChildren(list, h('li', { class: 'muted' }, 'Loading…'));
   nameInput.focus();
+  void loadEveryone();
   const [, teamsR] = await Promise.allSettled([reload(), api.get('/teams')]);
   if (teamsR.status === 'fulfilled') teams = teamsR.value?.teams ?? [];
   fillTeams();
@@ -323,4 +365,45 @@ function accessSelect(value, label) {
   return h('select', { class: 'input access-select', name: 'access', 'aria-label': label },
     h('option', { value: 'read', selected: value === 'read' }, 'Can view'),
     h('option', { value: 'write', selected: value === 'write' }, 'Can edit'));
+}
+
+/** @typedef {{userId: string, name: string, displayName: string, role: 'owner'|'editor'|'viewer', via: string}} PersonAccess */
+/** @typedef {{teamId: string, name: string, access: 'read'|'write', via: string, members: {userId: string, name: string, displayName: string}[]}} TeamAccess */
+
+const ROLE_LABELS = { owner: 'Owner', editor: 'Can edit', viewer: 'Can view' };
+
+/**
+ * How someone got their access, in words: `owner`, `direct`, `team:NAME`, `folder:NAME`.
+ * @param {string} via
+ */
+export function viaWords(via) {
+  if (via === 'owner') return 'owns it';
+  if (via === 'direct') return 'shared directly';
+  if (via.startsWith('team:')) return `through team “${via.slice(5)}”`;
+  if (via.startsWith('folder:')) return `through folder “${via.slice(7)}”`;
+  return via;
+}
+
+/**
+ * The rows of "Everyone with access": people (owner first) with role and path, then teams
+ * with their members.
+ * @param {{people?: PersonAccess[], teams?: TeamAccess[]}} list @param {string|null} meId
+ * @returns {HTMLElement[]}
+ */
+export function everyoneRows(list, meId) {
+  const people = (list.people ?? []).map((p) =>
+    h('li', { class: 'share-row share-person', dataset: { kind: 'user', id: p.userId, role: p.role } },
+      h('span', { class: 'share-avatar share-avatar-user', 'aria-hidden': 'true' }, icon('user', { size: 16 })),
+      h('span', { class: 'share-who' },
+        h('span', { class: 'share-name' }, `${p.displayName || p.name}${p.userId === meId ? ' (you)' : ''}`),
+        h('span', { class: 'share-handle muted small' }, `@${p.name} · ${viaWords(p.via)}`)),
+      h('span', { class: `badge badge-${p.role} share-role` }, ROLE_LABELS[p.role] ?? p.role)));
+  const teams = (list.teams ?? []).map((t) =>
+    h('li', { class: 'share-row share-team', dataset: { kind: 'team', id: t.teamId } },
+      h('span', { class: 'share-avatar share-avatar-team', 'aria-hidden': 'true' }, icon('team', { size: 16 })),
+      h('span', { class: 'share-who' },
+        h('span', { class: 'share-name' }, `Team ${t.name}`),
+        h('span', { class: 'share-handle muted small' }, `${viaWords(t.via)} · ${t.members.length === 1 ? '1 member' : `${t.members.length} members`}: ${t.members.map((m) => m.displayName || m.name).join(', ')}`)),
+      h('span', { class: 'badge share-role' }, t.access === 'write' ? 'Can edit' : 'Can view')));
+  return [...people, ...teams];
 }

@@ -11,6 +11,20 @@ mod types;
 pub use rows::{count_users, delete_token, list_tokens, login_record, user_by_id, user_by_name};
 pub use types::{TokenInfo, User};
 
+/// People to pick when sharing: names or display names containing `text` (any case), by
+/// display name, at most `limit`. `%`, `_` and `\` in the text match themselves.
+pub fn find_users(db: &mut Db, text: &str, limit: usize) -> Result<Vec<User>> {
+    let mut pattern = String::from("%");
+    for ch in text.trim().chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(ch);
+    }
+    pattern.push('%');
+    rows::users_matching(db, &pattern, limit as i64)
+}
+
 use rand_core::{OsRng, TryRngCore};
 use sha2::{Digest, Sha256};
 

@@ -45,6 +45,18 @@ pub fn user_by_id(c: &mut impl GenericClient, id: &str) -> Result<Option<User>> 
     .map(user_from_row))
 }
 
+pub fn users_matching(c: &mut impl GenericClient, pattern: &str, limit: i64) -> Result<Vec<User>> {
+    Ok(c.query(
+        "SELECT id, name, display_name, is_admin FROM users \
+         WHERE name ILIKE $1 ESCAPE '\\' OR display_name ILIKE $1 ESCAPE '\\' \
+         ORDER BY lower(display_name), lower(name) LIMIT $2",
+        &[&pattern, &limit],
+    )?
+    .iter()
+    .map(user_from_row)
+    .collect())
+}
+
 pub fn insert_token(
     c: &mut impl GenericClient,
     token_id: &str,

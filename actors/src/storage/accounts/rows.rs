@@ -12,6 +12,9 @@ row_questions! {
     pub fn insert_user(user: &User, now: i64) -> bool;
     pub fn user_by_name(name: &str) -> Option<User>;
     pub fn user_by_id(id: &str) -> Option<User>;
+    /// Users whose name or display name matches a LIKE pattern (case-insensitive, `\\`
+    /// escapes), by display name, at most `limit`.
+    pub fn users_matching(pattern: &str, limit: i64) -> Vec<User>;
     pub fn count_users() -> i64;
     pub fn insert_token(token_id: &str, user_id: &str, token_hash: &str, label: &str, now: i64) -> ();
     pub fn user_by_token_hash(token_hash: &str) -> Option<User>;

@@ -42,6 +42,16 @@ pub fn user_by_id(conn: &Connection, id: &str) -> Result<Option<User>> {
         .optional()?)
 }
 
+pub fn users_matching(conn: &Connection, pattern: &str, limit: i64) -> Result<Vec<User>> {
+    let mut st = conn.prepare_cached(
+        "SELECT id, name, display_name, is_admin FROM users \
+         WHERE name LIKE ?1 ESCAPE '\\' OR display_name LIKE ?1 ESCAPE '\\' \
+         ORDER BY lower(display_name), lower(name) LIMIT ?2",
+    )?;
+    let rows = st.query_map(rusqlite::params![pattern, limit], user_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
 pub fn count_users(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row("SELECT count(*) FROM users", [], |r| r.get(0))?)
 }

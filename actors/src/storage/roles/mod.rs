@@ -9,11 +9,13 @@
 //! The decisions are written here once; `rows.rs` asks each backend (`sqlite.rs`,
 //! `postgres.rs`) only for rows.
 
+mod access_list;
 pub(crate) mod postgres;
 mod rows;
 pub(crate) mod sqlite;
 mod types;
 
+pub use access_list::{who_has_access, AccessList, Member, PersonAccess, TeamAccess};
 pub use rows::readable_doc_ids;
 pub use types::{DocSummary, FolderSummary, Grant, Role};
 
