@@ -127,7 +127,7 @@ export class DocSyncEngine {
         if (this.mode === 'full') this.syncSoon(0);
       },
       () => !this.closed && !this.stopped,
-      (id) => this.outbox.waitingOn(id),
+      () => this.outbox.waitingOn(),
     );
 
     /** @type {Set<(s: EngineState) => void>} */

@@ -12,15 +12,23 @@ import { TITLE_LEASE } from './model.js';
 
 export const LEASE_KEEP_MS = 20_000;
 export const FOCUS_IDLE_MS = 60_000;
+/** The server refuses a hold list longer than this (limits.max_hold): never send one. */
+export const MAX_HOLD = 1_000;
+/**
+ * An edit that makes more bullets than this (a paste, an import) claims none of them beyond
+ * these: they are new, nobody else is in them, and thousands of leases would only slow every
+ * request (and break the server's hold limit).
+ */
+export const MAX_CLAIMS_PER_EDIT = 20;
 
 export class LeaseHolds {
   /**
    * @param {() => number} now the engine's clock
    * @param {() => void} onRunOut called by the timer when claims ran out (the engine tells the server)
    * @param {() => boolean} running false once the engine is closed or stopped: no timer then
-   * @param {(id: string) => boolean} [waiting] an op of ours on this bullet still waits for the server
+   * @param {() => Set<string>} [waiting] the bullets an op of ours on which still waits for the server
    */
-  constructor(now, onRunOut, running, waiting = () => true) {
+  constructor(now, onRunOut, running, waiting = () => new Set(this.holds.keys())) {
     this.now = now;
     this.onRunOut = onRunOut;
     this.running = running;
@@ -65,6 +73,7 @@ export class LeaseHolds {
     const now = this.now();
     this.lastInput = now;
     let added = false;
+    let claims = 0;
     for (const op of ops) {
       const id = op.kind === 'set_title' ? TITLE_LEASE : op.blockId;
       if (!id || op.kind === 'delete') continue;
@@ -72,7 +81,7 @@ export class LeaseHolds {
       if (id === this.focused) {
         if (this.holds.get(id) !== Infinity) added = true;
         this.holds.set(id, Infinity);
-      } else {
+      } else if (claims++ < MAX_CLAIMS_PER_EDIT) {
         if (!this.holds.has(id)) added = true;
         this.holds.set(id, Math.max(this.holds.get(id) ?? 0, now + LEASE_KEEP_MS));
       }
@@ -85,10 +94,13 @@ export class LeaseHolds {
     return added;
   }
 
-  /** The claims not yet run out (after dropping those that did). @returns {string[]} */
+  /** The claims not yet run out (after dropping those that did), at most MAX_HOLD: the focused one and the newest. @returns {string[]} */
   list() {
     this.prune();
-    return [...this.holds.keys()];
+    const ids = [...this.holds.keys()];
+    if (ids.length <= MAX_HOLD) return ids;
+    const newest = ids.filter((id) => id !== this.focused).slice(-(MAX_HOLD - 1));
+    return this.focused && this.holds.has(this.focused) ? [this.focused, ...newest] : newest.slice(-MAX_HOLD);
   }
 
   /**
@@ -98,9 +110,11 @@ export class LeaseHolds {
   prune() {
     const now = this.now();
     let changed = false;
+    /** @type {Set<string>|null} asked once, only when a claim other than the focus exists */
+    let waiting = null;
     for (const [id, until] of this.holds) {
       const idle = until === Infinity && now - this.lastInput >= FOCUS_IDLE_MS;
-      const done = until !== Infinity && !this.waiting(id);
+      const done = until !== Infinity && !(waiting ??= this.waiting()).has(id);
       if (until <= now || idle || done) {
         this.holds.delete(id);
         changed = true;

@@ -144,9 +144,11 @@ export class Outbox {
     for (const i of items) i.saveFailed = true;
   }
 
-  /** Whether an op of ours on this bullet (or 'title') still waits for the server. @param {string} id */
-  waitingOn(id) {
-    return this.items.some((i) => (i.rec.op.kind === 'set_title' ? TITLE_LEASE : /** @type {any} */ (i.rec.op).blockId) === id);
+  /** The bullets (and 'title') an op of ours on which still waits for the server. @returns {Set<string>} */
+  waitingOn() {
+    const out = new Set();
+    for (const i of this.items) out.add(i.rec.op.kind === 'set_title' ? TITLE_LEASE : /** @type {any} */ (i.rec.op).blockId);
+    return out;
   }
 
   /**

@@ -1,7 +1,7 @@
 // @ts-check
 // leases.js: claims and their one timer (fake timers; the engine's use is in engine.test.js).
 import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
-import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from '../../static/engine/leases.js';
+import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS, MAX_HOLD, MAX_CLAIMS_PER_EDIT } from '../../static/engine/leases.js';
 
 beforeEach(() => vi.useFakeTimers({ now: 1_000_000 }));
 afterEach(() => vi.useRealTimers());
@@ -52,7 +52,7 @@ describe('LeaseHolds', () => {
 
   it('a claim other than the focused one ends as soon as nothing of ours on it waits for the server', () => {
     const waiting = new Set(['blk_a']);
-    const l = new LeaseHolds(() => Date.now(), () => {}, () => true, (id) => waiting.has(id));
+    const l = new LeaseHolds(() => Date.now(), () => {}, () => true, () => waiting);
     l.focus('blk_a');
     l.focus('blk_b'); // blk_a left, its text still on the way
     expect(l.list().sort()).toEqual(['blk_a', 'blk_b']);
@@ -68,6 +68,19 @@ describe('LeaseHolds', () => {
     expect(l.list().sort()).toEqual(['blk_b', 'blk_new2']);
     vi.advanceTimersByTime(LEASE_KEEP_MS); // and never longer than 20 s
     expect(l.list()).toEqual(['blk_b']);
+  });
+
+  it('a paste or an import of many bullets claims a few of them; the hold list never passes the server\'s limit', () => {
+    const l = new LeaseHolds(() => Date.now(), () => {}, () => true, () => new Set(l.holds.keys()));
+    const inserts = (/** @type {number} */ n, /** @type {string} */ p) => Array.from({ length: n }, (_, k) => ({ opId: `o${p}${k}`, kind: /** @type {const} */ ('insert'), blockId: `blk_${p}${k}`, parentId: null, orderKey: 'a1', content: '' }));
+    l.focus('blk_focus');
+    l.noteInput(inserts(5_000, 'a'), () => true);
+    expect(l.list().length).toBe(1 + MAX_CLAIMS_PER_EDIT);
+    for (let k = 0; k < 100; k++) l.noteInput(inserts(20, `b${k}_`), () => true);
+    const hold = l.list();
+    expect(hold.length).toBe(MAX_HOLD);
+    expect(hold[0]).toBe('blk_focus');
+    expect(hold).toContain('blk_b99_19'); // the newest kept
   });
 
   it('arms no timer once the engine is not running', () => {

@@ -76,8 +76,10 @@ export function fromMarkdown(text) {
   const items = [];
   /** @type {number[]} marker columns of the open items */
   const stack = [];
-  /** @type {{item: Item, contentCol: number}|null} */
+  /** @type {{item: Item, contentCol: number, markerCol: number}|null} */
   let open = null;
+  /** The item whose quoted note (Workflowy's text export) runs over more lines. @type {Item|null} */
+  let note = null;
   /** @type {{item: Item, col: number}|null} an open code fence */
   let fence = null;
   for (const line of lines) {
@@ -91,10 +93,27 @@ export function fromMarkdown(text) {
       fence.item.content = fence.item.content === '\u0000' ? rest : `${fence.item.content}\n${rest}`;
       continue;
     }
+    if (note) {
+      // a quoted note goes on until the line that closes its quote
+      const t = line.trim();
+      const last = t.endsWith('"');
+      note.content += `\n${last ? t.slice(0, -1) : t}`;
+      if (last) note = null;
+      continue;
+    }
     const m = MARKER.exec(line);
     if (!m) {
       if (line.trim() === '') continue;
       const col = columns(/^[ \t]*/.exec(line)?.[0] ?? '');
+      const quoted = /^"/.test(line.trim());
+      if (open && quoted && col >= open.markerCol) {
+        // Workflowy's text export writes a bullet's note as a quoted line below it
+        const t = line.trim();
+        const closed = t.length > 1 && t.endsWith('"');
+        open.item.content += `\n${t.slice(1, closed ? -1 : undefined)}`;
+        if (!closed) note = open.item;
+        continue;
+      }
       if (open && col >= open.contentCol) {
         open.item.content += `\n${line.slice(fenceCut(line, open.contentCol))}`;
         continue;
@@ -126,7 +145,7 @@ export function fromMarkdown(text) {
     }
     const it = item({ depth, ...typed(body) });
     items.push(it);
-    open = { item: it, contentCol: columns(m[1]) + (m[0].length - m[1].length) };
+    open = { item: it, contentCol: columns(m[1]) + (m[0].length - m[1].length), markerCol: columns(m[1]) };
   }
   for (const it of items) if (it.content === '\u0000') it.content = '';
   return { title, items: normalize(items) };
@@ -157,18 +176,27 @@ export function fromPlainText(text) {
     if (ws.length > 0 && !ws.includes('\t')) unit = Math.min(unit, ws.length);
   }
   unit = unit === Infinity ? 2 : Math.min(4, Math.max(2, unit));
-  return normalize(
-    lines.map((l) => {
-      const ws = /^[ \t]*/.exec(l)?.[0] ?? '';
-      let tabs = 0;
-      let spaces = 0;
-      for (const ch of ws) {
-        if (ch === '\t') tabs++;
-        else spaces++;
-      }
-      return item({ depth: tabs + Math.floor(spaces / unit), ...typed(l.slice(ws.length).replace(/\s+$/, '')) });
-    }),
-  );
+  /** @type {Item[]} */
+  const out = [];
+  for (const l of lines) {
+    const ws = /^[ \t]*/.exec(l)?.[0] ?? '';
+    let tabs = 0;
+    let spaces = 0;
+    for (const ch of ws) {
+      if (ch === '\t') tabs++;
+      else spaces++;
+    }
+    const depth = tabs + Math.floor(spaces / unit);
+    const text = l.slice(ws.length).replace(/\s+$/, '');
+    const last = out[out.length - 1];
+    if (last && depth > last.depth && /^".*"$/.test(text) && text.length > 1) {
+      // a quoted line under a bullet is its note (Workflowy's text export)
+      last.content += `\n${text.slice(1, -1)}`;
+      continue;
+    }
+    out.push(item({ depth, ...typed(text) }));
+  }
+  return normalize(out);
 }
 
 /**
@@ -418,16 +446,4 @@ function typedOpml(o, text) {
   const t = o.getAttribute('_type');
   if (t === 'h1' || t === 'h2' || t === 'h3' || t === 'quote' || t === 'code') return { type: /** @type {BlockType} */ (t), checked: false, content: text };
   return typed(text);
-}
-
-/**
- * Reads an outline file by its name and content: OPML (`.opml`, or XML with `<opml`),
- * Markdown (`.md`), else plain text.
- * @param {string} name @param {string} text @param {DOMParser} parser
- * @returns {{title: string|null, items: Item[]}}
- */
-export function readOutlineFile(name, text, parser) {
-  if (/\.(opml|xml)$/i.test(name) || /^\s*(<\?xml[^>]*>\s*)?<opml[\s>]/i.test(text)) return fromOpml(text, parser);
-  if (/\.(md|markdown)$/i.test(name)) return fromMarkdown(text);
-  return { title: null, items: fromPlainText(text) };
 }

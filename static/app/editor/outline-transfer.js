@@ -5,7 +5,8 @@
 // nothing.
 
 import { indexOfId, insertItemsAfter, subtreeEnd } from './outline-ops.js';
-import { readOutlineFile, toMarkdown, toOpml, toPlainText } from './outline-io.js';
+import { toMarkdown, toOpml, toPlainText } from './outline-io.js';
+import { readOutlineFile, decodeOutlineFile } from './import-file.js';
 
 /** @typedef {import('../../engine/types.js').Row} Row */
 /** @typedef {import('./outline-io.js').Item} Item */
@@ -77,7 +78,7 @@ export class OutlineTransfer {
       input.remove();
       if (!file) return;
       try {
-        const { items } = readOutlineFile(file.name, await file.text(), new DOMParser());
+        const { items } = readOutlineFile(file.name, decodeOutlineFile(await file.arrayBuffer()), new DOMParser());
         this.importItems(items);
       } catch (e) {
         this.o.notice(`Nothing was imported: ${e instanceof Error ? e.message : String(e)}`);

@@ -47,8 +47,10 @@ export function importDocument(api, folderId) {
       if (!file) return resolve(null);
       try {
         // the readers are the editor's; loaded only when a file is imported
-        const [{ readOutlineFile }, { handOver }] = await Promise.all([import('../editor/outline-io.js'), import('../editor/pending-import.js')]);
-        const { title, items } = readOutlineFile(file.name, await file.text(), new DOMParser());
+        const [{ readOutlineFile, decodeOutlineFile }, { handOver }] = await Promise.all([import('../editor/import-file.js'), import('../editor/pending-import.js')]);
+        // `[[Page]]` links of a Logseq page point to the readable document of that title
+        const byTitle = await documentsByTitle(api);
+        const { title, items } = readOutlineFile(file.name, decodeOutlineFile(await file.arrayBuffer()), new DOMParser(), { linkTo: (t) => byTitle.get(t.toLowerCase()) ?? null });
         if (!items.length) throw new Error('the file holds no bullets');
         const name = title ?? file.name.replace(/\.(md|markdown|opml|xml|txt)$/i, '');
         const r = await api.post('/docs', folderId ? { title: name, folderId } : { title: name });
@@ -67,6 +69,22 @@ export function importDocument(api, folderId) {
     document.body.append(input);
     input.click();
   });
+}
+
+/** Readable documents by lower-cased title (the first of equal titles); empty when unreachable. @param {Api} api */
+async function documentsByTitle(api) {
+  /** @type {Map<string, string>} */
+  const out = new Map();
+  try {
+    const r = await api.get('/docs');
+    for (const d of r?.documents ?? []) {
+      const t = String(d.title ?? '').trim().toLowerCase();
+      if (t && !out.has(t)) out.set(t, d.docId);
+    }
+  } catch {
+    // offline: the links stay as written
+  }
+  return out;
 }
 
 /** @param {Api} api @param {DocSummary} d @returns {Promise<string|null>} the new title */
