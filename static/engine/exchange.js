@@ -148,6 +148,12 @@ export class Exchange {
     if ((e.status === 400 || e.status === 413) && batch.length > 0) {
       // One op makes the whole request invalid: find it by sending one at a time.
       if (batch.length > 1) return 'split';
+      if (e.status === 400 && !/\bops\[/.test(e.message)) {
+        // The request was refused, not this op (the server names an op's field `ops[i]…`):
+        // dropping the op would lose text for nothing. Keep it and try again later.
+        o.notices.note(`The server refused a request: ${e.message}. Your text is kept on this device.`);
+        return 'backoff';
+      }
       // This op can never be accepted; keeping it would block every op after it.
       o.outbox.rebaseNext(batch[0], { version: baseVersionOf(batch[0].rec.op) });
       o.outbox.drop(batch);

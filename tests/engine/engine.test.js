@@ -814,6 +814,38 @@ describe('the send loop', () => {
     expect(e.state.pending).toBe(0);
   });
 
+  it('an op the server calls invalid is found by splitting and dropped alone; a refused request drops nothing', async () => {
+    const [b0, b1] = seed(['a', 'b']);
+    const e = await openEngine(await makeEngine());
+    const real = server.fetch.bind(server);
+    /** @type {string|null} */
+    let refuse = 'ops';
+    e.fetchFn = async (url, init) => {
+      const body = init?.body ? JSON.parse(/** @type {string} */ (init.body)) : null;
+      const bad = body?.ops?.some((/** @type {any} */ op) => op.blockId === b1);
+      if (refuse === 'ops' && bad) return reply(400, { error: { code: 'bad_request', message: `ops[${body.ops.length - 1}].content: not allowed` } });
+      if (refuse === 'request' && body?.ops?.length) return reply(400, { error: { code: 'bad_request', message: 'leases.hold: 1001 entries (limit 1000)' } });
+      return real(url, init);
+    };
+    typeInto(e, b0, 'good');
+    typeInto(e, b1, 'bad');
+    await run(5_000);
+    expect(server.model.get(b0)?.content).toBe('good');
+    expect(server.model.get(b1)?.content).toBe('b');
+    expect(e.state.pending).toBe(0);
+    expect(e.state.notice).toMatch(/could not be saved/);
+    // A refusal of the request as a whole: the op stays queued and goes once it is accepted.
+    refuse = 'request';
+    typeInto(e, b0, 'kept');
+    await run(5_000);
+    expect(e.state.pending).toBe(1);
+    expect(e.state.notice).toMatch(/Your text is kept/);
+    refuse = null;
+    await run(40_000);
+    expect(server.model.get(b0)?.content).toBe('kept');
+    expect(e.state.pending).toBe(0);
+  });
+
   it('retries with backoff 1, 2, 4 … 30 s', async () => {
     const [b0] = seed(['a']);
     const e = await openEngine(await makeEngine());
