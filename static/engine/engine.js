@@ -116,6 +116,7 @@ export class DocSyncEngine {
       active: () => !this.closed && !this.stopped && this.opened,
       exchange: (limit) => this.server.run(limit),
       hasWork: () => this.outbox.sendable().length > 0,
+      backlog: () => this.outbox.sendable().length,
       period: () => this.period(),
       settled: () => this.emit(),
     });

@@ -19,7 +19,7 @@ export const THROTTLE_MS = 100;
 export const BACKOFF_FIRST_MS = 1000;
 export const BACKOFF_MAX_MS = 30_000;
 /** Ops per /sync: under the server's 500 and its 2 MiB body limit for normal text. */
-export const MAX_OPS_PER_SYNC = 200;
+export const MAX_OPS_PER_SYNC = 400;
 /** Browsers refuse keepalive bodies over 64 KiB in total. */
 export const KEEPALIVE_BODY_LIMIT = 60_000;
 
@@ -36,12 +36,14 @@ export const KEEPALIVE_BODY_LIMIT = 60_000;
  *   active: () => boolean,
  *   exchange: (batchLimit: number) => Promise<Failure|null>,
  *   hasWork: () => boolean,
+ *   backlog?: () => number,
  *   period: () => number,
  *   settled: () => void,
  * }} SendLoopOwner
  * `active`: the owner is open and may talk to the server; `exchange`: one snapshot-or-/sync
  * with at most that many ops, answering null or, for a failure, the owner's reading of it (its
  * own effects — stop, drop an op, a notice — done there); `hasWork`: ops wait to be sent;
+ * `backlog`: how many (more than one request carries: an import, a long offline spell);
  * `period`: ms until the next background sync; `settled`: after each exchange (emit state).
  */
 
@@ -165,8 +167,10 @@ export class SendLoop {
       this.#retryAt = this.#o.now() + retryIn;
       this.#arm(retryIn);
     } else if (this.#again || this.#o.hasWork()) {
-      // Ops typed during the request, hasMore, or a lease asked for meanwhile: go again.
-      this.soon(this.#again && !this.#o.hasWork() ? 0 : this.throttleDelay());
+      // Ops typed during the request, hasMore, or a lease asked for meanwhile: go again. The
+      // throttle gathers keystrokes; a backlog bigger than one request has nothing to gather.
+      const backlog = (this.#o.backlog?.() ?? 0) > this.#batchLimit;
+      this.soon((this.#again && !this.#o.hasWork()) || backlog ? 0 : this.throttleDelay());
     }
     this.#armPeriodic(true);
     this.#o.settled();

@@ -38,6 +38,34 @@ function owner(o = {}) {
 }
 
 describe('SendLoop', () => {
+  it('a backlog bigger than one request (an import) goes request after request without the throttle', async () => {
+    let left = 3 * MAX_OPS_PER_SYNC + 10;
+    /** @type {number[]} */
+    const at = [];
+    const loop = new SendLoop({
+      now: () => Date.now(),
+      active: () => true,
+      exchange: async (limit) => {
+        at.push(Date.now());
+        await new Promise((r) => setTimeout(r, 20));
+        left = Math.max(0, left - limit);
+        return null;
+      },
+      hasWork: () => left > 0,
+      backlog: () => left,
+      period: () => 30_000,
+      settled: () => {},
+    });
+    loop.changed();
+    await vi.advanceTimersByTimeAsync(1_000);
+    const gaps = at.slice(1).map((t, k) => t - at[k]);
+    // One right after the other (each takes 20 ms) while more than a request waits; the last
+    // part waits for the throttle as typing does.
+    expect(gaps.length).toBe(3);
+    expect(gaps.slice(0, 2).every((g) => g >= 20 && g < 25)).toBe(true);
+    expect(gaps[2]).toBe(THROTTLE_MS);
+  });
+
   it('a change on an idle line goes at once; changes right after wait for the throttle and go together', async () => {
     const { loop, calls } = owner();
     loop.changed();
