@@ -1,5 +1,6 @@
 // @ts-check
-// Benchmark of the engine's pure modules on a 10,000-bullet document (node, prints figures):
+// Benchmark of the engine's pure modules on a 10,000-bullet document (BENCH_BULLETS=50000 for
+// another size; node, prints figures):
 //   node tests/engine/bench-model.mjs
 // Targets: diffRows after one keystroke < 5 ms; applying 500 log entries < 5 ms.
 import { DocModel } from '../../static/engine/model.js';
@@ -7,7 +8,7 @@ import { diffRows } from '../../static/engine/diff.js';
 import { nKeysBetween } from '../../static/engine/order-key.js';
 import { mulberry32 } from './prng.js';
 
-const N = 10_000;
+const N = Number(process.env.BENCH_BULLETS) || 10_000;
 const rng = mulberry32(42);
 let opN = 0;
 const newOpId = () => `op_${++opN}`;
