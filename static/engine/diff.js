@@ -141,36 +141,66 @@ function windowDiff(model, current, next, depths, newOpId) {
     if (b ? b.deleted : model.isPurged(next[i].id)) return null;
   }
 
-  // Parent of each row as an index into next (-1 = top level); ids only where needed.
+  // Parent of each row as an index into next (-1 = top level).
   const parentIdx = new Int32Array(n);
   const stack = new Int32Array(n + 1);
-  const nextIds = new Set();
   for (let i = 0; i < n; i++) {
-    const id = next[i].id;
-    if (nextIds.has(id)) throw new Error(`diffRows: duplicate id ${id}`);
-    nextIds.add(id);
     parentIdx[i] = depths[i] === 0 ? -1 : stack[depths[i] - 1];
     stack[depths[i]] = i;
   }
   const parentOf = (/** @type {number} */ i) => (parentIdx[i] < 0 ? null : next[parentIdx[i]].id);
 
+  // Ids of the two windows only: every row outside them is the same row in both lists, so
+  // an id is in `next` when it is in the new window or a live block outside the old one.
+  /** @type {Set<string>} */
+  const oldWindow = new Set();
+  for (let j = lo; j < hiC; j++) oldWindow.add(current[j].id);
+  /** @type {Set<string>} */
+  const nextIds = new Set();
+  for (let i = lo; i < hiN; i++) {
+    const id = next[i].id;
+    const b = model.get(id);
+    if (nextIds.has(id) || (b && !b.deleted && !oldWindow.has(id))) throw new Error(`diffRows: duplicate id ${id}`);
+    nextIds.add(id);
+  }
+  const inNext = (/** @type {string} */ id) => nextIds.has(id) || (!oldWindow.has(id) && model.get(id)?.deleted === false);
+
   // Sibling lists that gain rows or change order: those of window rows, and of rows after
   // the window whose parent changed (a row before the window keeps all its predecessors).
-  const dirty = new Uint8Array(n + 1); // index parentIdx + 1
-  for (let i = lo; i < hiN; i++) dirty[parentIdx[i] + 1] = 1;
+  // Only the rows from the window to the last such row can need a key: a list gets those of
+  // its children, between its nearest child before and after them, which stay (anchors).
+  /** @type {Map<number, number>} parent index → last row of the range */
+  const dirty = new Map();
+  for (let i = lo; i < hiN; i++) dirty.set(parentIdx[i], hiN - 1);
   for (let i = hiN; i < n; i++) {
-    if (parentOf(i) !== current[i - hiN + hiC].parentId) dirty[parentIdx[i] + 1] = 1;
+    if (parentOf(i) !== current[i - hiN + hiC].parentId) dirty.set(parentIdx[i], Math.max(dirty.get(parentIdx[i]) ?? i, i));
   }
-  /** @type {Map<string|null, number[]>} */
+  /** @type {Map<string|null, {list: number[], anchored: boolean}>} */
   const wanted = new Map();
-  for (let i = 0; i < n; i++) {
-    if (!dirty[parentIdx[i] + 1]) continue;
-    const p = parentOf(i);
-    const list = wanted.get(p);
-    if (list) list.push(i);
-    else wanted.set(p, [i]);
+  for (const [pi, to] of dirty) {
+    const childDepth = pi < 0 ? 0 : depths[pi] + 1;
+    const from = Math.max(lo, pi + 1);
+    /** @type {number[]} */
+    const list = [];
+    for (let k = from - 1; k > pi && k >= 0; k--) {
+      if (depths[k] < childDepth) break;
+      if (parentIdx[k] === pi) {
+        list.push(k);
+        break;
+      }
+    }
+    for (let i = from; i <= to; i++) if (parentIdx[i] === pi) list.push(i);
+    for (let k = to + 1; k < n; k++) {
+      if (depths[k] < childDepth) break;
+      if (parentIdx[k] === pi) {
+        list.push(k);
+        break;
+      }
+    }
+    wanted.set(pi < 0 ? null : next[pi].id, { list, anchored: true });
   }
-  const keys = assignKeys(model, next, wanted);
+  const keys = assignKeys(model, next, wanted, lo, hiN);
+  if (!keys) return null;
 
   /** @type {Op[]} */
   const ops = [];
@@ -180,6 +210,7 @@ function windowDiff(model, current, next, depths, newOpId) {
     if (key === undefined && (i < lo || i >= hiN)) {
       // In place: only text and props can differ (the old row says what they were).
       const c = i < lo ? current[i] : current[i - hiN + hiC];
+      if (r === c) continue;
       if (r.content !== c.content || propsDiffer(c, r)) pushContentOps(ops, /** @type {Block} */ (model.get(r.id)), r, newOpId);
       continue;
     }
@@ -209,7 +240,7 @@ function windowDiff(model, current, next, depths, newOpId) {
   for (let j = lo; j < hiC; j++) {
     const row = current[j];
     if (nextIds.has(row.id)) continue;
-    if (row.parentId === null || nextIds.has(row.parentId) || model.get(row.parentId)?.deleted !== false) {
+    if (row.parentId === null || inNext(row.parentId) || model.get(row.parentId)?.deleted !== false) {
       ops.push({ opId: newOpId(), kind: 'delete', blockId: row.id });
     }
   }
@@ -239,15 +270,15 @@ function structuralDiff(model, current, next, depths, newOpId) {
   }
 
   // Desired children per parent, in order (indexes into next).
-  /** @type {Map<string|null, number[]>} */
+  /** @type {Map<string|null, {list: number[], anchored: boolean}>} */
   const wanted = new Map();
   for (let i = 0; i < n; i++) {
-    const list = wanted.get(parents[i]);
-    if (list) list.push(i);
-    else wanted.set(parents[i], [i]);
+    const w = wanted.get(parents[i]);
+    if (w) w.list.push(i);
+    else wanted.set(parents[i], { list: [i], anchored: false });
   }
 
-  const keys = assignKeys(model, next, wanted);
+  const keys = /** @type {(string|undefined)[]} */ (assignKeys(model, next, wanted));
 
   // A scratch copy is only needed when ids of tombstones come back (a restore also brings
   // back what the same delete removed, so later decisions must see it) or purged ids show
@@ -321,28 +352,46 @@ function structuralDiff(model, current, next, depths, newOpId) {
 /**
  * New order keys for the rows that must be placed (inserted, moved, restored); rows that can
  * stay keep their key and get none. Per parent, the children that already sit under it in
- * the right relative order (a longest increasing subsequence) stay; each run of others gets
- * keys between its stable neighbours.
- * @param {DocModel} model @param {FlatRow[]} next @param {Map<string|null, number[]>} wanted
- * @returns {(string|undefined)[]} the new key of each row of `next` that needs one, by index
+ * the right relative order (a longest increasing subsequence, by their order keys) stay; each
+ * run of others gets keys between its stable neighbours. An `anchored` list is a stretch of a
+ * parent's children whose first and last entries may be rows outside the window (`lo`…`hiN`):
+ * those stay whatever happens, and only rows between their keys can stay with them.
+ * @param {DocModel} model @param {FlatRow[]} next
+ * @param {Map<string|null, {list: number[], anchored: boolean}>} wanted
+ * @param {number} [lo] @param {number} [hiN] the window of an anchored list
+ * @returns {(string|undefined)[]|null} the new key of each row of `next` that needs one, by
+ *   index; null when an anchored list has no room between its anchors
  */
-function assignKeys(model, next, wanted) {
+function assignKeys(model, next, wanted, lo = 0, hiN = next.length) {
   /** @type {(string|undefined)[]} */
   const keys = new Array(next.length);
-  for (const [parentId, list] of wanted) {
-    const siblings = model.childIds(parentId);
-    if (sameLiveChildren(model, siblings, next, list)) continue; // all stay: the common case
-    /** @type {Map<string, number>} */
-    let position = new Map();
-    // Only build the index when some wanted child sits here already (large lists are common).
-    const here = list.filter((i) => {
-      const b = model.get(next[i].id);
+  for (const [parentId, { list, anchored }] of wanted) {
+    if (!anchored && sameLiveChildren(model, model.childIds(parentId), next, list)) continue; // all stay: the common case
+    /** @param {number} i */
+    const blockOf = (i) => model.get(next[i].id);
+    /** @param {number} i */
+    const isHere = (i) => {
+      const b = blockOf(i);
       return b !== undefined && !b.deleted && b.parentId === parentId;
-    });
-    if (here.length > 0) {
-      position = new Map(siblings.map((id, p) => [id, p]));
+    };
+    /** @type {Set<number>} */
+    const fixed = new Set();
+    if (anchored) {
+      for (const k of [list[0], list[list.length - 1]]) if (k !== undefined && (k < lo || k >= hiN) && isHere(k)) fixed.add(k);
     }
-    const stable = new Set(longestIncreasing(here.map((i) => /** @type {number} */ (position.get(next[i].id)))).map((k) => here[k]));
+    const lower = list[0] !== undefined && fixed.has(list[0]) ? /** @type {Block} */ (blockOf(list[0])) : null;
+    const upper = list.length > 1 && fixed.has(list[list.length - 1]) ? /** @type {Block} */ (blockOf(list[list.length - 1])) : null;
+    // Rows already under the parent, strictly between the anchors, ranked by sibling order.
+    const here = list.filter((i) => {
+      if (fixed.has(i) || !isHere(i)) return false;
+      const b = /** @type {Block} */ (blockOf(i));
+      return (!lower || siblingOrder(lower, b) < 0) && (!upper || siblingOrder(b, upper) < 0);
+    });
+    const ranked = here.map((i, k) => k).sort((a, b) => siblingOrder(/** @type {Block} */ (blockOf(here[a])), /** @type {Block} */ (blockOf(here[b]))));
+    const rank = new Array(here.length);
+    ranked.forEach((k, r) => (rank[k] = r));
+    const stable = new Set(longestIncreasing(rank).map((k) => here[k]));
+    for (const k of fixed) stable.add(k);
     /** @param {number} i */
     const keyOf = (i) => /** @type {Block} */ (model.get(next[i].id)).orderKey;
     let j = 0;
@@ -368,6 +417,8 @@ function assignKeys(model, next, wanted) {
             if (nextKey === null) throw new Error('diffRows: no order key left at the end of a list');
           }
         }
+        // No room between the anchors (equal keys): the caller takes the general path.
+        if (fixed.has(list[end])) return null;
         // Equal keys (or no room): the stable neighbour moves too.
         stable.delete(list[end]);
         end++;
@@ -378,6 +429,12 @@ function assignKeys(model, next, wanted) {
     }
   }
   return keys;
+}
+
+/** Siblings' order (childIds): by order key, then ID. @param {Block} a @param {Block} b */
+function siblingOrder(a, b) {
+  if (a.orderKey !== b.orderKey) return a.orderKey < b.orderKey ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 /**
