@@ -8,7 +8,7 @@ import { TITLE_LEASE } from './model.js';
 import { diffRows } from './diff.js';
 import { inverseOps } from './undo.js';
 import { newOpId } from './ids.js';
-import { ViewRows, changedInPlace } from './view-rows.js';
+import { ViewRows, changedInPlace, plainInsert } from './view-rows.js';
 
 /** @typedef {import('./model.js').DocModel} DocModel */
 /** @typedef {import('./types.js').Op} Op */
@@ -68,18 +68,26 @@ export class LocalView {
     const inverse = [];
     /** Blocks whose rows changed in place; null: the rows must be recomputed. @type {string[]|null} */
     let inPlace = [];
+    /** New bullets whose rows can be spliced in (Enter). @type {string[]} */
+    const added = [];
     for (const op of ops) {
       if (record) inverse.unshift(...inverseOps(this.model, op, newOpId));
       const before = 'blockId' in op ? this.model.get(op.blockId) : undefined;
       const { effects } = this.model.applyOp(op, ctx);
       if (inPlace) {
-        const ids = changedInPlace(op, before, effects);
-        if (ids) inPlace.push(...ids);
+        const fresh = plainInsert(op, effects);
+        const ids = fresh ? null : changedInPlace(op, before, effects);
+        if (fresh) added.push(fresh);
+        else if (ids) inPlace.push(...ids.filter((id) => !added.includes(id)));
         else inPlace = null;
       }
     }
-    if (inPlace) this.rows.patch(this.model, inPlace);
-    else {
+    if (inPlace) {
+      // In place first (positions as they were), then the new rows (each one's row is built
+      // from its block as it is now, text typed into it included).
+      this.rows.patch(this.model, inPlace);
+      this.rows.insert(this.model, added);
+    } else {
       // Inserted bullets were not shown before (Enter, paste): no lookup among the old rows.
       const inserted = new Set(ops.flatMap((op) => (op.kind === 'insert' ? [op.blockId] : [])));
       this.rows.invalidate((id) => inserted.has(id));

@@ -852,8 +852,8 @@ function dedupeBlockEffects(effects) {
   return out;
 }
 
-/** @param {Block} b @param {number} depth @param {boolean} hasChildren @returns {Row} */
-function toRow(b, depth, hasChildren) {
+/** The Row of a block (as `rows()` builds it). @param {Block} b @param {number} depth @param {boolean} hasChildren @returns {Row} */
+export function toRow(b, depth, hasChildren) {
   return {
     id: b.id, parentId: b.parentId, depth, content: b.content, type: b.type, checked: b.checked,
     collapsed: b.collapsed, language: b.language, conflictOf: b.conflictOf,

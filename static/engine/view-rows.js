@@ -1,14 +1,17 @@
 // The engine's rows (EngineState.rows) for its view. Invariants: `get(view)` always equals
 // `view.rows()` by value; a Row object is handed out again exactly when its values did not
 // change (same object = unchanged row), and the array itself stays the same when no row changed.
-// Edits of content/props of rows already shown are patched in O(changed); anything else
-// recomputes through `view.rows()` once, reusing every Row object whose values are unchanged.
+// Edits of content/props of rows already shown are patched in O(changed); a few new bullets
+// (Enter) are spliced in after their previous sibling's subtree; anything else recomputes
+// through `view.rows()` once, reusing every Row object whose values are unchanged.
 
 /** @typedef {import('./types.js').Row} Row */
 /** @typedef {import('./types.js').Op} Op */
 /** @typedef {import('./types.js').Block} Block */
 /** @typedef {import('./types.js').Effect} Effect */
 /** @typedef {import('./model.js').DocModel} DocModel */
+
+import { toRow } from './model.js';
 
 export class ViewRows {
   /** @param {{get(id: string): boolean|undefined, size: number}|null} [folds] this person's folds (folds.js) over the document's `collapsed` */
@@ -85,6 +88,66 @@ export class ViewRows {
     }
     if (next) this.rows = next;
   }
+
+  /**
+   * New bullets (Enter, a bullet or a few pasted): each row goes in right after its previous
+   * live sibling's subtree, or first under its parent, and the parent now has children —
+   * O(rows) in array moves instead of rebuilding every row from the model. Anything not
+   * found where it must be (or too many at once) recomputes rather than guesses.
+   * @param {DocModel} view @param {string[]} ids in the order they were inserted
+   */
+  insert(view, ids) {
+    if (!this.valid || ids.length === 0) return;
+    if (ids.length > MAX_SPLICED) {
+      this.invalidate((id) => ids.includes(id));
+      return;
+    }
+    const rows = this.rows.slice();
+    const at = (/** @type {string} */ id) => rows.findIndex((r) => r.id === id);
+    for (const id of ids) {
+      const b = view.get(id);
+      if (!b || b.deleted || view.childIds(id).some((c) => view.get(c)?.deleted === false)) return this.#lost();
+      const parentAt = b.parentId === null ? -1 : at(b.parentId);
+      if (b.parentId !== null && parentAt < 0) return this.#lost();
+      const siblings = view.childIds(b.parentId);
+      let prev = null;
+      for (let k = siblings.indexOf(id) - 1; k >= 0 && prev === null; k--) {
+        if (view.get(siblings[k])?.deleted === false) prev = siblings[k];
+      }
+      let pos = parentAt + 1;
+      if (prev !== null) {
+        const p = at(prev);
+        if (p < 0) return this.#lost();
+        pos = p + 1;
+        while (pos < rows.length && rows[pos].depth > rows[p].depth) pos++;
+      }
+      const row = toRow(b, parentAt < 0 ? 0 : rows[parentAt].depth + 1, false);
+      const fold = this.folds?.get(id);
+      if (fold !== undefined) row.collapsed = fold;
+      rows.splice(pos, 0, row);
+      if (parentAt >= 0 && !rows[parentAt].hasChildren) rows[parentAt] = { ...rows[parentAt], hasChildren: true };
+    }
+    this.rows = rows;
+    this.index = null;
+  }
+
+  #lost() {
+    this.valid = false;
+  }
+}
+
+/** At most this many new bullets are spliced in one by one; more (a paste) recompute. */
+const MAX_SPLICED = 20;
+
+/**
+ * The new bullet an applied insert made, when it is only that: one live block, the op's own
+ * (no revival, no conflict copy, no rescue). null: anything else.
+ * @param {Op} op @param {Effect[]} effects @returns {string|null}
+ */
+export function plainInsert(op, effects) {
+  if (op.kind !== 'insert' || effects.length !== 1) return null;
+  const e = effects[0];
+  return e.e === 'block' && e.block.id === op.blockId && !e.block.deleted ? e.block.id : null;
 }
 
 /**

@@ -1,0 +1,45 @@
+// @ts-check
+// view-rows.js: new bullets spliced into the rows (Enter, a few pasted) instead of every row
+// rebuilt — after each insert the rows equal the model's own, field by field, and every row
+// not touched keeps its object.
+import { describe, it, expect } from 'vitest';
+import { LocalView } from '../../static/engine/local-view.js';
+import { nKeysBetween } from '../../static/engine/order-key.js';
+import { randomModel } from './outline-edits.js';
+import { mulberry32 } from './prng.js';
+
+const CTX = { clientId: 'cl_a', userId: 'usr_a', name: 'A', now: 1, heldByOthers: () => false, leasesEnabled: false };
+
+describe('ViewRows.insert', () => {
+  it('300 random inserts (first child, after a sibling with children, at the end, top level) on random trees', () => {
+    for (let seed = 1; seed <= 10; seed++) {
+      const rng = mulberry32(seed);
+      let n = 0;
+      const model = randomModel(rng, 40, () => `op_${seed}_${n++}`);
+      const local = new LocalView(model.clone());
+      let rows = local.rowList();
+      for (let step = 0; step < 30; step++) {
+        const live = rows.map((r) => r.id);
+        const parent = rng() < 0.2 ? null : live[Math.floor(rng() * live.length)] ?? null;
+        const siblings = local.model.childIds(parent).filter((id) => local.model.get(id)?.deleted === false);
+        const k = Math.floor(rng() * (siblings.length + 1));
+        const before = k > 0 ? /** @type {any} */ (local.model.get(siblings[k - 1])).orderKey : null;
+        const after = k < siblings.length ? /** @type {any} */ (local.model.get(siblings[k])).orderKey : null;
+        const orderKey = before !== null && after !== null && before >= after ? null : nKeysBetween(before, after, 1)[0];
+        if (orderKey === null) continue;
+        const id = `blk_new_${seed}_${step}`;
+        const count = rng() < 0.2 ? 2 : 1;
+        const ops = [{ opId: `op_i_${seed}_${step}`, kind: /** @type {const} */ ('insert'), blockId: id, parentId: parent, orderKey, content: `new ${step}` }];
+        if (count === 2) ops.push({ opId: `op_c_${seed}_${step}`, kind: /** @type {const} */ ('insert'), blockId: `${id}_child`, parentId: id, orderKey: 'a0', content: 'child' });
+        const old = rows;
+        local.apply(ops, CTX, false);
+        rows = local.rowList();
+        expect(rows, `seed ${seed} step ${step}`).toEqual(local.model.rows());
+        const kept = new Set(old);
+        const changed = rows.filter((r) => !kept.has(r)).map((r) => r.id);
+        // only the new rows and (when it had none) the parent are new objects
+        for (const c of changed) expect([id, `${id}_child`, parent].includes(c), `seed ${seed} step ${step}: ${c} replaced`).toBe(true);
+      }
+    }
+  });
+});
