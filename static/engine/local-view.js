@@ -8,7 +8,7 @@ import { TITLE_LEASE } from './model.js';
 import { diffRows } from './diff.js';
 import { inverseOps } from './undo.js';
 import { newOpId } from './ids.js';
-import { ViewRows, changedInPlace, plainInsert } from './view-rows.js';
+import { ViewRows, changedInPlace, plainInsert, plainMove } from './view-rows.js';
 
 /** @typedef {import('./model.js').DocModel} DocModel */
 /** @typedef {import('./types.js').Op} Op */
@@ -70,23 +70,28 @@ export class LocalView {
     let inPlace = [];
     /** New bullets whose rows can be spliced in (Enter). @type {string[]} */
     const added = [];
+    /** Bullets moved with their subtrees (Tab, Shift+Tab). @type {string[]} */
+    const moved = [];
     for (const op of ops) {
       if (record) inverse.unshift(...inverseOps(this.model, op, newOpId));
       const before = 'blockId' in op ? this.model.get(op.blockId) : undefined;
       const { effects } = this.model.applyOp(op, ctx);
       if (inPlace) {
         const fresh = plainInsert(op, effects);
-        const ids = fresh ? null : changedInPlace(op, before, effects);
-        if (fresh) added.push(fresh);
+        const shifted = fresh ? null : plainMove(op, effects);
+        const ids = fresh || shifted ? null : changedInPlace(op, before, effects);
+        if (fresh && moved.length === 0) added.push(fresh);
+        else if (shifted && added.length === 0) moved.push(shifted);
         else if (ids) inPlace.push(...ids.filter((id) => !added.includes(id)));
         else inPlace = null;
       }
     }
     if (inPlace) {
-      // In place first (positions as they were), then the new rows (each one's row is built
-      // from its block as it is now, text typed into it included).
+      // In place first (positions as they were), then the new or moved rows (each one's row
+      // is built from its block as it is now, text typed into it included).
       this.rows.patch(this.model, inPlace);
       this.rows.insert(this.model, added);
+      this.rows.move(this.model, moved);
     } else {
       // Inserted bullets were not shown before (Enter, paste): no lookup among the old rows.
       const inserted = new Set(ops.flatMap((op) => (op.kind === 'insert' ? [op.blockId] : [])));

@@ -2,7 +2,8 @@
 // `view.rows()` by value; a Row object is handed out again exactly when its values did not
 // change (same object = unchanged row), and the array itself stays the same when no row changed.
 // Edits of content/props of rows already shown are patched in O(changed); a few new bullets
-// (Enter) are spliced in after their previous sibling's subtree; anything else recomputes
+// (Enter) are spliced in after their previous sibling's subtree, moved subtrees (Tab) taken
+// out and put back with their depths shifted; anything else recomputes
 // through `view.rows()` once, reusing every Row object whose values are unchanged.
 
 /** @typedef {import('./types.js').Row} Row */
@@ -131,6 +132,59 @@ export class ViewRows {
     this.index = null;
   }
 
+  /**
+   * Bullets moved with their subtrees (Tab, Shift+Tab, Alt+Shift+↑/↓, a drag): each subtree's
+   * rows are taken out and put back after the new previous sibling's subtree (or first under
+   * the new parent), their depths shifted; the old and new parent's `hasChildren` follow.
+   * @param {DocModel} view @param {string[]} ids in the order they were moved
+   */
+  move(view, ids) {
+    if (!this.valid || ids.length === 0) return;
+    if (ids.length > MAX_SPLICED) {
+      this.invalidate();
+      return;
+    }
+    const rows = this.rows.slice();
+    const at = (/** @type {string} */ id) => rows.findIndex((r) => r.id === id);
+    const live = (/** @type {string|null} */ parent) => view.childIds(parent).filter((c) => view.get(c)?.deleted === false);
+    for (const id of ids) {
+      const b = view.get(id);
+      const from = at(id);
+      if (!b || b.deleted || from < 0) return this.#lost();
+      let end = from + 1;
+      while (end < rows.length && rows[end].depth > rows[from].depth) end++;
+      const subtree = rows.splice(from, end - from);
+      const oldParent = subtree[0].parentId;
+      const parentAt = b.parentId === null ? -1 : at(b.parentId);
+      if (b.parentId !== null && parentAt < 0) return this.#lost();
+      const siblings = live(b.parentId);
+      const k = siblings.indexOf(id);
+      if (k < 0) return this.#lost();
+      let pos = parentAt + 1;
+      if (k > 0) {
+        const p = at(siblings[k - 1]);
+        if (p < 0) return this.#lost();
+        pos = p + 1;
+        while (pos < rows.length && rows[pos].depth > rows[p].depth) pos++;
+      }
+      const depth = parentAt < 0 ? 0 : rows[parentAt].depth + 1;
+      const shift = depth - subtree[0].depth;
+      const head = toRow(b, depth, subtree[0].hasChildren);
+      const fold = this.folds?.get(id);
+      if (fold !== undefined) head.collapsed = fold;
+      rows.splice(pos, 0, head, ...subtree.slice(1).map((r) => (shift ? { ...r, depth: r.depth + shift } : r)));
+      for (const parent of [oldParent, b.parentId]) {
+        if (parent === null) continue;
+        const q = at(parent);
+        if (q < 0) return this.#lost();
+        const has = live(parent).length > 0;
+        if (rows[q].hasChildren !== has) rows[q] = { ...rows[q], hasChildren: has };
+      }
+    }
+    this.rows = rows;
+    this.index = null;
+  }
+
   #lost() {
     this.valid = false;
   }
@@ -146,6 +200,16 @@ const MAX_SPLICED = 20;
  */
 export function plainInsert(op, effects) {
   if (op.kind !== 'insert' || effects.length !== 1) return null;
+  const e = effects[0];
+  return e.e === 'block' && e.block.id === op.blockId && !e.block.deleted ? e.block.id : null;
+}
+
+/**
+ * The bullet an applied move moved, when it is only that (its own block, live). null: else.
+ * @param {Op} op @param {Effect[]} effects @returns {string|null}
+ */
+export function plainMove(op, effects) {
+  if (op.kind !== 'move' || effects.length !== 1) return null;
   const e = effects[0];
   return e.e === 'block' && e.block.id === op.blockId && !e.block.deleted ? e.block.id : null;
 }
