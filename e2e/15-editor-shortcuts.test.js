@@ -109,6 +109,7 @@ scenario('15 keyboard: Escape hands Tab back to the page (no silent indent), Sha
   // Find, closed with Escape: the caret is back in the bullet it came from and typing lands there.
   await focusEnd(page, ids[3]);
   await page.keyboard.press('Control+f');
+  await waitFor(() => page.evaluate(() => document.activeElement?.id === 'find-input'), { message: 'the find box has the focus' });
   await page.keyboard.type('Fiv');
   await page.keyboard.press('Escape');
   await waitFor(async () => (await focused()).inBullet, { message: 'the focus back in a bullet after Find' });

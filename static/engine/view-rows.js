@@ -65,16 +65,28 @@ export class ViewRows {
    */
   patch(view, ids) {
     if (!this.valid) return;
+    const list = [...ids];
+    if (list.length === 0) return;
     let index = this.index;
-    if (!index) {
+    // A few rows right after a structural edit (Enter splits a bullet): found by a scan, not
+    // by an index of every row that the next structural edit would throw away again.
+    const rows = this.rows;
+    const scan = !index && list.length <= 4;
+    if (!index && !scan) {
       index = new Map();
-      for (let i = 0; i < this.rows.length; i++) index.set(this.rows[i].id, i);
+      for (let i = 0; i < rows.length; i++) index.set(rows[i].id, i);
       this.index = index;
     }
+    /** @param {string} id */
+    const positionOf = (id) => {
+      if (index) return index.get(id);
+      const i = rows.findIndex((r) => r.id === id);
+      return i < 0 ? undefined : i;
+    };
     /** @type {Row[]|null} */
     let next = null;
-    for (const id of ids) {
-      const at = index.get(id);
+    for (const id of list) {
+      const at = positionOf(id);
       const b = view.get(id);
       if (at === undefined || !b || b.deleted) {
         // Not where `changedInPlace` said: recompute rather than guess.

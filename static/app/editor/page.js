@@ -247,6 +247,8 @@ export async function mountEditor(root, opts) {
         if (destroyed) return;
         if (titles.linked()) titles.load().catch(() => {});
         void panels.refreshBacklinks();
+        // Ctrl+F should open at once: the find bar's module is fetched now, not at the key.
+        import('./find-bar.js').catch(() => {});
       }, 300);
       // a new, empty document: start with its title
       // (the shell may have focused the heading for screen readers before it was editable)
