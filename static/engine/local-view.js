@@ -8,7 +8,7 @@ import { TITLE_LEASE } from './model.js';
 import { diffRows } from './diff.js';
 import { inverseOps } from './undo.js';
 import { newOpId } from './ids.js';
-import { ViewRows, changedInPlace, plainInsert, plainMove } from './view-rows.js';
+import { ViewRows, changedInPlace, placedBlock } from './view-rows.js';
 
 /** @typedef {import('./model.js').DocModel} DocModel */
 /** @typedef {import('./types.js').Op} Op */
@@ -77,9 +77,10 @@ export class LocalView {
       const before = 'blockId' in op ? this.model.get(op.blockId) : undefined;
       const { effects } = this.model.applyOp(op, ctx);
       if (inPlace) {
-        const fresh = plainInsert(op, effects);
-        const shifted = fresh ? null : plainMove(op, effects);
-        const ids = fresh || shifted ? null : changedInPlace(op, before, effects);
+        const placed = placedBlock(op, effects);
+        const fresh = op.kind === 'insert' ? placed : null;
+        const shifted = op.kind === 'move' ? placed : null;
+        const ids = placed ? null : changedInPlace(op, before, effects);
         if (fresh && moved.length === 0) added.push(fresh);
         else if (shifted && added.length === 0) moved.push(shifted);
         else if (ids) inPlace.push(...ids.filter((id) => !added.includes(id)));

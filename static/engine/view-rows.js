@@ -116,29 +116,13 @@ export class ViewRows {
       return;
     }
     const rows = this.rows.slice();
-    const at = (/** @type {string} */ id) => rows.findIndex((r) => r.id === id);
     for (const id of ids) {
       const b = view.get(id);
       if (!b || b.deleted || view.childIds(id).some((c) => view.get(c)?.deleted === false)) return this.#lost();
-      const parentAt = b.parentId === null ? -1 : at(b.parentId);
-      if (b.parentId !== null && parentAt < 0) return this.#lost();
-      const siblings = view.childIds(b.parentId);
-      let prev = null;
-      for (let k = siblings.indexOf(id) - 1; k >= 0 && prev === null; k--) {
-        if (view.get(siblings[k])?.deleted === false) prev = siblings[k];
-      }
-      let pos = parentAt + 1;
-      if (prev !== null) {
-        const p = at(prev);
-        if (p < 0) return this.#lost();
-        pos = p + 1;
-        while (pos < rows.length && rows[pos].depth > rows[p].depth) pos++;
-      }
-      const row = toRow(b, parentAt < 0 ? 0 : rows[parentAt].depth + 1, false);
-      const fold = this.folds?.get(id);
-      if (fold !== undefined) row.collapsed = fold;
-      rows.splice(pos, 0, row);
-      if (parentAt >= 0 && !rows[parentAt].hasChildren) rows[parentAt] = { ...rows[parentAt], hasChildren: true };
+      const place = placeIn(rows, view, b);
+      if (!place) return this.#lost();
+      rows.splice(place.pos, 0, this.#headRow(b, place.depth, false));
+      if (place.parentAt >= 0 && !rows[place.parentAt].hasChildren) rows[place.parentAt] = { ...rows[place.parentAt], hasChildren: true };
     }
     this.rows = rows;
     this.index = null;
@@ -157,39 +141,23 @@ export class ViewRows {
       return;
     }
     const rows = this.rows.slice();
-    const at = (/** @type {string} */ id) => rows.findIndex((r) => r.id === id);
-    const live = (/** @type {string|null} */ parent) => view.childIds(parent).filter((c) => view.get(c)?.deleted === false);
     for (const id of ids) {
       const b = view.get(id);
-      const from = at(id);
+      const from = indexIn(rows, id);
       if (!b || b.deleted || from < 0) return this.#lost();
       let end = from + 1;
       while (end < rows.length && rows[end].depth > rows[from].depth) end++;
       const subtree = rows.splice(from, end - from);
-      const oldParent = subtree[0].parentId;
-      const parentAt = b.parentId === null ? -1 : at(b.parentId);
-      if (b.parentId !== null && parentAt < 0) return this.#lost();
-      const siblings = live(b.parentId);
-      const k = siblings.indexOf(id);
-      if (k < 0) return this.#lost();
-      let pos = parentAt + 1;
-      if (k > 0) {
-        const p = at(siblings[k - 1]);
-        if (p < 0) return this.#lost();
-        pos = p + 1;
-        while (pos < rows.length && rows[pos].depth > rows[p].depth) pos++;
-      }
-      const depth = parentAt < 0 ? 0 : rows[parentAt].depth + 1;
-      const shift = depth - subtree[0].depth;
-      const head = toRow(b, depth, subtree[0].hasChildren);
-      const fold = this.folds?.get(id);
-      if (fold !== undefined) head.collapsed = fold;
-      rows.splice(pos, 0, head, ...subtree.slice(1).map((r) => (shift ? { ...r, depth: r.depth + shift } : r)));
-      for (const parent of [oldParent, b.parentId]) {
+      const place = placeIn(rows, view, b);
+      if (!place) return this.#lost();
+      const shift = place.depth - subtree[0].depth;
+      const head = this.#headRow(b, place.depth, subtree[0].hasChildren);
+      rows.splice(place.pos, 0, head, ...subtree.slice(1).map((r) => (shift ? { ...r, depth: r.depth + shift } : r)));
+      for (const parent of [subtree[0].parentId, b.parentId]) {
         if (parent === null) continue;
-        const q = at(parent);
+        const q = indexIn(rows, parent);
         if (q < 0) return this.#lost();
-        const has = live(parent).length > 0;
+        const has = view.childIds(parent).some((c) => view.get(c)?.deleted === false);
         if (rows[q].hasChildren !== has) rows[q] = { ...rows[q], hasChildren: has };
       }
     }
@@ -197,31 +165,57 @@ export class ViewRows {
     this.index = null;
   }
 
+  /** A placed block's own row, with this person's fold. @param {Block} b @param {number} depth @param {boolean} hasChildren */
+  #headRow(b, depth, hasChildren) {
+    const row = toRow(b, depth, hasChildren);
+    const fold = this.folds?.get(b.id);
+    if (fold !== undefined) row.collapsed = fold;
+    return row;
+  }
+
   #lost() {
     this.valid = false;
   }
+}
+
+/** Position of a row by ID (-1: not shown). @param {Row[]} rows @param {string} id */
+function indexIn(rows, id) {
+  return rows.findIndex((r) => r.id === id);
+}
+
+/**
+ * Where a block's row goes among `rows` (its own subtree taken out): right after its previous
+ * live sibling's subtree, else first under its parent. null: the parent or that sibling is
+ * not among the rows (the caller recomputes).
+ * @param {Row[]} rows @param {DocModel} view @param {Block} b
+ * @returns {{pos: number, depth: number, parentAt: number}|null}
+ */
+function placeIn(rows, view, b) {
+  const parentAt = b.parentId === null ? -1 : indexIn(rows, b.parentId);
+  if (b.parentId !== null && parentAt < 0) return null;
+  const siblings = view.childIds(b.parentId);
+  let pos = parentAt + 1;
+  for (let k = siblings.indexOf(b.id) - 1; k >= 0; k--) {
+    if (view.get(siblings[k])?.deleted !== false) continue;
+    const p = indexIn(rows, siblings[k]);
+    if (p < 0) return null;
+    pos = p + 1;
+    while (pos < rows.length && rows[pos].depth > rows[p].depth) pos++;
+    break;
+  }
+  return { pos, depth: parentAt < 0 ? 0 : rows[parentAt].depth + 1, parentAt };
 }
 
 /** At most this many new bullets are spliced in one by one; more (a paste) recompute. */
 const MAX_SPLICED = 20;
 
 /**
- * The new bullet an applied insert made, when it is only that: one live block, the op's own
- * (no revival, no conflict copy, no rescue). null: anything else.
+ * The bullet an applied insert or move placed, when that is all it did: one live block, the
+ * op's own (no revival, no conflict copy, no rescue). null: any other op or effect.
  * @param {Op} op @param {Effect[]} effects @returns {string|null}
  */
-export function plainInsert(op, effects) {
-  if (op.kind !== 'insert' || effects.length !== 1) return null;
-  const e = effects[0];
-  return e.e === 'block' && e.block.id === op.blockId && !e.block.deleted ? e.block.id : null;
-}
-
-/**
- * The bullet an applied move moved, when it is only that (its own block, live). null: else.
- * @param {Op} op @param {Effect[]} effects @returns {string|null}
- */
-export function plainMove(op, effects) {
-  if (op.kind !== 'move' || effects.length !== 1) return null;
+export function placedBlock(op, effects) {
+  if ((op.kind !== 'insert' && op.kind !== 'move') || effects.length !== 1) return null;
   const e = effects[0];
   return e.e === 'block' && e.block.id === op.blockId && !e.block.deleted ? e.block.id : null;
 }

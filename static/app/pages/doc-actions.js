@@ -36,9 +36,10 @@ export async function createDocument(api, folderId) {
  * `folderId` when given); its bullets are handed to the new document's editor. Resolves with
  * the new document's ID (null when cancelled or refused).
  * @param {Api} api @param {string|null} folderId
+ * @param {{docId: string, title: string}[]} readable the documents the home page lists (link targets)
  * @returns {Promise<string|null>}
  */
-export function importDocument(api, folderId) {
+export function importDocument(api, folderId, readable) {
   return new Promise((resolve) => {
     const input = h('input', { type: 'file', id: 'import-file', hidden: true, accept: '.md,.markdown,.opml,.xml,.txt,text/markdown,text/plain,text/x-opml' });
     input.addEventListener('change', async () => {
@@ -49,7 +50,7 @@ export function importDocument(api, folderId) {
         // the readers are the editor's; loaded only when a file is imported
         const [{ readOutlineFile, decodeOutlineFile }, { handOver }] = await Promise.all([import('../editor/import-file.js'), import('../editor/pending-import.js')]);
         // `[[Page]]` links of a Logseq page point to the readable document of that title
-        const byTitle = await documentsByTitle(api);
+        const byTitle = documentsByTitle(readable);
         const { title, items } = readOutlineFile(file.name, decodeOutlineFile(await file.arrayBuffer()), new DOMParser(), { linkTo: (t) => byTitle.get(t.toLowerCase()) ?? null });
         if (!items.length) throw new Error('the file holds no bullets');
         const name = title ?? file.name.replace(/\.(md|markdown|opml|xml|txt)$/i, '');
@@ -71,18 +72,16 @@ export function importDocument(api, folderId) {
   });
 }
 
-/** Readable documents by lower-cased title (the first of equal titles); empty when unreachable. @param {Api} api */
-async function documentsByTitle(api) {
+/**
+ * Documents by lower-cased title (the first of equal titles), for `[[Page]]` links.
+ * @param {{docId: string, title: string}[]} docs
+ */
+function documentsByTitle(docs) {
   /** @type {Map<string, string>} */
   const out = new Map();
-  try {
-    const r = await api.get('/docs');
-    for (const d of r?.documents ?? []) {
-      const t = String(d.title ?? '').trim().toLowerCase();
-      if (t && !out.has(t)) out.set(t, d.docId);
-    }
-  } catch {
-    // offline: the links stay as written
+  for (const d of docs) {
+    const t = String(d.title ?? '').trim().toLowerCase();
+    if (t && !out.has(t)) out.set(t, d.docId);
   }
   return out;
 }

@@ -212,7 +212,7 @@ export function renderHome(root, ctx) {
 
   /** "Import…": a new document (in the selected folder) from an outline file. */
   async function pickImport() {
-    const id = await importDocument(api, lists.selected);
+    const id = await importDocument(api, lists.selected, lists.docs);
     if (id) navigate(docHref(id));
   }
 
