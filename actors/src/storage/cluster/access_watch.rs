@@ -15,6 +15,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, NoTls};
 
 use crate::storage::access_epoch::AccessEpoch;
+use crate::storage::postgres::node_config;
 
 fn read(c: &mut Client) -> Result<u64, postgres::Error> {
     let n: i64 = c
@@ -34,8 +35,8 @@ pub fn watch(
         .name("docsync-access-watch".into())
         .spawn(move || {
             while !stop.load(Ordering::Relaxed) {
-                let session = || -> Result<(), postgres::Error> {
-                    let mut c = Client::connect(&url, NoTls)?;
+                let session = || -> Result<(), Box<dyn std::error::Error>> {
+                    let mut c = node_config(&url)?.connect(NoTls)?;
                     c.batch_execute("LISTEN docsync_access")?;
                     epoch.observe(read(&mut c)?);
                     while !stop.load(Ordering::Relaxed) {

@@ -24,8 +24,18 @@ pub type PgPool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
 /// How long a connection attempt or a wait for a pooled connection may take.
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// A pool of `size` connections to `url` (`host=… port=… user=… dbname=…` or a URL).
-pub fn pool(url: &str, size: u32) -> Result<PgPool> {
+/// How long a node's session may sit inside a transaction without sending anything before
+/// PostgreSQL ends it. A node that stalls there — paused, frozen, cut off mid-transaction —
+/// would otherwise keep its row locks (a document's row among them) and every other node's
+/// claim of that document would queue behind them for as long as the stall lasts. Below the
+/// smallest membership TTL (2 s), so the locks are gone before the stalled node's
+/// documents can be claimed; far above what any transaction of a running node idles.
+pub const STALLED_IN_TRANSACTION: std::time::Duration = std::time::Duration::from_millis(1000);
+
+/// The connection settings of every session a node opens on `url` (`host=… port=… user=…
+/// dbname=…` or a URL): a bounded connect, and the end of a session stalled inside a
+/// transaction (`STALLED_IN_TRANSACTION`).
+pub fn node_config(url: &str) -> Result<postgres::Config> {
     let mut config: postgres::Config =
         url.parse()
             .map_err(|e: postgres::Error| StorageError::Setting {
@@ -34,6 +44,17 @@ pub fn pool(url: &str, size: u32) -> Result<PgPool> {
             })?;
     // Fail fast when the database is unreachable: membership must notice within its TTL.
     config.connect_timeout(CONNECT_TIMEOUT);
+    let own = config.get_options().unwrap_or("").to_string();
+    config.options(&format!(
+        "{own} -c idle_in_transaction_session_timeout={}",
+        STALLED_IN_TRANSACTION.as_millis()
+    ));
+    Ok(config)
+}
+
+/// A pool of `size` connections to `url`, each with the node's session settings.
+pub fn pool(url: &str, size: u32) -> Result<PgPool> {
+    let config = node_config(url)?;
     let manager = PostgresConnectionManager::new(config, NoTls);
     // Unchecked: a node starts (and waits for the database) even while it is unreachable.
     Ok(r2d2::Pool::builder()

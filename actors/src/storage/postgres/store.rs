@@ -5,11 +5,11 @@
 
 use std::thread;
 
-use postgres::{Client, NoTls, Transaction};
+use postgres::{NoTls, Transaction};
 
 use super::super::error::{Result, StorageError};
 use super::writer::PgWriter;
-use super::{check_settings, migrate, pool, PgPool};
+use super::{check_settings, migrate, node_config, pool, PgPool};
 
 #[derive(Clone)]
 pub struct PgStorage {
@@ -39,12 +39,11 @@ impl PgStorage {
         group_commit_max: usize,
         epoch: Option<std::sync::Arc<crate::storage::access_epoch::AccessEpoch>>,
     ) -> Result<(PgStorage, thread::JoinHandle<()>)> {
-        let mut c = Client::connect(url, NoTls)?;
+        let config = node_config(url)?;
+        let mut c = config.connect(NoTls)?;
         check_settings(&mut c)?;
         migrate::apply(&mut c)?;
         let reads = std::sync::Arc::new(Reads(Some(pool(url, read_pool.max(1))?)));
-        let mut config: postgres::Config = url.parse()?;
-        config.connect_timeout(super::CONNECT_TIMEOUT);
         let reconnect: super::writer::Reconnect = Box::new(move || config.connect(NoTls));
         let (writer, handle) = PgWriter::start_with(c, Some(reconnect), group_commit_max, epoch);
         Ok((PgStorage { writer, reads }, handle))
