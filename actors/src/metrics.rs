@@ -15,6 +15,8 @@ pub struct Metrics {
     pub stale_writes_refused: IntCounter,
     /// Cluster mode: requests this node forwarded to a document's owner.
     pub requests_forwarded: IntCounter,
+    /// Cluster mode: nodes this node's report made a majority that could not reach them.
+    pub nodes_evicted: IntCounter,
     /// Streams ended because their credential ended or their user lost read access.
     pub streams_revoked: IntCounter,
     /// Writes refused by a budget: `budget` = user_rate, document_rate or document_size.
@@ -85,6 +87,11 @@ impl Metrics {
             requests_forwarded: IntCounter::new(
                 "requests_forwarded_total",
                 "Cluster mode: requests forwarded one hop to the document's owner",
+            )
+            .unwrap(),
+            nodes_evicted: IntCounter::new(
+                "nodes_evicted_total",
+                "Cluster mode: nodes evicted when this node's report made a majority that could not reach them",
             )
             .unwrap(),
             streams_revoked: IntCounter::new(
@@ -258,6 +265,7 @@ impl Metrics {
         r.register(Box::new(m.stale_writes_refused.clone()))
             .unwrap();
         r.register(Box::new(m.requests_forwarded.clone())).unwrap();
+        r.register(Box::new(m.nodes_evicted.clone())).unwrap();
         r.register(Box::new(m.streams_revoked.clone())).unwrap();
         r.register(Box::new(m.logins_refused_busy.clone())).unwrap();
         r.register(Box::new(m.quota_refusals.clone())).unwrap();

@@ -9,6 +9,11 @@
 //! - `Cluster::route` tells the HTTP layer whether a document's request is served here (an
 //!   actor of this node holds the document, or nobody live does and this node will claim it)
 //!   or forwarded one hop to the live owner (`routing.rs`).
+//! - Reachability: a node that cannot reach a document's owner says so in the database
+//!   (`Cluster::unreachable`), and every node checks, once a second, the nodes someone
+//!   suspects (`watch_suspects`); a majority of the other live nodes evicts the unreachable
+//!   one, which fences itself — so an owner cut from the other nodes but not from the
+//!   database loses its documents within about a second, not never.
 //! - `Cluster::leave` (SIGTERM) stops every actor — each releases its document behind its
 //!   last write — and ends the incarnation, so other nodes claim at once.
 
@@ -22,7 +27,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use docsync_actors::membership::{Leave, Membership, MembershipConfig, MembershipEvent, ThisNode};
 use docsync_actors::registry::{Documents, RelinquishAll};
-use docsync_actors::storage::cluster::ownership;
+use docsync_actors::storage::cluster::{ownership, reachability};
 use docsync_actors::storage::Storage;
 
 use crate::config::Settings;
@@ -34,6 +39,8 @@ pub enum Route {
     /// At the live owner's internal address.
     Owner {
         node_id: String,
+        /// The owner's incarnation (what a suspicion names).
+        inc: String,
         addr: String,
     },
 }
@@ -47,6 +54,13 @@ pub struct Cluster {
     registry: Documents,
     storage: Storage,
     metrics: Arc<docsync_actors::metrics::Metrics>,
+    ttl: Duration,
+}
+
+/// How long a node's `/healthz` may take before the node counts as unreachable: a third of
+/// the TTL, at least a second (a busy node still answers that within this).
+fn probe_patience(ttl: Duration) -> Duration {
+    (ttl / 3).max(Duration::from_secs(1))
 }
 
 impl Cluster {
@@ -81,7 +95,7 @@ impl Cluster {
             .connect_timeout(Duration::from_secs(1))
             .pool_idle_timeout(Duration::from_secs(30))
             .build()?;
-        Ok(Arc::new(Cluster {
+        let cluster = Arc::new(Cluster {
             this_node,
             node_id,
             secret: settings.cluster.secret.clone(),
@@ -90,7 +104,60 @@ impl Cluster {
             registry,
             storage,
             metrics,
-        }))
+            ttl: Duration::from_secs_f64(settings.cluster.ttl_secs),
+        });
+        actix_web::rt::spawn(watch_suspects(Arc::downgrade(&cluster)));
+        Ok(cluster)
+    }
+
+    /// Whether the node at `addr` answers its `/healthz` within the probe's patience.
+    pub async fn reachable(&self, addr: &str) -> bool {
+        self.http
+            .get(format!("http://{addr}/healthz"))
+            .timeout(probe_patience(self.ttl))
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+    }
+
+    /// This node could not reach the incarnation `inc`: says so in the database (see
+    /// `reachability`); with the others who said so, a majority evicts it.
+    pub async fn unreachable(&self, node_id: &str, inc: &str) {
+        let Some(me) = self.this_node.current() else {
+            return;
+        };
+        let (inc, ttl) = (inc.to_string(), self.ttl);
+        match self
+            .storage
+            .write(move |db| reachability::suspect(db, &me, &inc, ttl))
+            .await
+        {
+            Ok(true) => {
+                tracing::warn!(node = %node_id, "evicted from the cluster: its majority cannot reach it");
+                self.metrics.nodes_evicted.inc();
+            }
+            Ok(false) => {}
+            Err(e) => tracing::warn!(error = %e, "recording an unreachable node"),
+        }
+    }
+
+    /// Waits while the request sent to `owner` (an incarnation at `addr`) has no answer:
+    /// returns once the document's requests should go elsewhere — the owner was evicted, its
+    /// membership expired, or the document moved — so the request is asked again there.
+    /// Meanwhile an owner that does not answer its `/healthz` either is reported unreachable.
+    pub async fn while_owner(&self, doc_id: &str, owner: &str, addr: &str, node_id: &str) {
+        let mut reported = false;
+        loop {
+            tokio::time::sleep(OWNER_CHECK_EVERY).await;
+            match self.route(doc_id).await {
+                Route::Owner { inc, .. } if inc == owner => {}
+                _ => return,
+            }
+            if !reported && !self.reachable(addr).await {
+                self.unreachable(node_id, owner).await;
+                reported = true;
+            }
+        }
     }
 
     /// How this node speaks to the others: its name, the cluster secret, its HTTP client.
@@ -133,6 +200,7 @@ impl Cluster {
         {
             Ok(Some(o)) if me.as_ref().is_none_or(|m| m.inc != o.inc) => Route::Owner {
                 node_id: o.node_id,
+                inc: o.inc,
                 addr: o.internal_addr,
             },
             _ => Route::Here,
@@ -163,6 +231,40 @@ impl Cluster {
 
 /// How long to wait before asking again who serves a document whose node did not answer.
 pub const RESOLVE_AGAIN: Duration = Duration::from_millis(50);
+
+/// How often a request waiting for a document's owner checks that it still is the owner.
+pub const OWNER_CHECK_EVERY: Duration = Duration::from_millis(500);
+
+/// Once a second: the nodes someone cannot reach, tried from here; those that do not answer
+/// here either are reported too (so a majority forms even when only one node sends them
+/// requests). Ends with the cluster.
+async fn watch_suspects(cluster: std::sync::Weak<Cluster>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(cluster) = cluster.upgrade() else {
+            return;
+        };
+        let Some(me) = cluster.this_node.current() else {
+            continue;
+        };
+        let ttl = cluster.ttl;
+        let suspects = match cluster
+            .storage
+            .read(move |db| reachability::suspects(db, &me, ttl))
+            .await
+        {
+            Ok(s) => s,
+            Err(_) => continue,
+        };
+        for s in suspects {
+            if !cluster.reachable(&s.internal_addr).await {
+                cluster.unreachable(&s.node_id, &s.inc).await;
+            }
+        }
+    }
+}
 
 /// Follows the membership's events.
 struct Listener {

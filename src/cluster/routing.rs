@@ -55,7 +55,7 @@ pub async fn route(
             ApiError::NotOwner("this node is not in the cluster right now; ask again".into()),
         );
     }
-    let Route::Owner { node_id, addr } = cluster.route(&doc).await else {
+    let Route::Owner { node_id, inc, addr } = cluster.route(&doc).await else {
         return Ok(next.call(req).await?.map_into_left_body());
     };
     // The whole body, bounded like any body this server reads.
@@ -82,19 +82,45 @@ pub async fn route(
     let body = body.freeze();
     let client_addr = state.client_address(req.request());
     let deadline = std::time::Instant::now() + head_within;
-    let (mut node_id, mut addr) = (node_id, addr);
+    let (mut node_id, mut inc, mut addr) = (node_id, inc, addr);
+    // A long-poll waits for news, not for a stuck owner: it is not watched (a client asks
+    // again when its wait ends).
+    let watched = !req.path().ends_with("/changes");
     loop {
         state.metrics.requests_forwarded.inc();
-        let forward = hop::Forward {
-            req: req.request(),
-            arrived: &arrived,
-            body: body.clone(),
-            client_addr: &client_addr,
-        };
         let within = deadline.saturating_duration_since(std::time::Instant::now());
-        let failed = match hop::forward(cluster.hop(), forward, &addr, within).await {
-            Ok(resp) => return Ok(req.into_response(resp).map_into_right_body()),
-            Err(e) => e,
+        let outcome = {
+            let forward = hop::Forward {
+                req: req.request(),
+                arrived: &arrived,
+                body: body.clone(),
+                client_addr: &client_addr,
+            };
+            let sent = std::pin::pin!(hop::forward(cluster.hop(), forward, &addr, within));
+            if watched {
+                // Until the answer begins, or until the document should go elsewhere (its
+                // owner evicted, expired or moved on): then it is asked again there.
+                let moved = std::pin::pin!(cluster.while_owner(&doc, &inc, &addr, &node_id));
+                match futures::future::select(sent, moved).await {
+                    futures::future::Either::Left((answer, _)) => Some(answer),
+                    futures::future::Either::Right(((), _)) => None,
+                }
+            } else {
+                Some(sent.await)
+            }
+        };
+        let failed = match outcome {
+            Some(Ok(resp)) => return Ok(req.into_response(resp).map_into_right_body()),
+            Some(Err(e)) => {
+                // No answer before the wait is over: see whether the node answers at all (a
+                // request that timed out at the deadline is answered now, not probed).
+                let time_left = std::time::Instant::now() + RESOLVE_AGAIN < deadline;
+                if time_left && !cluster.reachable(&addr).await {
+                    cluster.unreachable(&node_id, &inc).await;
+                }
+                e
+            }
+            None => ApiError::NotOwner("the document's node changed".into()),
         };
         // The owner did not answer: ask again who serves the document until the wait is
         // over; sending the same request twice is harmless (op IDs). Then serve it here if
@@ -110,8 +136,9 @@ pub async fn route(
             }
             Route::Owner {
                 node_id: n,
+                inc: i,
                 addr: a,
-            } => (node_id, addr) = (n, a),
+            } => (node_id, inc, addr) = (n, i, a),
         }
     }
 }

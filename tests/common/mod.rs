@@ -5,6 +5,7 @@
 
 pub mod channels;
 pub mod db;
+pub mod netns;
 pub mod process;
 
 use std::io::{BufRead, BufReader};
@@ -24,6 +25,8 @@ pub struct TestServer {
     /// With `DOCSYNC_TEST_BACKEND=postgres`: this server's own PostgreSQL (a one-node
     /// cluster), so the API tests run on the cluster backend too.
     pub pg: Option<std::sync::Arc<docsync_actors::storage::postgres::testing::TempPostgres>>,
+    /// The network namespace the server runs in (cluster fault tests), if any.
+    netns: Option<String>,
 }
 
 /// Whether the API tests run on PostgreSQL (`DOCSYNC_TEST_BACKEND=postgres`) instead of the
@@ -52,6 +55,12 @@ impl TestServer {
 
     /// Starts a server listening on `bind` (`host:port`; empty: a free port).
     pub fn start_at(bind: &str, env: &[(&str, &str)]) -> TestServer {
+        TestServer::start_in(None, bind, env)
+    }
+
+    /// `start_at`, inside the network namespace `netns` when given (`ip netns exec`, which
+    /// execs: the process is the server itself, for signals).
+    pub fn start_in(netns: Option<&str>, bind: &str, env: &[(&str, &str)]) -> TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut s = TestServer {
             dir,
@@ -63,6 +72,7 @@ impl TestServer {
                 .build()
                 .unwrap(),
             pg: None,
+            netns: netns.map(str::to_string),
         };
         let mut bind = bind.to_string();
         let chosen_backend = env.iter().any(|(k, _)| *k == "DOCSYNC_STORAGE__BACKEND");
@@ -114,7 +124,14 @@ impl TestServer {
     }
 
     fn command(&self) -> Command {
-        let mut c = Command::new(bin());
+        let mut c = match &self.netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(bin());
+                c
+            }
+            None => Command::new(bin()),
+        };
         c.env("DOCSYNC_STORAGE__PATH", self.db_path())
             .env("DOCSYNC_LOGGING__LEVEL", "warn")
             .env("DOCSYNC_SERVER__WORKERS", "2")

@@ -11,6 +11,8 @@ pub struct TempPostgres {
     bin: PathBuf,
     port: u16,
     opts: String,
+    /// The network namespace the server runs in (`start_in_netns`), if any.
+    netns: Option<String>,
     /// Stopped by the test (nothing to stop when dropped).
     stopped: std::sync::atomic::AtomicBool,
 }
@@ -31,17 +33,30 @@ fn is_root() -> bool {
 }
 
 fn run(bin: &Path, tool: &str, args: &[&str]) {
+    run_in(None, bin, tool, args)
+}
+
+/// `run` inside the network namespace `netns` (what it starts stays there).
+fn run_in(netns: Option<&str>, bin: &Path, tool: &str, args: &[&str]) {
     let exe = bin.join(tool);
-    let out = if is_root() {
-        Command::new("runuser")
-            .args(["-u", "postgres", "--"])
-            .arg(&exe)
-            .args(args)
-            .output()
-    } else {
-        Command::new(&exe).args(args).output()
+    let mut cmd = match netns {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns]);
+            c
+        }
+        None if is_root() => Command::new("runuser"),
+        None => Command::new(&exe),
+    };
+    if netns.is_some() {
+        cmd.args(["runuser", "-u", "postgres", "--"]).arg(&exe);
+    } else if is_root() {
+        cmd.args(["-u", "postgres", "--"]).arg(&exe);
     }
-    .unwrap_or_else(|e| panic!("running {tool}: {e}"));
+    let out = cmd
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("running {tool}: {e}"));
     assert!(
         out.status.success(),
         "{tool} failed: {}{}",
@@ -121,6 +136,7 @@ impl TempPostgres {
             bin,
             port,
             opts,
+            netns: None,
             stopped: Default::default(),
         };
         standby.start_again();
@@ -148,7 +164,25 @@ impl TempPostgres {
         (self.dir.path().display().to_string(), self.port)
     }
 
+    /// A server inside the network namespace `netns` (root only), reachable over TCP on
+    /// every address of that namespace (trusting 10.0.0.0/8) besides its Unix socket.
+    pub fn start_in_netns(netns: &str) -> TempPostgres {
+        TempPostgres::start_inner(Some(netns), "")
+    }
+
+    /// A connection string over TCP to `host` (an address of its network namespace).
+    pub fn url_at(&self, host: &str) -> String {
+        format!(
+            "host={host} port={} user=docsync dbname=postgres",
+            self.port
+        )
+    }
+
     fn start_with(extra: &str) -> TempPostgres {
+        TempPostgres::start_inner(None, extra)
+    }
+
+    fn start_inner(netns: Option<&str>, extra: &str) -> TempPostgres {
         let bin = bin_dir();
         let dir = server_dir();
         let data = dir.path().join("data");
@@ -168,8 +202,18 @@ impl TempPostgres {
             ],
         );
         let port = free_port();
+        let listen = if netns.is_some() {
+            // Its own namespace's addresses only; the test's clients may come over TCP.
+            let hba = data.join("pg_hba.conf");
+            let mut rules = std::fs::read_to_string(&hba).expect("pg_hba.conf");
+            rules.push_str("host all all 10.0.0.0/8 trust\n");
+            std::fs::write(&hba, rules).expect("pg_hba.conf");
+            "*"
+        } else {
+            ""
+        };
         let opts = format!(
-            "-k {} -p {port} -c fsync=on -c synchronous_commit=on -c listen_addresses=''{extra}",
+            "-k {} -p {port} -c fsync=on -c synchronous_commit=on -c listen_addresses='{listen}'{extra}",
             dir.path().display()
         );
         let pg = TempPostgres {
@@ -177,6 +221,7 @@ impl TempPostgres {
             bin,
             port,
             opts,
+            netns: netns.map(str::to_string),
             stopped: Default::default(),
         };
         pg.start_again();
@@ -204,7 +249,8 @@ impl TempPostgres {
         let log = self.dir.path().join("log");
         let d = data.to_str().expect("utf-8 path");
         let l = log.to_str().expect("utf-8 path");
-        run(
+        run_in(
+            self.netns.as_deref(),
             &self.bin,
             "pg_ctl",
             &["-D", d, "-o", &self.opts, "-l", l, "-w", "start"],

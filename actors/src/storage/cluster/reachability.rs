@@ -1,0 +1,86 @@
+//! Whether the other nodes can reach a node. Membership says a node is alive for the
+//! database; it can still be cut off from the other nodes, renewing as ever while every
+//! request forwarded to it fails — and then its documents would stay unavailable for as long
+//! as the cut lasts. A node that cannot reach an incarnation says so (`suspect`); other nodes
+//! check what is suspected themselves (`suspects`, then their own probe). When more than half
+//! of the live incarnations other than the suspect have said so within the TTL, its
+//! membership ends at once (`evicted`): its next renewal fails, it fences itself and joins
+//! again as a new incarnation, and its documents can be claimed. A node that only it cannot
+//! reach evicts nobody: it is in the minority.
+//!
+//! Safety does not rest on this: a wrongly evicted node's writes are refused by the epoch
+//! like those of any node that lost its documents.
+
+use std::time::Duration;
+
+use postgres::GenericClient;
+
+use super::super::db::Db;
+use super::super::error::Result;
+use super::membership::Member;
+
+/// `me` could not reach the incarnation `suspect`. Returns true when this made a majority of
+/// the other live incarnations and the suspect's membership ended now.
+pub fn suspect(db: &mut Db, me: &Member, suspect: &str, ttl: Duration) -> Result<bool> {
+    match db {
+        Db::Sqlite(_) => Ok(false),
+        Db::Postgres(t) => suspect_pg(&mut **t, me, suspect, ttl),
+    }
+}
+
+/// The live incarnations other than `me` that someone has suspected within `ttl`: for this
+/// node to try to reach, and say so if it cannot either.
+pub fn suspects(db: &mut Db, me: &Member, ttl: Duration) -> Result<Vec<Member>> {
+    match db {
+        Db::Sqlite(_) => Ok(Vec::new()),
+        Db::Postgres(t) => suspects_pg(&mut **t, me, ttl),
+    }
+}
+
+fn suspect_pg(
+    c: &mut impl GenericClient,
+    me: &Member,
+    suspect: &str,
+    ttl: Duration,
+) -> Result<bool> {
+    let ttl = ttl.as_secs_f64();
+    c.execute(
+        "INSERT INTO node_suspicions (suspect_inc, by_inc, at) VALUES ($1, $2, now())
+         ON CONFLICT (suspect_inc, by_inc) DO UPDATE SET at = now()",
+        &[&suspect, &me.inc],
+    )?;
+    // Suspicions of incarnations long gone go with each new one (the table stays small).
+    c.execute(
+        "DELETE FROM node_suspicions WHERE at < now() - make_interval(secs => $1)",
+        &[&(ttl * 10.0)],
+    )?;
+    Ok(c.execute(
+        "UPDATE nodes SET status = 'evicted', expires_at = least(expires_at, now())
+          WHERE inc = $1 AND status = 'live'
+            AND 2 * (SELECT count(*) FROM node_suspicions s JOIN nodes n ON n.inc = s.by_inc
+                      WHERE s.suspect_inc = $1 AND s.by_inc <> $1
+                        AND s.at > now() - make_interval(secs => $2)
+                        AND docsync_alive(n.status, n.expires_at, n.presence_key))
+              > (SELECT count(*) FROM nodes n
+                  WHERE n.inc <> $1 AND docsync_alive(n.status, n.expires_at, n.presence_key))",
+        &[&suspect, &ttl],
+    )? == 1)
+}
+
+fn suspects_pg(c: &mut impl GenericClient, me: &Member, ttl: Duration) -> Result<Vec<Member>> {
+    let rows = c.query(
+        "SELECT DISTINCT n.node_id, n.inc, n.internal_addr
+           FROM node_suspicions s JOIN nodes n ON n.inc = s.suspect_inc
+          WHERE s.at > now() - make_interval(secs => $2) AND n.inc <> $1
+            AND docsync_alive(n.status, n.expires_at, n.presence_key)",
+        &[&me.inc, &ttl.as_secs_f64()],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| Member {
+            node_id: r.get(0),
+            inc: r.get(1),
+            internal_addr: r.get(2),
+        })
+        .collect())
+}
