@@ -544,3 +544,59 @@ fn a_node_whose_presence_connection_closed_is_dead_at_once() {
     assert_eq!(taken.epoch, 2);
     assert!(!cluster::live(&mut c).unwrap().contains(&a));
 }
+
+/// Reachability: one node that cannot reach another evicts nobody; a majority of the other
+/// live nodes does — the suspect's renewal fails and its document can be claimed. Old
+/// reports do not count, and a node alone in saying so stays in the minority.
+#[test]
+fn a_majority_that_cannot_reach_a_node_evicts_it_and_a_minority_does_not() {
+    use super::reachability;
+    let (_pg, mut c) = fresh();
+    let a = cluster::register(&mut c, "node-a", "a", TTL).unwrap();
+    let b = cluster::register(&mut c, "node-b", "b", TTL).unwrap();
+    let n = cluster::register(&mut c, "node-c", "c", TTL).unwrap();
+    on_pg(&mut c, |db| {
+        documents::create(db, "doc_r", "usr_a", "R", None, 1)
+    })
+    .unwrap();
+    assert!(ownership::claim(&mut c, "doc_r", &n).unwrap().is_some());
+
+    let suspect = |c: &mut Client, by: &Member, who: &Member| -> bool {
+        on_pg(c, |db| reachability::suspect(db, by, &who.inc, TTL)).unwrap()
+    };
+    let suspects = |c: &mut Client, me: &Member| -> Vec<String> {
+        on_pg(c, |db| reachability::suspects(db, me, TTL))
+            .unwrap()
+            .into_iter()
+            .map(|m| m.node_id)
+            .collect()
+    };
+
+    // One of two others: not enough. The other one is told whom to try.
+    assert!(!suspect(&mut c, &a, &n));
+    assert!(cluster::renew(&mut c, &n, TTL).unwrap());
+    assert_eq!(suspects(&mut c, &b), vec!["node-c".to_string()]);
+    assert!(ownership::claim(&mut c, "doc_r", &a).unwrap().is_none());
+    // An old report does not count with a new one.
+    c.execute(
+        "UPDATE node_suspicions SET at = now() - interval '1 minute' WHERE by_inc = $1",
+        &[&a.inc],
+    )
+    .unwrap();
+    assert!(!suspect(&mut c, &b, &n));
+    assert!(cluster::renew(&mut c, &n, TTL).unwrap());
+    // Both others, within the TTL: evicted. It cannot renew; its document is free.
+    assert!(suspect(&mut c, &a, &n));
+    assert!(
+        !cluster::renew(&mut c, &n, TTL).unwrap(),
+        "it must fence itself"
+    );
+    assert!(ownership::claim(&mut c, "doc_r", &a).unwrap().is_some());
+
+    // The node joins again, cut off from both others: alone it evicts neither.
+    let n2 = cluster::register(&mut c, "node-c", "c", TTL).unwrap();
+    assert!(!suspect(&mut c, &n2, &a));
+    assert!(!suspect(&mut c, &n2, &b));
+    assert!(cluster::renew(&mut c, &a, TTL).unwrap());
+    assert!(cluster::renew(&mut c, &b, TTL).unwrap());
+}
