@@ -18,6 +18,7 @@
 //!   last write — and ends the incarnation, so other nodes claim at once.
 
 pub mod hop;
+pub mod owners;
 pub mod relay;
 pub mod routing;
 
@@ -55,6 +56,7 @@ pub struct Cluster {
     storage: Storage,
     metrics: Arc<docsync_actors::metrics::Metrics>,
     ttl: Duration,
+    owners: owners::KnownOwners,
 }
 
 /// How long a node's `/healthz` may take before the node counts as unreachable: a third of
@@ -105,6 +107,7 @@ impl Cluster {
             storage,
             metrics,
             ttl: Duration::from_secs_f64(settings.cluster.ttl_secs),
+            owners: owners::KnownOwners::default(),
         });
         actix_web::rt::spawn(watch_suspects(Arc::downgrade(&cluster)));
         Ok(cluster)
@@ -121,10 +124,11 @@ impl Cluster {
     }
 
     /// This node could not reach the incarnation `inc`: says so in the database (see
-    /// `reachability`); with the others who said so, a majority evicts it.
-    pub async fn unreachable(&self, node_id: &str, inc: &str) {
+    /// `reachability`); with the others who said so, a majority evicts it. True when this
+    /// report made the majority (the node is out now).
+    pub async fn unreachable(&self, node_id: &str, inc: &str) -> bool {
         let Some(me) = self.this_node.current() else {
-            return;
+            return false;
         };
         let (inc, ttl) = (inc.to_string(), self.ttl);
         match self
@@ -135,9 +139,13 @@ impl Cluster {
             Ok(true) => {
                 tracing::warn!(node = %node_id, "evicted from the cluster: its majority cannot reach it");
                 self.metrics.nodes_evicted.inc();
+                true
             }
-            Ok(false) => {}
-            Err(e) => tracing::warn!(error = %e, "recording an unreachable node"),
+            Ok(false) => false,
+            Err(e) => {
+                tracing::warn!(error = %e, "recording an unreachable node");
+                false
+            }
         }
     }
 
@@ -149,13 +157,15 @@ impl Cluster {
         let mut reported = false;
         loop {
             tokio::time::sleep(OWNER_CHECK_EVERY).await;
-            match self.route(doc_id).await {
+            match self.route_fresh(doc_id).await {
                 Route::Owner { inc, .. } if inc == owner => {}
                 _ => return,
             }
             if !reported && !self.reachable(addr).await {
-                self.unreachable(node_id, owner).await;
                 reported = true;
+                if self.unreachable(node_id, owner).await {
+                    return;
+                }
             }
         }
     }
@@ -175,7 +185,12 @@ impl Cluster {
     /// a document this way.
     pub async fn ask_again(&self, doc_id: &str) -> Route {
         tokio::time::sleep(RESOLVE_AGAIN).await;
-        self.route(doc_id).await
+        self.route_fresh(doc_id).await
+    }
+
+    /// The owner of `doc_id` did not answer as one: the next route asks the database.
+    pub fn forget_owner(&self, doc_id: &str) {
+        self.owners.forget(doc_id);
     }
 
     /// Whether this node is in the cluster now (not fenced, registered).
@@ -184,16 +199,29 @@ impl Cluster {
     }
 
     /// Where `doc_id`'s requests go: here when an actor of this node holds it, or when no
-    /// live node does (this node's actor will claim it); else to its live owner. The answer
-    /// may be stale by the time the request arrives — the fence, not the route, keeps the
-    /// log whole: a wrong "here" ends in a refused claim (503 `not_owner`, asked again).
+    /// live node does (this node's actor will claim it); else to its live owner — as last
+    /// found (`owners.rs`), or as the database says now. The answer may be stale by the time
+    /// the request arrives — the fence, not the route, keeps the log whole: a wrong "here"
+    /// ends in a refused claim (503 `not_owner`, asked again), a wrong owner in a forward
+    /// that fails or is refused, after which the database is asked.
     pub async fn route(&self, doc_id: &str) -> Route {
+        if self.this_node.holds(doc_id) {
+            return Route::Here;
+        }
+        match self.owners.get(doc_id) {
+            Some(known) => known,
+            None => self.route_fresh(doc_id).await,
+        }
+    }
+
+    /// `route`, asking the database (and remembering what it says).
+    pub async fn route_fresh(&self, doc_id: &str) -> Route {
         if self.this_node.holds(doc_id) {
             return Route::Here;
         }
         let me = self.this_node.current();
         let doc = doc_id.to_string();
-        match self
+        let route = match self
             .storage
             .read(move |db| ownership::owner(db, &doc))
             .await
@@ -204,7 +232,9 @@ impl Cluster {
                 addr: o.internal_addr,
             },
             _ => Route::Here,
-        }
+        };
+        self.owners.found(doc_id, &route);
+        route
     }
 
     /// Graceful leave: every actor stops (each releases its document after its last write),
@@ -233,7 +263,7 @@ impl Cluster {
 pub const RESOLVE_AGAIN: Duration = Duration::from_millis(50);
 
 /// How often a request waiting for a document's owner checks that it still is the owner.
-pub const OWNER_CHECK_EVERY: Duration = Duration::from_millis(500);
+pub const OWNER_CHECK_EVERY: Duration = Duration::from_millis(250);
 
 /// Once a second: the nodes someone cannot reach, tried from here; those that do not answer
 /// here either are reported too (so a majority forms even when only one node sends them

@@ -109,27 +109,41 @@ pub async fn route(
                 Some(sent.await)
             }
         };
-        let failed = match outcome {
+        let time_left = || std::time::Instant::now() + RESOLVE_AGAIN < deadline;
+        let then = match outcome {
+            Some(Ok(resp)) if resp.status().as_u16() == 503 && time_left() => {
+                // The node believed to own the document may have lost it (a stale route):
+                // the database says where it is now. If that is the same node, its answer
+                // stands.
+                cluster.forget_owner(&doc);
+                match cluster.route_fresh(&doc).await {
+                    Route::Owner { inc: i, .. } if i == inc => {
+                        return Ok(req.into_response(resp).map_into_right_body())
+                    }
+                    other => other,
+                }
+            }
             Some(Ok(resp)) => return Ok(req.into_response(resp).map_into_right_body()),
-            Some(Err(e)) => {
+            Some(Err(failed)) => {
+                cluster.forget_owner(&doc);
                 // No answer before the wait is over: see whether the node answers at all (a
                 // request that timed out at the deadline is answered now, not probed).
-                let time_left = std::time::Instant::now() + RESOLVE_AGAIN < deadline;
-                if time_left && !cluster.reachable(&addr).await {
+                if time_left() && !cluster.reachable(&addr).await {
                     cluster.unreachable(&node_id, &inc).await;
                 }
-                e
+                // Ask again who serves the document until the wait is over; sending the same
+                // request twice is harmless (op IDs). Then serve it here if nobody live
+                // holds it.
+                if !time_left() {
+                    tracing::debug!(node = %node_id, error = %failed, "the document's node did not answer");
+                    return refuse(req, ApiError::NotOwner(failed.to_string()));
+                }
+                cluster.ask_again(&doc).await
             }
-            None => ApiError::NotOwner("the document's node changed".into()),
+            // The owner was evicted, expired or moved on while the request waited.
+            None => cluster.ask_again(&doc).await,
         };
-        // The owner did not answer: ask again who serves the document until the wait is
-        // over; sending the same request twice is harmless (op IDs). Then serve it here if
-        // nobody live holds it.
-        if std::time::Instant::now() + RESOLVE_AGAIN >= deadline {
-            tracing::debug!(node = %node_id, error = %failed, "the document's node did not answer");
-            return refuse(req, ApiError::NotOwner(failed.to_string()));
-        }
-        match cluster.ask_again(&doc).await {
+        match then {
             Route::Here => {
                 req.set_payload(actix_web::dev::Payload::from(body));
                 return Ok(next.call(req).await?.map_into_left_body());
