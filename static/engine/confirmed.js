@@ -135,8 +135,11 @@ export class Confirmed {
    * once reached; everything is persisted in one transaction.
    * @param {LogEntry[]} entries
    * @param {Outbox} outbox
+   * @param {boolean} [shown] the entries are the view's own first queued ops, applied by the
+   *   server exactly as the view applied them (`LocalView.shows`): their leaving the queue
+   *   changes nothing the view shows
    */
-  applyEntries(entries, outbox) {
+  applyEntries(entries, outbox, shown = false) {
     /** @type {Map<string, Block>} */
     const changed = new Map();
     /** @type {string[]} */
@@ -163,7 +166,7 @@ export class Confirmed {
     }
     if (purgedNow.length) this.#purged = [...this.#purged, ...purgedNow];
     const lastSeq = this.#model.lastSeq;
-    outbox.drop(outbox.items.filter((i) => i.rec.ackedSeq !== null && i.rec.ackedSeq <= lastSeq), false);
+    outbox.drop(outbox.items.filter((i) => i.rec.ackedSeq !== null && i.rec.ackedSeq <= lastSeq), false, shown);
     const meta = this.#record();
     const queueWrites = outbox.takeWrites();
     const sig = signature(meta);

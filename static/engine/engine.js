@@ -532,8 +532,10 @@ export class DocSyncEngine {
 
   /** Log entries contiguous with lastSeq onto the confirmed state; the view follows. @param {LogEntry[]} entries */
   applyEntries(entries) {
-    this.confirmed.applyEntries(entries, this.outbox);
-    if (entries.length || this.local.stale) this.rebuildView();
+    const ops = this.queue.map((i) => i.rec.op);
+    const shown = this.local.shows(entries, this.confirmed.lastSeq, ops);
+    this.confirmed.applyEntries(entries, this.outbox, shown);
+    if ((entries.length && !shown) || this.local.stale) this.rebuildView();
   }
 
   /**

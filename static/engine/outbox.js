@@ -214,7 +214,9 @@ export class Outbox {
         if (r.status === 'rejected') refused.push(REJECTION_TEXT[r.reason ?? ''] ?? r.reason ?? 'refused');
       } else if (item.rec.ackedSeq === null) {
         this.setAcked(item, r.seq);
-        this.onViewStale();
+        // Applied as sent: the view (confirmed + queue) already shows it. A conflict copy
+        // is the server's, not the view's.
+        if (r.status !== 'applied') this.onViewStale();
       }
     }
     this.drop(dropped, false);
@@ -329,12 +331,13 @@ export class Outbox {
    * also deletes them on disk now; otherwise the caller's transaction does.
    * @param {QueueItem[]} items @param {boolean} [persist]
    */
-  drop(items, persist = true) {
+  drop(items, persist = true, shown = false) {
     if (items.length === 0) return;
     const gone = new Set(items);
     this.items = this.items.filter((i) => !gone.has(i));
     this.changed();
-    this.onViewStale();
+    // `shown`: these ops are now in the confirmed state exactly as the view applied them.
+    if (!shown) this.onViewStale();
     const keys = items.map((i) => ({ clientId: i.rec.clientId, n: i.rec.n }));
     this.journal.forget(keys);
     if (persist) {

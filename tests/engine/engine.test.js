@@ -230,6 +230,42 @@ function typeInto(e, id, content) {
   return e.submitOps([{ opId: `op_${crypto.randomUUID()}`, kind: 'set_content', blockId: id, content, baseVersion: b.version }], { step: 'typing' });
 }
 
+describe('the echo of own edits', () => {
+  /** Everything of a block but when the change was made (the server's clock, not ours). @param {any} b */
+  const untimed = (b) => ({ ...b, updatedAt: 0, deletedAt: b?.deletedAt === null ? null : 0 });
+  /** The view must be exactly confirmed + queue (but for the times). @param {DocSyncEngine} e */
+  const expectViewIsConfirmedPlusQueue = (e) => {
+    const v = e.confirmed.model.clone();
+    for (const i of e.queue) v.applyOp(i.rec.op, e.opContext());
+    expect(e.view.rows()).toEqual(v.rows());
+    for (const id of ['blk_seed0', 'blk_seed1']) expect(untimed(e.view.get(id))).toEqual(untimed(v.get(id)));
+  };
+
+  it('leaves the view as it is when it only confirms what the view shows; anyone else\'s entry between is rebuilt in', async () => {
+    const [b0, b1] = seed(['one', 'two']);
+    const e = await openEngine(await makeEngine());
+    await run(300);
+    const rebuilds = vi.spyOn(e, 'rebuildView');
+    for (const text of ['o', 'on', 'one', 'one!']) {
+      typeInto(e, b0, text);
+      await run(3500);
+    }
+    expect(e.queue.length).toBe(0);
+    expect(server.model.get(b0)?.content).toBe('one!');
+    expect(rebuilds, 'own echoes rebuilt the view').toHaveBeenCalledTimes(0);
+    expectViewIsConfirmedPlusQueue(e);
+
+    // Someone else's edit lands before ours: the reply carries it, and the view is rebuilt.
+    server.apply({ opId: 'op_theirs', kind: 'set_content', blockId: b1, content: 'two (theirs)', baseVersion: 1 });
+    typeInto(e, b0, 'one!!');
+    await run(3500);
+    expect(rebuilds.mock.calls.length).toBeGreaterThan(0);
+    expect(e.view.get(b1)?.content).toBe('two (theirs)');
+    expect(e.view.get(b0)?.content).toBe('one!!');
+    expectViewIsConfirmedPlusQueue(e);
+  });
+});
+
 describe('folds: a view setting of each person, not ops', () => {
   it('folding and unfolding sends nothing, lasts on this device, and the document keeps its own default', async () => {
     const [b0, b1] = seed(['parent', 'child']);

@@ -80,3 +80,49 @@ describe('ViewRows.move', () => {
     }
   });
 });
+
+describe('LocalView.shows: an echo of own ops needs no rebuild only when the view already shows it', () => {
+  const setup = () => {
+    const rng = mulberry32(7);
+    let n = 0;
+    const model = randomModel(rng, 20, () => `op_s_${n++}`);
+    const local = new LocalView(model.clone());
+    const id = /** @type {string} */ (local.rowList()[0]?.id);
+    const before = /** @type {any} */ (local.model.get(id));
+    const op = { opId: 'op_mine', kind: /** @type {const} */ ('set_content'), blockId: id, content: 'mine', baseVersion: before.version };
+    local.apply([op], CTX, false);
+    const shown = /** @type {any} */ (local.model.get(id));
+    // What the server logs for it: the same block, its own time.
+    const entry = { seq: model.lastSeq + 1, opId: 'op_mine', kind: 'set_content', clientId: 'cl_a', userId: 'usr_a', at: 99, effects: [{ e: 'block', block: { ...shown, updatedAt: 99 } }] };
+    return { local, model, id, op, shown, entry };
+  };
+
+  it('is true for the queue head applied as shown, whatever the server\'s time', () => {
+    const { local, model, op, entry } = setup();
+    expect(local.shows([/** @type {any} */ (entry)], model.lastSeq, [op])).toBe(true);
+  });
+
+  it('is false after a gap (someone else\'s op in between), out of queue order, or when stale', () => {
+    const { local, model, op, entry } = setup();
+    expect(local.shows([/** @type {any} */ ({ ...entry, seq: entry.seq + 1 })], model.lastSeq, [op])).toBe(false);
+    expect(local.shows([/** @type {any} */ ({ ...entry, opId: 'op_other' })], model.lastSeq, [op])).toBe(false);
+    local.stale = true;
+    expect(local.shows([/** @type {any} */ (entry)], model.lastSeq, [op])).toBe(false);
+  });
+
+  it('is false when the server made something the view did not (a conflict copy for a lease it did not know)', () => {
+    const { local, model, op, entry, shown, id } = setup();
+    const copy = { ...shown, id: 'blk_copy', conflictOf: id, version: 1 };
+    const original = { ...shown, content: (/** @type {any} */ (model.get(id))).content };
+    const conflicted = { ...entry, effects: [{ e: 'block', block: original }, { e: 'block', block: copy }] };
+    expect(local.shows([/** @type {any} */ (conflicted)], model.lastSeq, [op])).toBe(false);
+  });
+
+  it('lets a block differ that a later queued op changes again', () => {
+    const { local, model, op, entry, id, shown } = setup();
+    const next = { opId: 'op_next', kind: /** @type {const} */ ('set_content'), blockId: id, content: 'mine, more', baseVersion: shown.version };
+    local.apply([next], CTX, false);
+    expect(local.shows([/** @type {any} */ (entry)], model.lastSeq, [op, next])).toBe(true);
+    expect(local.shows([/** @type {any} */ (entry)], model.lastSeq, [op])).toBe(false);
+  });
+});
