@@ -265,9 +265,17 @@ impl Load {
                             .bearer_auth(&token)
                             .json(&body)
                             .send();
+                        // A reply whose body did not arrive in time is no answer either.
+                        let answer = answer.and_then(|r| {
+                            let status = r.status();
+                            if status == 200 {
+                                r.json::<Value>().map(|v| (status, v))
+                            } else {
+                                Ok((status, Value::String(r.text().unwrap_or_default())))
+                            }
+                        });
                         match answer {
-                            Ok(r) if r.status() == 200 => {
-                                let v: Value = r.json().unwrap();
+                            Ok((status, v)) if status == 200 => {
                                 assert_eq!(v["results"][0]["status"], "applied", "{v}");
                                 history.record(
                                     &process,
@@ -279,13 +287,13 @@ impl Load {
                                 acked.fetch_add(1, Ordering::Relaxed);
                                 break;
                             }
-                            Ok(r) if r.status().is_server_error() => {
+                            Ok((status, _)) if status.is_server_error() => {
                                 // Not the owner any more, or no owner yet (503), or the proxy
                                 // found no node that answered (502): ask again.
                                 failed.fetch_add(1, Ordering::Relaxed);
                                 std::thread::sleep(Duration::from_millis(20));
                             }
-                            Ok(r) => panic!("sync answered {}: {:?}", r.status(), r.text()),
+                            Ok((status, body)) => panic!("sync answered {status}: {body}"),
                             Err(_) => {
                                 // That node is gone (or cut off): whether it applied the op
                                 // is unknown until a retry tells.
