@@ -152,7 +152,7 @@ export class DocSyncEngine {
       role: () => this.role, locks: () => this.locks, context: () => this.opContext(),
       applied: (ops) => {
         // Queued first: a claim made by these ops lasts while they wait for the server.
-        this.persistItems(this.outbox.add(ops));
+        this.persistItems(this.outbox.add(ops, (op) => this.local.settle(op)));
         this.noteInput(ops);
         this.emit();
       },

@@ -78,8 +78,8 @@ export class LocalView {
    * already, so the entries need no rebuild (at 50,000 bullets a rebuild is a clone of the
    * model and every row, tens of milliseconds, after every own edit's echo). True when the
    * entries follow the confirmed state without a gap (no one else's op in between), are the
-   * queue's first ops in order, and each block they leave is the view's — unless a later
-   * queued op of this tab changes that block again. A lease the view did not know of (the
+   * queue's first ops in order, and each block as the last of them leaves it is the view's —
+   * unless a later queued op of this tab changes that block again. A lease the view did not know of (the
    * server made a conflict copy, or refused) fails the last test.
    * @param {LogEntry[]} entries @param {number} confirmedSeq @param {Op[]} queued
    */
@@ -93,15 +93,41 @@ export class LocalView {
       if ('blockId' in op) later.add(op.blockId);
       else return false;
     }
+    /** Each block as the entries leave it (a later entry may change it again). */
+    const left = new Map();
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i];
       if (entry.opId !== queued[i].opId || entry.seq !== confirmedSeq + 1 + i) return false;
       for (const e of entry.effects) {
         if (e.e !== 'block') return false;
-        if (!later.has(e.block.id) && !sameBlock(this.model.get(e.block.id), e.block)) return false;
+        left.set(e.block.id, e.block);
       }
     }
+    for (const [id, block] of left) {
+      if (!later.has(id) && !sameBlock(this.model.get(id), block)) return false;
+    }
     return true;
+  }
+
+  /**
+   * A keystroke merged into the queued text op before it: the server will move that text's
+   * version once for all of them, so the view's version is brought back to that — else the
+   * view would count every keystroke, differ from confirmed + queue, and need a rebuild at
+   * the echo to agree with the server again.
+   * @param {Op} op the merged op (its base the first keystroke's)
+   */
+  settle(op) {
+    const version = 'baseVersion' in op ? op.baseVersion + 1 : null;
+    if (version === null) return;
+    if (op.kind === 'set_title') {
+      if (this.model.titleVersion > version) this.model.titleVersion = version;
+      return;
+    }
+    if (op.kind !== 'set_content') return;
+    const b = this.model.get(op.blockId);
+    if (!b || b.version <= version || b.content !== op.content) return;
+    this.model.setVersion(b.id, version);
+    this.rows.patch(this.model, [b.id]);
   }
 
   /**

@@ -234,6 +234,15 @@ export class DocModel {
   }
 
   /**
+   * Sets a block's version without an op: the view's own bookkeeping of keystrokes merged
+   * into one queued op (local-view.js `settle`). @param {string} id @param {number} version
+   */
+  setVersion(id, version) {
+    const b = this._blocks.get(id);
+    if (b && b.version !== version) this._put({ ...b, version });
+  }
+
+  /**
    * Inserts or replaces a block, keeping the sibling list sorted. Mirrors document.rs `put`.
    * @param {Block} block @returns {Block}
    */

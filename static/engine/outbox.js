@@ -102,9 +102,10 @@ export class Outbox {
   /**
    * Queues ops. A set_content (or set_title) right after an unsent one of the same block
    * merges into it, keeping the first baseVersion: what the user saw when typing started.
-   * @param {Op[]} ops @returns {QueueItem[]} the items to write to disk
+   * `merged` hears of each op merged so (its base is the first one's).
+   * @param {Op[]} ops @param {(op: Op) => void} [merged] @returns {QueueItem[]} the items to write to disk
    */
-  add(ops) {
+  add(ops, merged) {
     /** @type {QueueItem[]} */
     const changed = [];
     for (const op of ops) {
@@ -113,6 +114,7 @@ export class Outbox {
       if (last && prevOp && !last.sent && last.rec.ackedSeq === null && isTextOp(prevOp) && isTextOp(op) && mergeable(prevOp, op)) {
         last.rec = { ...last.rec, op: { ...op, opId: prevOp.opId, baseVersion: prevOp.baseVersion } };
         if (!changed.includes(last)) changed.push(last);
+        merged?.(last.rec.op);
         continue;
       }
       /** @type {QueueItem} */

@@ -255,6 +255,32 @@ describe('the echo of own edits', () => {
     expect(rebuilds, 'own echoes rebuilt the view').toHaveBeenCalledTimes(0);
     expectViewIsConfirmedPlusQueue(e);
 
+    // Keystrokes typed faster than the sends merge into one queued op: the view counts the
+    // version the server will give them, so their echo needs no rebuild either, and the
+    // next edit is based on the server's version (no conflict copy of our own text).
+    for (const text of ['one! a', 'one! ab', 'one! abc']) typeInto(e, b0, text);
+    expect(e.view.get(b0)?.version).toBe((server.model.get(b0)?.version ?? 0) + 1);
+    await run(3500);
+    typeInto(e, b0, 'one! abcd');
+    await run(3500);
+    expect(server.model.get(b0)?.content).toBe('one! abcd');
+    expect(server.log.filter((x) => x.effects.some((/** @type {any} */ f) => f.block?.conflictOf))).toEqual([]);
+    expect(rebuilds, 'merged keystrokes\' echo rebuilt the view').toHaveBeenCalledTimes(0);
+    expect(e.view.get(b0)?.version).toBe(server.model.get(b0)?.version);
+    expectViewIsConfirmedPlusQueue(e);
+
+    // Enter and Tab: a new bullet, moved under its sibling and back.
+    const key = /** @type {any} */ (e.view.get(b0)).orderKey;
+    e.submitOps([{ opId: 'op_enter', kind: 'insert', blockId: 'blk_new', parentId: null, orderKey: `${key}V`, content: '' }], { step: 'enter' });
+    await run(3500);
+    e.submitOps([{ opId: 'op_tab', kind: 'move', blockId: 'blk_new', parentId: b0, orderKey: 'a0' }], { step: 'tab' });
+    await run(3500);
+    e.submitOps([{ opId: 'op_untab', kind: 'move', blockId: 'blk_new', parentId: null, orderKey: `${key}V` }], { step: 'tab' });
+    await run(3500);
+    expect(server.model.get('blk_new')?.parentId).toBe(null);
+    expect(rebuilds, 'own Enter and Tab echoes rebuilt the view').toHaveBeenCalledTimes(0);
+    expectViewIsConfirmedPlusQueue(e);
+
     // Someone else's edit lands before ours: the reply carries it, and the view is rebuilt.
     server.apply({ opId: 'op_theirs', kind: 'set_content', blockId: b1, content: 'two (theirs)', baseVersion: 1 });
     typeInto(e, b0, 'one!!');

@@ -118,6 +118,17 @@ describe('LocalView.shows: an echo of own ops needs no rebuild only when the vie
     expect(local.shows([/** @type {any} */ (conflicted)], model.lastSeq, [op])).toBe(false);
   });
 
+  it('compares each block as the last entry leaves it (moved and moved back in one reply)', () => {
+    const { local, model, op, entry, id, shown } = setup();
+    const away = { ...shown, parentId: 'blk_elsewhere', orderKey: 'a0' };
+    const moveAway = { opId: 'op_away', kind: /** @type {const} */ ('move'), blockId: id, parentId: 'blk_elsewhere', orderKey: 'a0' };
+    const moveBack = { opId: 'op_back', kind: /** @type {const} */ ('move'), blockId: id, parentId: shown.parentId, orderKey: shown.orderKey };
+    const e2 = { ...entry, seq: entry.seq + 1, opId: 'op_away', kind: 'move', effects: [{ e: 'block', block: away }] };
+    const e3 = { ...entry, seq: entry.seq + 2, opId: 'op_back', kind: 'move', effects: [{ e: 'block', block: { ...shown } }] };
+    expect(local.shows(/** @type {any} */ ([entry, e2, e3]), model.lastSeq, [op, moveAway, moveBack])).toBe(true);
+    expect(local.shows(/** @type {any} */ ([entry, e2]), model.lastSeq, [op, moveAway]), 'the view never moved it away').toBe(false);
+  });
+
   it('lets a block differ that a later queued op changes again', () => {
     const { local, model, op, entry, id, shown } = setup();
     const next = { opId: 'op_next', kind: /** @type {const} */ ('set_content'), blockId: id, content: 'mine, more', baseVersion: shown.version };
