@@ -33,18 +33,7 @@ use docsync_actors::storage::Storage;
 
 use crate::config::Settings;
 
-/// Where a document's request is served.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route {
-    Here,
-    /// At the live owner's internal address.
-    Owner {
-        node_id: String,
-        /// The owner's incarnation (what a suspicion names).
-        inc: String,
-        addr: String,
-    },
-}
+pub use owners::Route;
 
 pub struct Cluster {
     pub this_node: Arc<ThisNode>,

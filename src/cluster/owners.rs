@@ -1,15 +1,27 @@
-//! Where each document's owner was last found, so that a forwarding node does not ask
-//! PostgreSQL on every request it forwards. An entry may be stale — the document moved, its
-//! node left — and that is safe: the fence, not the route, keeps the log whole. A stale entry
-//! shows as a forward that gets no answer or a `503` from the node that no longer owns the
-//! document; either makes the forwarding node forget the entry and ask the database again
-//! (`routing.rs`). Entries also age out, and the map is bounded.
+//! Where a document's requests go (`Route`), and where each document's owner was last
+//! found, so that a forwarding node does not ask PostgreSQL on every request it forwards. An
+//! entry may be stale — the document moved, its node left — and that is safe: the fence, not
+//! the route, keeps the log whole. A stale entry shows as a forward that gets no answer or a
+//! `503` from the node that no longer owns the document; either makes the forwarding node
+//! forget the entry and ask the database again (`routing.rs`). Entries also age out, and the
+//! map is bounded.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::Route;
+/// Where a document's request is served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    Here,
+    /// At the live owner's internal address.
+    Owner {
+        node_id: String,
+        /// The owner's incarnation (what a suspicion names).
+        inc: String,
+        addr: String,
+    },
+}
 
 /// How long an owner found in the database is believed without asking again.
 const BELIEVED_FOR: Duration = Duration::from_secs(30);
