@@ -58,10 +58,23 @@ fn start_node(pg: &TempPostgres, name: &str, extra: &[(&str, &str)]) -> TestServ
     node
 }
 
-/// Polls `/readyz` until the node has joined the cluster (bounded).
+/// Polls `/readyz` until the node has joined the cluster (bounded). Each poll on a fresh
+/// connection: one kept from before a fault may have been closed by the node meanwhile
+/// (a reset is "not yet", not a failure).
 fn wait_ready(node: &TestServer) {
     let deadline = Instant::now() + Duration::from_secs(30);
-    while node.get("", "/readyz").0 != 200 {
+    let client = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let ready = || {
+        client
+            .get(node.url("/readyz"))
+            .send()
+            .is_ok_and(|r| r.status() == 200)
+    };
+    while !ready() {
         assert!(
             Instant::now() < deadline,
             "{} never became ready",
@@ -112,11 +125,19 @@ impl Cluster {
             .expect("a node of this cluster")
     }
 
-    /// The document's whole log, read through `node`.
+    /// The document's whole log, read through `node` (asked again while it answers 503: a
+    /// node that has just rejoined after a fault may fence itself once more).
     fn final_log(&self, node: &TestServer, doc: &str) -> Vec<Value> {
         let mut entries = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let r = node.sync_ok(&self.token, doc, "cl_check", entries.len() as i64, vec![]);
+            let body = json!({"clientId": "cl_check", "lastSeq": entries.len(), "ops": []});
+            let (status, r) = node.sync(&self.token, doc, &body);
+            if status == 503 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+            assert_eq!(status, 200, "reading the final log: {r}");
             entries.extend(r["ops"].as_array().unwrap().iter().cloned());
             if !r["hasMore"].as_bool().unwrap() {
                 return entries;
@@ -232,6 +253,10 @@ impl Load {
                 let mut node = w;
                 let mut failed_at: Vec<Option<Instant>> = vec![None; bases.len()];
                 let mut version = 0;
+                // The newest seq this writer has seen: it asks only for what came after, as
+                // the browser does (a reply then carries a few entries, not the log's first
+                // page every time).
+                let mut last_seq = 0;
                 while !stop.load(Ordering::Relaxed) {
                     let content = format!("writer {w} edit {}", version + 1);
                     let op = if version == 0 {
@@ -259,7 +284,7 @@ impl Load {
                                 up[rand::random_range(0..up.len())]
                             };
                         }
-                        let body = json!({"clientId": cl, "lastSeq": 0, "ops": [op]});
+                        let body = json!({"clientId": cl, "lastSeq": last_seq, "ops": [op]});
                         let answer = client
                             .post(format!("{}/api/v1/docs/{doc}/sync", bases[node]))
                             .bearer_auth(&token)
@@ -277,6 +302,7 @@ impl Load {
                         match answer {
                             Ok((status, v)) if status == 200 => {
                                 assert_eq!(v["results"][0]["status"], "applied", "{v}");
+                                last_seq = last_seq.max(v["headSeq"].as_i64().unwrap_or(0));
                                 history.record(
                                     &process,
                                     Type::Ok,
