@@ -18,6 +18,17 @@ pub struct Member {
     pub internal_addr: String,
 }
 
+impl Member {
+    /// From a row of `node_id, inc, internal_addr` (in that order).
+    pub(crate) fn from_row(r: &postgres::Row) -> Member {
+        Member {
+            node_id: r.get(0),
+            inc: r.get(1),
+            internal_addr: r.get(2),
+        }
+    }
+}
+
 fn interval(ttl: Duration) -> f64 {
     ttl.as_secs_f64()
 }
@@ -91,12 +102,5 @@ pub fn live(c: &mut Client) -> Result<Vec<Member>> {
           WHERE docsync_alive(status, expires_at, presence_key) ORDER BY node_id, inc",
         &[],
     )?;
-    Ok(rows
-        .iter()
-        .map(|r| Member {
-            node_id: r.get(0),
-            inc: r.get(1),
-            internal_addr: r.get(2),
-        })
-        .collect())
+    Ok(rows.iter().map(Member::from_row).collect())
 }

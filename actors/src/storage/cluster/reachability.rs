@@ -75,12 +75,5 @@ fn suspects_pg(c: &mut impl GenericClient, me: &Member, ttl: Duration) -> Result
             AND docsync_alive(n.status, n.expires_at, n.presence_key)",
         &[&me.inc, &ttl.as_secs_f64()],
     )?;
-    Ok(rows
-        .iter()
-        .map(|r| Member {
-            node_id: r.get(0),
-            inc: r.get(1),
-            internal_addr: r.get(2),
-        })
-        .collect())
+    Ok(rows.iter().map(Member::from_row).collect())
 }
