@@ -1,10 +1,11 @@
 //! The PostgreSQL writer: the SQLite writer's design (`storage::writer`) on a PostgreSQL
 //! connection. One thread owns the connection; jobs arrive over a channel in the order they
-//! were sent and run in that order, each in its own savepoint of one transaction, and
-//! whatever queued up meanwhile shares the next commit (group commit). A job's answer is
-//! released only after its transaction committed — with `synchronous_commit` on, that means
-//! on disk (and on the synchronous standby, when there is one). A failed job is undone alone
-//! (its savepoint); a failed commit fails every job of the batch.
+//! were sent and run in that order, each in its own savepoint of one transaction (a job
+//! alone: the transaction itself), and whatever queued up meanwhile shares the next commit
+//! (group commit). A job's answer is released only after its transaction committed — with
+//! `synchronous_commit` on, that means on disk (and on the synchronous standby, when there is
+//! one). A failed job is undone alone (its savepoint, or its transaction); a failed commit
+//! fails every job of the batch.
 
 use std::sync::mpsc;
 use std::thread;
