@@ -532,8 +532,8 @@ export class DocSyncEngine {
 
   /** Log entries contiguous with lastSeq onto the confirmed state; the view follows. @param {LogEntry[]} entries */
   applyEntries(entries) {
-    const ops = this.queue.map((i) => i.rec.op);
-    const shown = this.local.shows(entries, this.confirmed.lastSeq, ops);
+    const shown = entries.length > 0 &&
+      this.local.shows(entries, this.confirmed.lastSeq, this.queue.map((i) => i.rec.op));
     this.confirmed.applyEntries(entries, this.outbox, shown);
     if ((entries.length && !shown) || this.local.stale) this.rebuildView();
   }

@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use docsync::history_check::Recorder;
 use docsync_actors::storage::postgres::testing::TempPostgres;
 
-use super::{free_port, wait_ready, Cluster, Load, Writers, SECRET};
+use super::{free_port, longest_gap, wait_ready, Cluster, Load, Writers, SECRET};
 use crate::common::netns::{Link, Net};
-use crate::common::{id, insert, TestServer};
+use crate::common::TestServer;
 
 /// How long each fault lasts (the fault is what is tested, so this is a fixed time).
 const FAULT: Duration = Duration::from_secs(10);
@@ -71,16 +71,9 @@ fn under_fault(load: &Load, rate_before: f64, begin: impl FnOnce(), end: impl Fn
     std::thread::sleep(FAULT);
     let acks: Vec<Instant> = load.ack_times.lock().unwrap().clone();
     end();
-    let mut during: Vec<Instant> = acks.into_iter().filter(|t| *t >= from).collect();
-    during.sort();
-    let mut last = from;
-    let mut window = Duration::ZERO;
-    for t in during.iter().copied().chain([from + FAULT]) {
-        window = window.max(t.saturating_duration_since(last));
-        last = last.max(t);
-    }
+    let window = longest_gap(&acks, from, Some(from + FAULT));
     let late_from = from + FAULT - Duration::from_secs(4);
-    let rate_late = during.iter().filter(|t| **t >= late_from).count() as f64 / 4.0;
+    let rate_late = acks.iter().filter(|t| **t >= late_from).count() as f64 / 4.0;
     Cost {
         window,
         rate_before,
@@ -195,16 +188,7 @@ fn faulted_cluster() -> Faulted {
     ];
     let token = nodes[0].add_user("alice");
     let c = Cluster { pg, nodes, token };
-    let doc = c.nodes[0].create_doc(&c.token, "Faulted");
-    // node-c's first write claims the free document.
-    c.nodes[2].sync_ok(
-        &c.token,
-        &doc,
-        "cl_c",
-        0,
-        vec![insert(&id("blk_"), None, "a0", "c")],
-    );
-    assert_eq!(c.owner(&doc).as_deref(), Some("node-c"));
+    let (doc, _) = c.doc_owned_by(2, "Faulted");
     Faulted { c, net, doc }
 }
 

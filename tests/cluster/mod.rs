@@ -118,6 +118,24 @@ impl Cluster {
         .unwrap()
     }
 
+    /// A new document `self.nodes[node]` owns: its first write there (one bullet, by the
+    /// client `cl_<letter of the node>`) claims it. Returns the document and the bullet.
+    fn doc_owned_by(&self, node: usize, title: &str) -> (String, String) {
+        let doc = self.nodes[0].create_doc(&self.token, title);
+        let blk = id("blk_");
+        let name = ["node-a", "node-b", "node-c"][node];
+        let client = format!("cl_{}", &name[5..]);
+        self.nodes[node].sync_ok(
+            &self.token,
+            &doc,
+            &client,
+            0,
+            vec![insert(&blk, None, "a0", "one")],
+        );
+        assert_eq!(self.owner(&doc).as_deref(), Some(name));
+        (doc, blk)
+    }
+
     fn node_index(&self, node_id: &str) -> usize {
         ["node-a", "node-b", "node-c"]
             .iter()
@@ -364,22 +382,7 @@ impl Load {
 
     /// The longest time without any acknowledgement from `from` on (the failover pause).
     fn longest_pause_after(&self, from: Instant) -> Duration {
-        let mut times: Vec<Instant> = self
-            .ack_times
-            .lock()
-            .unwrap()
-            .iter()
-            .copied()
-            .filter(|t| *t >= from)
-            .collect();
-        times.sort();
-        let mut last = from;
-        let mut longest = Duration::ZERO;
-        for t in times {
-            longest = longest.max(t - last);
-            last = t;
-        }
-        longest
+        longest_gap(&self.ack_times.lock().unwrap(), from, None)
     }
 
     fn finish(self) -> usize {
@@ -389,6 +392,20 @@ impl Load {
         }
         self.acked.load(Ordering::Relaxed)
     }
+}
+
+/// The longest time without an acknowledgement in `acks` from `from` on — up to `until`
+/// too when given (a fault's end: the time after its last ack counts).
+fn longest_gap(acks: &[Instant], from: Instant, until: Option<Instant>) -> Duration {
+    let mut times: Vec<Instant> = acks.iter().copied().filter(|t| *t >= from).collect();
+    times.sort();
+    let mut last = from;
+    let mut longest = Duration::ZERO;
+    for t in times.into_iter().chain(until) {
+        longest = longest.max(t.saturating_duration_since(last));
+        last = last.max(t);
+    }
+    longest
 }
 
 /// Writes through all three nodes land in one log (one owner; the others forward); the
@@ -448,17 +465,8 @@ fn the_owner_killed_mid_stream_loses_no_acknowledged_op() {
 #[test]
 fn a_paused_owner_wakes_up_fenced_and_writes_nothing() {
     let c = Cluster::start();
-    let doc = c.nodes[0].create_doc(&c.token, "Paused");
     // Make node-b the owner: its first write claims the free document.
-    let blk = id("blk_");
-    c.nodes[1].sync_ok(
-        &c.token,
-        &doc,
-        "cl_b",
-        0,
-        vec![insert(&blk, None, "a0", "b")],
-    );
-    assert_eq!(c.owner(&doc).as_deref(), Some("node-b"));
+    let (doc, blk) = c.doc_owned_by(1, "Paused");
 
     let pid = c.nodes[1].pid().to_string();
     let signal = |sig: &str| {
@@ -543,16 +551,7 @@ fn a_paused_owner_wakes_up_fenced_and_writes_nothing() {
 #[test]
 fn a_graceful_stop_hands_documents_on_at_once() {
     let mut c = Cluster::start();
-    let doc = c.nodes[0].create_doc(&c.token, "Handed on");
-    let blk = id("blk_");
-    c.nodes[0].sync_ok(
-        &c.token,
-        &doc,
-        "cl_a",
-        0,
-        vec![insert(&blk, None, "a0", "one")],
-    );
-    assert_eq!(c.owner(&doc).as_deref(), Some("node-a"));
+    let (doc, blk) = c.doc_owned_by(0, "Handed on");
     c.nodes[0].sigterm();
     assert_eq!(c.nodes[0].wait_exit(Duration::from_secs(20)), Some(0));
     assert_eq!(c.owner(&doc), None, "released on the way out");
@@ -1068,16 +1067,7 @@ fn the_database_fails_over_to_its_synchronous_standby_and_loses_no_acknowledged_
 #[test]
 fn a_websocket_room_is_relayed_from_the_owner_and_follows_the_document() {
     let mut c = Cluster::start();
-    let doc = c.nodes[0].create_doc(&c.token, "Relayed");
-    let blk = id("blk_");
-    c.nodes[1].sync_ok(
-        &c.token,
-        &doc,
-        "cl_b",
-        0,
-        vec![insert(&blk, None, "a0", "one")],
-    );
-    assert_eq!(c.owner(&doc).as_deref(), Some("node-b"));
+    let (doc, blk) = c.doc_owned_by(1, "Relayed");
 
     let mut ws = crate::common::channels::Ws::connect(&c.nodes[2].base, Some(&c.token))
         .expect("WebSocket to node-c");
@@ -1128,15 +1118,7 @@ fn forwarded_streams_count_against_the_client_not_the_node() {
         ("DOCSYNC_LIMITS__MAX_STREAMS_PER_USER", "2"),
         ("DOCSYNC_LIMITS__MAX_STREAMS_PER_ADDRESS", "4"),
     ]);
-    let doc = c.nodes[1].create_doc(&c.token, "Streams");
-    c.nodes[1].sync_ok(
-        &c.token,
-        &doc,
-        "cl_b",
-        0,
-        vec![insert(&id("blk_"), None, "a0", "x")],
-    );
-    assert_eq!(c.owner(&doc).as_deref(), Some("node-b"));
+    let (doc, _) = c.doc_owned_by(1, "Streams");
     let (bob, carol) = (c.nodes[0].add_user("bob"), c.nodes[0].add_user("carol"));
     let base = &c.nodes[1].base;
     let shares = json!([
