@@ -62,7 +62,9 @@ fn start_node(pg: &TempPostgres, name: &str, extra: &[(&str, &str)]) -> TestServ
 /// connection: one kept from before a fault may have been closed by the node meanwhile
 /// (a reset is "not yet", not a failure).
 fn wait_ready(node: &TestServer) {
-    let deadline = Instant::now() + Duration::from_secs(30);
+    // A node whose database link was cut rejoins once its stuck connections recover (TCP's
+    // retransmission backoff can take tens of seconds after the link heals): bounded at 60 s.
+    let deadline = Instant::now() + Duration::from_secs(60);
     let client = reqwest::blocking::Client::builder()
         .timeout(Duration::from_secs(5))
         .pool_max_idle_per_host(0)
