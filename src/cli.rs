@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use docsync_actors::clock::unix_ms;
+use docsync_actors::storage::audit::{self, actions};
 use docsync_actors::storage::sqlite::backup;
-use docsync_actors::storage::{accounts, sharing, Storage};
+use docsync_actors::storage::{accounts, invites, people, sharing, Storage};
+use serde_json::json;
 
 use crate::auth::password;
 
@@ -61,6 +63,19 @@ pub enum Command {
     Team {
         #[command(subcommand)]
         command: TeamCommand,
+    },
+    /// Make an invitation link: whoever opens it chooses a user name and password and is in.
+    /// Prints the link's path; open it on the server's address.
+    Invite {
+        /// The new accounts are admins.
+        #[arg(long)]
+        admin: bool,
+        /// How long the link works (1 to 720 hours).
+        #[arg(long, default_value_t = 72)]
+        hours: i64,
+        /// How many people may use it (1 to 1000).
+        #[arg(long, default_value_t = 1)]
+        uses: i64,
     },
     /// Copy the database to FILE with SQLite's online backup; safe while the server runs.
     Backup { file: PathBuf },
@@ -124,14 +139,18 @@ pub enum UserCommand {
         #[arg(long, default_value = "cli")]
         label: String,
     },
-}
-
-fn valid_username(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    /// List every user: name, display name, admin, active, last sign-in.
+    List,
+    /// Deactivate a user: every session and token of theirs ends now; their documents stay.
+    Deactivate { name: String },
+    /// Let a deactivated user sign in again (their old tokens stay deleted).
+    Reactivate { name: String },
+    /// Remove a user; their documents, folders and teams go to --transfer-to.
+    Remove {
+        name: String,
+        #[arg(long, value_name = "USER")]
+        transfer_to: String,
+    },
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -166,6 +185,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Team { command } => {
             existing_database(&settings, cli.config.as_deref())?;
             with_storage(&settings, |s| team_command(s, command))
+        }
+        Command::Invite { admin, hours, uses } => {
+            existing_database(&settings, cli.config.as_deref())?;
+            with_storage(&settings, |s| invite(s, admin, hours, uses))
         }
         Command::Backup { file } => {
             existing_database(&settings, cli.config.as_deref())?;
@@ -295,6 +318,70 @@ fn read_password() -> anyhow::Result<String> {
     Ok(pw)
 }
 
+/// Who the audit log names for what the CLI does (someone with a shell on the server).
+const CLI_ACTOR: &str = "cli";
+
+fn cli_event(action: &'static str, target: String, detail: serde_json::Value) -> audit::AuditEvent {
+    audit::AuditEvent {
+        actor_id: None,
+        actor_name: Some(CLI_ACTOR.into()),
+        action,
+        target,
+        ip: String::new(),
+        detail,
+    }
+}
+
+/// Unix ms as an ISO 8601 time in UTC, to the minute ("2026-12-06T08:30Z").
+fn iso_time(ms: i64) -> String {
+    let (days, rest) = (
+        ms.div_euclid(86_400_000),
+        ms.rem_euclid(86_400_000) / 60_000,
+    );
+    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}Z",
+        rest / 60,
+        rest % 60
+    )
+}
+
+fn invite(storage: &Storage, admin: bool, hours: i64, uses: i64) -> anyhow::Result<()> {
+    if !(1..=720).contains(&hours) {
+        anyhow::bail!("--hours: from 1 to 720");
+    }
+    if !(1..=1000).contains(&uses) {
+        anyhow::bail!("--uses: from 1 to 1000");
+    }
+    let now = unix_ms();
+    let (invite, secret) = storage.write_blocking(move |c| {
+        let kind = invites::InviteKind::Join { admin };
+        let made = invites::create(c, kind, CLI_ACTOR, now + hours * 3_600_000, uses, now)?;
+        let detail = json!({"kind": "join", "role": made.0.role, "maxUses": uses});
+        let target = format!("invite:{}", made.0.invite_id);
+        audit::record(c, now, &cli_event(actions::INVITE_CREATED, target, detail))?;
+        Ok(made)
+    })?;
+    println!(
+        "invitation {} ({} use(s), until {})",
+        invite.invite_id,
+        uses,
+        iso_time(invite.expires_at)
+    );
+    println!("link: /invite/{secret}");
+    println!("open it on the server's address, e.g. https://docs.example.com/invite/{secret}");
+    Ok(())
+}
+
 fn user_id(storage: &Storage, name: &str) -> anyhow::Result<String> {
     let n = name.to_string();
     storage
@@ -350,9 +437,7 @@ fn user_command(storage: &Storage, command: UserCommand) -> anyhow::Result<()> {
             admin,
             password_stdin,
         } => {
-            if !valid_username(&name) {
-                anyhow::bail!("user name: 1–64 characters of letters, digits, '_', '-', '.'");
-            }
+            crate::auth::names::check_user_name(&name).map_err(|e| anyhow::anyhow!(e))?;
             let phc = if password_stdin {
                 Some(password::hash(&read_password()?)?)
             } else {
@@ -383,6 +468,65 @@ fn user_command(storage: &Storage, command: UserCommand) -> anyhow::Result<()> {
             storage.write_blocking(move |c| accounts::set_password_hash(c, &id, &phc))?;
             println!("password of {name} changed; their login sessions have ended");
         }
+        UserCommand::List => {
+            let people = storage.read_blocking(people::list_people)?;
+            println!(
+                "{:<24} {:<28} {:<6} {:<8} LAST SIGN-IN",
+                "NAME", "DISPLAY NAME", "ADMIN", "ACTIVE"
+            );
+            for p in people {
+                let seen = p.last_seen_at.map_or("never".to_string(), iso_time);
+                println!(
+                    "{:<24} {:<28} {:<6} {:<8} {seen}",
+                    p.name,
+                    p.display_name,
+                    if p.is_admin { "yes" } else { "no" },
+                    if p.active { "yes" } else { "no" },
+                );
+            }
+        }
+        UserCommand::Deactivate { name } => {
+            let id = user_id(storage, &name)?;
+            storage.write_blocking(move |c| {
+                people::deactivate(c, CLI_ACTOR, &id, now)?;
+                audit::record(
+                    c,
+                    now,
+                    &cli_event(actions::USER_DEACTIVATED, format!("user:{name}"), json!({})),
+                )
+            })?;
+            println!("deactivated; their sessions and tokens have ended");
+        }
+        UserCommand::Reactivate { name } => {
+            let id = user_id(storage, &name)?;
+            storage.write_blocking(move |c| {
+                people::reactivate(c, &id)?;
+                audit::record(
+                    c,
+                    now,
+                    &cli_event(actions::USER_REACTIVATED, format!("user:{name}"), json!({})),
+                )
+            })?;
+            println!("reactivated; they can sign in again");
+        }
+        UserCommand::Remove { name, transfer_to } => {
+            let id = user_id(storage, &name)?;
+            let heir = user_id(storage, &transfer_to)?;
+            let moved = storage.write_blocking(move |c| {
+                let (_, moved) = people::remove(c, CLI_ACTOR, &id, &heir)?;
+                let detail = json!({"transferTo": transfer_to, "transferred": moved});
+                audit::record(
+                    c,
+                    now,
+                    &cli_event(actions::USER_DELETED, format!("user:{name}"), detail),
+                )?;
+                Ok(moved)
+            })?;
+            println!(
+                "removed; {} documents, {} folders and {} teams handed on",
+                moved.documents, moved.folders, moved.teams
+            );
+        }
         UserCommand::Token { name, label } => {
             let token = storage.write_blocking(move |c| {
                 let u = accounts::user_by_name(c, &name)?.ok_or_else(|| {
@@ -394,4 +538,14 @@ fn user_command(storage: &Storage, command: UserCommand) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn iso_times() {
+        assert_eq!(super::iso_time(0), "1970-01-01T00:00Z");
+        assert_eq!(super::iso_time(1_796_545_398_000), "2026-12-06T08:23Z");
+        assert_eq!(super::iso_time(951_782_400_000), "2000-02-29T00:00Z");
+    }
 }

@@ -24,6 +24,7 @@ pub struct Settings {
     pub compaction: CompactionSettings,
     pub history: HistorySettings,
     pub auth: AuthSettings,
+    pub audit: AuditSettings,
     pub logging: LoggingSettings,
     pub testing: TestingSettings,
 }
@@ -204,6 +205,14 @@ pub struct AuthSettings {
     pub trust_forwarded_for: bool,
     pub password_threads: usize,
     pub password_queue: usize,
+}
+
+/// The audit log of security events (PROTOCOL §9).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditSettings {
+    /// Rows older than this many days are forgotten by compaction.
+    pub keep_days: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -509,6 +518,13 @@ impl Settings {
             return Err(bad(
                 "auth.session_ttl_hours",
                 self.auth.session_ttl_hours,
+                "must be at least 1",
+            ));
+        }
+        if self.audit.keep_days < 1 {
+            return Err(bad(
+                "audit.keep_days",
+                self.audit.keep_days,
                 "must be at least 1",
             ));
         }

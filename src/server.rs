@@ -123,6 +123,7 @@ pub fn compact_offline(settings: Settings) -> anyhow::Result<()> {
             metrics.clone(),
         )
         .with_history(settings.history.versions(), settings.history.trash_ms())
+        .with_audit(settings.audit.keep_days * 86_400_000)
         .start();
         let summary = supervisor.send(docsync_actors::compaction::RunPass).await;
         arbiter.stop();
@@ -258,7 +259,8 @@ async fn serve_http(
         settings.compaction.run_at_start,
         metrics.clone(),
     )
-    .with_history(settings.history.versions(), settings.history.trash_ms());
+    .with_history(settings.history.versions(), settings.history.trash_ms())
+    .with_audit(settings.audit.keep_days * 86_400_000);
     let compaction = match &cluster {
         Some(c) => compaction.in_cluster(c.this_node.clone()),
         None => compaction,
@@ -328,6 +330,8 @@ async fn serve_http(
             // Innermost: a document's request reaches its owner (cluster mode only).
             .wrap(middleware::from_fn(crate::cluster::routing::route))
             .wrap(middleware::from_fn(http::origin::guard))
+            // Before any forward: an API token's scope is decided where the request arrives.
+            .wrap(middleware::from_fn(http::scope::guard))
             // Responses compressed as the client accepts, except small bodies and streams
             // (`http::compression`): `skip_small` inside `Compress`, `unmark` outside it.
             .wrap(middleware::from_fn(http::compression::skip_small))

@@ -22,6 +22,7 @@ mod limits;
 mod links;
 mod openapi;
 mod operations;
+mod people;
 mod permissions;
 mod proxy;
 mod revocation;

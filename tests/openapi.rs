@@ -814,6 +814,173 @@ fn requests_shaped_as_the_protocol_says_and_the_real_answers_fit_the_document() 
         .0,
         403
     );
+    // Accounts: self-service, people, invitations, teams and the audit log (PROTOCOL §9).
+    let call = |token: &str, method: &str, template: &str, path: &str, body: Option<Value>| {
+        c.call(token, method, template, path, body)
+    };
+    let (s, me) = call(
+        &alice,
+        "PATCH",
+        "/api/v1/me",
+        "/api/v1/me",
+        Some(json!({"displayName": "Alice A."})),
+    );
+    assert_eq!(s, 200, "{me}");
+    assert_eq!(
+        call(
+            &alice,
+            "GET",
+            "/api/v1/me/sessions",
+            "/api/v1/me/sessions",
+            None
+        )
+        .0,
+        200
+    );
+    let none = "/api/v1/me/sessions/0000000000000000";
+    assert_eq!(
+        call(&alice, "DELETE", "/api/v1/me/sessions/{id}", none, None).0,
+        404
+    );
+    let wrong = json!({"current": "not her password", "new": "a fresh phrase"});
+    assert_eq!(
+        call(
+            &alice,
+            "POST",
+            "/api/v1/me/password",
+            "/api/v1/me/password",
+            Some(wrong)
+        )
+        .0,
+        403
+    );
+    assert_eq!(
+        call(
+            &root,
+            "GET",
+            "/api/v1/admin/users",
+            "/api/v1/admin/users",
+            None
+        )
+        .0,
+        200
+    );
+    let (s, eve) = call(
+        &root,
+        "POST",
+        "/api/v1/admin/users",
+        "/api/v1/admin/users",
+        Some(json!({"name": "eve"})),
+    );
+    assert_eq!(s, 201, "{eve}");
+    let eve_path = format!(
+        "/api/v1/admin/users/{}",
+        eve["person"]["id"].as_str().unwrap()
+    );
+    let (s, _) = call(
+        &root,
+        "PATCH",
+        "/api/v1/admin/users/{id}",
+        &eve_path,
+        Some(json!({"displayName": "Eve"})),
+    );
+    assert_eq!(s, 200);
+    let reset = format!("{eve_path}/reset-link");
+    assert_eq!(
+        call(
+            &root,
+            "POST",
+            "/api/v1/admin/users/{id}/reset-link",
+            &reset,
+            Some(json!({}))
+        )
+        .0,
+        201
+    );
+    let (s, inv) = call(
+        &root,
+        "POST",
+        "/api/v1/admin/invites",
+        "/api/v1/admin/invites",
+        Some(json!({"expiresInHours": 1, "maxUses": 2})),
+    );
+    assert_eq!(s, 201, "{inv}");
+    assert_eq!(
+        call(
+            &root,
+            "GET",
+            "/api/v1/admin/invites",
+            "/api/v1/admin/invites",
+            None
+        )
+        .0,
+        200
+    );
+    let link = inv["link"]
+        .as_str()
+        .unwrap()
+        .replace("/invite/", "/api/v1/invites/");
+    assert_eq!(
+        call("", "GET", "/api/v1/invites/{token}", &link, None).0,
+        200
+    );
+    let accepted = format!("{link}/accept");
+    let (s, joined) = call(
+        "",
+        "POST",
+        "/api/v1/invites/{token}/accept",
+        &accepted,
+        Some(json!({"name": "finn", "password": "a long phrase of mine"})),
+    );
+    assert_eq!(s, 200, "{joined}");
+    let revoke = format!(
+        "/api/v1/admin/invites/{}",
+        inv["invite"]["inviteId"].as_str().unwrap()
+    );
+    assert_eq!(
+        call(&root, "DELETE", "/api/v1/admin/invites/{id}", &revoke, None).0,
+        204
+    );
+    assert_eq!(
+        call(
+            &root,
+            "GET",
+            "/api/v1/admin/teams",
+            "/api/v1/admin/teams",
+            None
+        )
+        .0,
+        200
+    );
+    let admin_members = format!("/api/v1/admin/teams/{team}/members");
+    let (s, t) = call(
+        &root,
+        "PUT",
+        "/api/v1/admin/teams/{id}/members",
+        &admin_members,
+        Some(json!({"members": []})),
+    );
+    assert_eq!(s, 200, "{t}");
+    assert_eq!(
+        call(
+            &root,
+            "GET",
+            "/api/v1/admin/audit",
+            "/api/v1/admin/audit",
+            None
+        )
+        .0,
+        200
+    );
+    let root_id = call(&root, "GET", "/api/v1/me", "/api/v1/me", None).1["id"].clone();
+    let (s, gone) = call(
+        &root,
+        "DELETE",
+        "/api/v1/admin/users/{id}",
+        &eve_path,
+        Some(json!({"transferTo": root_id})),
+    );
+    assert_eq!(s, 200, "{gone}");
     assert_eq!(c.call("", "GET", "/healthz", "/healthz", None).0, 200);
     assert_eq!(c.call("", "GET", "/readyz", "/readyz", None).0, 200);
     assert_eq!(c.call("", "GET", "/metrics", "/metrics", None).0, 200);

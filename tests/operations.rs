@@ -611,8 +611,8 @@ fn import_to_postgres_moves_everything_and_runs_once() {
     use docsync_actors::storage::{accounts, documents};
     let state = on_pg(&mut c, |db| documents::load(db, &doc)).unwrap();
     assert_eq!(state.get(&b).unwrap().content, "packed #boxes");
-    let user = on_pg(&mut c, |db| accounts::user_by_token(db, &alice)).unwrap();
-    assert_eq!(user.unwrap().name, "alice");
+    let user = on_pg(&mut c, |db| accounts::user_by_token(db, &alice, 0)).unwrap();
+    assert_eq!(user.unwrap().0.name, "alice");
     let (ok, _, err) = srv.cli(&["import-to-postgres", "--postgres", &pg.url()]);
     assert!(
         !ok && err.contains("empty"),

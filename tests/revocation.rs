@@ -407,3 +407,29 @@ fn a_waiting_long_poll_answers_401_or_404_when_its_rights_end() {
     assert_eq!(put_shares(&base, &scene.alice, &scene.doc, &json!([])), 200);
     assert_eq!(by_share.finish(WAKE).0, 404);
 }
+
+#[test]
+fn deactivating_a_person_ends_their_streams_of_every_credential() {
+    let (scene, bob) = Scene::new(&[]);
+    scene.share_with_user(&bob);
+    let (ok, out, err) = scene.srv.cli(&["user", "add", "root", "--admin"]);
+    assert!(ok, "{err}");
+    let root = out
+        .lines()
+        .find_map(|l| l.strip_prefix("token: "))
+        .unwrap()
+        .trim()
+        .to_string();
+    let bob_id = user_id(&scene.srv.url(""), &bob);
+    let cookie = login(&scene);
+    // Bob watches in a browser session; the call ends his streams, and his token with them.
+    credential_ends(&scene, &Auth::Cookie(&cookie), || {
+        let (s, p) = scene.srv.patch(
+            &root,
+            &format!("/api/v1/admin/users/{bob_id}"),
+            &json!({"active": false}),
+        );
+        assert_eq!(s, 200, "{p}");
+    });
+    assert_eq!(scene.srv.get(&bob, "/api/v1/me").0, 401);
+}

@@ -25,7 +25,7 @@ use crate::registry::{CloseDocument, Documents};
 use crate::storage::cluster::ownership;
 use crate::storage::compaction::{self, Retention};
 use crate::storage::versions::{self, VersionPolicy};
-use crate::storage::{documents, roles, trash, Storage};
+use crate::storage::{audit, documents, roles, trash, Storage};
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -38,6 +38,8 @@ pub struct PassSummary {
     pub versions: u64,
     /// Documents purged for good from the trash.
     pub trashed: u64,
+    /// Audit log rows older than `audit.keep_days`, forgotten.
+    pub audit: u64,
     /// Cluster mode: due documents left to the node that holds them.
     pub elsewhere: u64,
     pub failed: u64,
@@ -59,6 +61,7 @@ pub struct CompactionSupervisor {
     metrics: Arc<Metrics>,
     versions: VersionPolicy,
     trash_ms: i64,
+    audit_ms: i64,
     /// Cluster mode: this node. A pass then compacts only the documents this node holds or
     /// nobody live holds (each owner's pass does its own), and the cluster-wide parts run on
     /// one node at a time (`ownership::compaction_turn`).
@@ -85,6 +88,7 @@ impl CompactionSupervisor {
             metrics,
             versions: VersionPolicy::default(),
             trash_ms: 30 * 86_400_000,
+            audit_ms: 365 * 86_400_000,
             this_node: None,
         }
     }
@@ -102,13 +106,19 @@ impl CompactionSupervisor {
         self
     }
 
+    /// How long the audit log keeps a row (`audit.keep_days`).
+    pub fn with_audit(mut self, keep_ms: i64) -> Self {
+        self.audit_ms = keep_ms;
+        self
+    }
+
     fn pass(&self) -> impl std::future::Future<Output = PassSummary> + use<> {
         let storage = self.storage.clone();
         let registry = self.registry.clone();
         let clock = self.clock.clone();
         let retention = self.retention;
         let metrics = self.metrics.clone();
-        let (policy, trash_ms) = (self.versions, self.trash_ms);
+        let (policy, trash_ms, audit_ms) = (self.versions, self.trash_ms, self.audit_ms);
         let this_node = self.this_node.clone();
         async move {
             let started = Instant::now();
@@ -116,6 +126,7 @@ impl CompactionSupervisor {
             let mut summary = PassSummary::default();
             purge_trash(&storage, &registry, now - trash_ms, &mut summary, &metrics).await;
             expire_versions(&storage, now, &policy, &mut summary, &metrics).await;
+            forget_audit(&storage, now - audit_ms, &mut summary).await;
             let due = match storage
                 .read(move |c| compaction::due_documents(c, now, &retention))
                 .await
@@ -236,6 +247,25 @@ async fn purge_trash(
 
 /// How old a version reservation without its body must be before a pass clears it.
 const UNFILLED_GRACE_MS: i64 = 3_600_000;
+
+/// Forgets the audit rows recorded before `before` (one node at a time in a cluster).
+async fn forget_audit(storage: &Storage, before: i64, summary: &mut PassSummary) {
+    let outcome = storage
+        .write(move |c| {
+            if !ownership::compaction_turn(c)? {
+                return Ok(0);
+            }
+            audit::forget_before(c, before)
+        })
+        .await;
+    match outcome {
+        Ok(n) => summary.audit += n,
+        Err(e) => {
+            summary.failed += 1;
+            tracing::warn!(error = %e, "audit retention failed");
+        }
+    }
+}
 
 /// Applies the versions' retention and sets the versions' gauges.
 async fn expire_versions(

@@ -1,5 +1,7 @@
-//! Accounts outside HTTP: password hashing and the login throttle.
+//! Accounts outside HTTP: the rules for names and passwords, password hashing and the login
+//! throttle.
 
+pub mod names;
 pub mod password;
 pub mod password_pool;
 pub mod throttle;

@@ -91,11 +91,70 @@ pub fn check_strength(password: &str) -> Result<(), &'static str> {
     if password.len() > 1024 {
         return Err("password: at most 1024 bytes");
     }
+    let first = password.chars().next();
+    if password.chars().all(|c| Some(c) == first) {
+        return Err("password: not one character repeated");
+    }
+    let lower = password.to_lowercase();
+    if COMMON.contains(&lower.as_str()) {
+        return Err("password: one of the most common passwords; choose another");
+    }
     Ok(())
 }
 
+/// A new password for the person named `user_name`: strong enough, and not their name.
+pub fn check_new(password: &str, user_name: &str) -> Result<(), &'static str> {
+    check_strength(password)?;
+    if password.to_lowercase().contains(&user_name.to_lowercase()) && user_name.len() >= 3 {
+        return Err("password: must not contain the user name");
+    }
+    Ok(())
+}
+
+/// The passwords guessed first (of eight characters or more).
+const COMMON: &[&str] = &[
+    "password",
+    "password1",
+    "password123",
+    "12345678",
+    "123456789",
+    "1234567890",
+    "qwertyuiop",
+    "qwerty123",
+    "iloveyou",
+    "11111111",
+    "abc12345",
+    "abcd1234",
+    "sunshine",
+    "princess",
+    "football",
+    "baseball",
+    "welcome1",
+    "trustno1",
+    "passw0rd",
+    "letmein1",
+    "superman",
+    "starwars",
+    "87654321",
+    "q1w2e3r4",
+    "zaq12wsx",
+    "1q2w3e4r",
+    "changeme",
+    "docsync1",
+];
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn weak_passwords_are_refused() {
+        assert!(super::check_strength("short").is_err());
+        assert!(super::check_strength("aaaaaaaaaa").is_err());
+        assert!(super::check_strength("Password123").is_err());
+        assert!(super::check_strength("correct horse").is_ok());
+        assert!(super::check_new("ann-secret-1", "ann").is_err());
+        assert!(super::check_new("correct horse", "ann").is_ok());
+    }
+
     #[test]
     fn hash_and_verify() {
         let h = super::hash("correct horse").unwrap();

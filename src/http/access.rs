@@ -14,7 +14,7 @@ use docsync_actors::storage::Db;
 
 use docsync_actors::collab::validate::DocId;
 use docsync_actors::document::{Confirmed, Standing, StreamGrant};
-use docsync_actors::storage::accounts::User;
+use docsync_actors::storage::accounts::{Scope, User};
 use docsync_actors::storage::roles::{self, Role};
 use docsync_actors::storage::StorageError;
 
@@ -76,6 +76,7 @@ pub async fn doc_access(
     // Read before the database: a change committed meanwhile makes the answer unusable.
     let epoch = state.access_cache.epoch();
     let (who, doc) = (creds.clone(), parsed.clone());
+    let scope = creds.scope();
     let found = state
         .storage
         .read(move |c| {
@@ -86,7 +87,7 @@ pub async fn doc_access(
             let Some(doc) = doc else {
                 return Ok(Some((user, None, false, until)));
             };
-            let role = roles::doc_role(c, &user.id, doc.as_str())?;
+            let role = roles::doc_role(c, &user.id, doc.as_str())?.map(|r| within(scope, r));
             let shared = match role {
                 Some(_) => roles::is_shared(c, doc.as_str())?,
                 None => false,
@@ -167,6 +168,16 @@ impl StreamGrant for CredentialGrant {
             Some(_) => Standing::Reads { until },
             None => Standing::NoAccess,
         })
+    }
+}
+
+/// A role as far as the credentials' scope reaches: a `read` token is a viewer wherever its
+/// user could edit or own (the scope guard refuses its writes before any handler; this keeps
+/// every decision that follows a role — leases, usage, history — on the same side).
+fn within(scope: Scope, role: Role) -> Role {
+    match scope {
+        Scope::Read => role.min(Role::Viewer),
+        Scope::Write | Scope::Admin => role,
     }
 }
 

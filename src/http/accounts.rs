@@ -6,9 +6,12 @@ use serde::{Deserialize, Serialize};
 
 use docsync_actors::collab::validate::fixed::{MAX_TOKEN_LABEL_BYTES, SMALL_BODY_BYTES};
 
-use docsync_actors::storage::accounts::{self, TokenInfo};
+use docsync_actors::storage::accounts::{self, Scope, TokenInfo};
+use docsync_actors::storage::audit::{self, actions};
+use serde_json::json;
 
 use super::access::{caller, read_as};
+use super::audited::{user_agent, Actor};
 use super::auth::{Credentials, Secret, SESSION_COOKIE};
 use super::body::read_json;
 use super::error::ApiError;
@@ -29,6 +32,8 @@ pub(crate) struct LoginBody {
 pub(crate) struct TokenCreated {
     token_id: String,
     token: String,
+    scope: Scope,
+    expires_at: Option<i64>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -36,7 +41,11 @@ pub(crate) struct TokenList {
     tokens: Vec<TokenInfo>,
 }
 
-fn session_cookie(state: &AppState, value: String, max_age_secs: i64) -> Cookie<'static> {
+pub(super) fn session_cookie(
+    state: &AppState,
+    value: String,
+    max_age_secs: i64,
+) -> Cookie<'static> {
     Cookie::build(SESSION_COOKIE, value)
         .path("/")
         .http_only(true)
@@ -56,6 +65,7 @@ fn session_cookie(state: &AppState, value: String, max_age_secs: i64) -> Cookie<
         (status = 200, description = "the user; the session cookie is set", body = docsync_actors::storage::accounts::User),
         (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
         (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "`deactivated`: the account is deactivated", body = crate::http::error::ErrorBody),
         (status = 429, description = "a budget or rate is spent; see Retry-After", body = crate::http::error::ErrorBody),
     ),
     security(()),
@@ -94,7 +104,7 @@ pub async fn login(
     // Exactly one argon2 run on every path, so timing does not tell which names exist; on
     // the password threads, never the storage pool (`password_pool.rs`).
     let checked = state.passwords.run(move || match record {
-        Some((user, Some(phc))) => password::verify(&pw, &phc).then_some(user),
+        Some((user, Some(phc), active)) => password::verify(&pw, &phc).then_some((user, active)),
         _ => {
             password::verify_dummy(&pw);
             None
@@ -108,16 +118,40 @@ pub async fn login(
             message: "too many logins at once; try again in a second".into(),
         });
     };
-    let Some(user) = ok_user else {
+    let actor = Actor::of(&state, &req, None);
+    let now = state.clock.now_ms();
+    let Some((user, active)) = ok_user else {
+        let (who, failed) = (body.username.clone(), actor);
+        state
+            .storage
+            .write(move |c| {
+                let event = failed.event(
+                    actions::LOGIN_FAILED,
+                    format!("user:{who}"),
+                    json!({"method": "password"}),
+                );
+                audit::record(c, now, &event)
+            })
+            .await?;
         return Err(ApiError::Unauthorized);
     };
+    // The password was right, so saying the account is deactivated tells nothing new.
+    if !active {
+        state.throttle.succeed(&keys);
+        return Err(ApiError::Deactivated);
+    }
     state.throttle.succeed(&keys);
     let ttl_ms = state.settings.auth.session_ttl_hours * 3_600_000;
-    let now = state.clock.now_ms();
-    let uid = user.id.clone();
+    let (uid, agent, actor) = (user.id.clone(), user_agent(&req), actor.as_user(&user));
+    let target = format!("user:{}", user.name);
     let secret = state
         .storage
-        .write(move |c| accounts::create_login_session(c, &uid, now, ttl_ms))
+        .write(move |c| {
+            let secret = accounts::create_login_session(c, &uid, now, ttl_ms, &agent)?;
+            let event = actor.event(actions::LOGIN_OK, target, json!({"method": "password"}));
+            audit::record(c, now, &event)?;
+            Ok(secret)
+        })
         .await?;
     Ok(HttpResponse::Ok()
         .cookie(session_cookie(&state, secret, ttl_ms / 1000))
@@ -137,11 +171,27 @@ pub async fn login(
 pub async fn logout(
     state: web::Data<AppState>,
     creds: Credentials,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     if let Secret::Session(secret) = creds.secret {
+        let (ip, now) = (state.client_address(&req), state.clock.now_ms());
         state
             .storage
-            .write(move |c| accounts::end_login_session(c, &secret))
+            .write(move |c| {
+                let who = accounts::user_by_session(c, &secret, now)?;
+                if accounts::end_login_session(c, &secret)? {
+                    if let Some(user) = who {
+                        let actor = Actor {
+                            id: Some(user.id.clone()),
+                            name: Some(user.name.clone()),
+                            ip,
+                        };
+                        let target = format!("user:{}", user.name);
+                        audit::record(c, now, &actor.event(actions::LOGOUT, target, json!({})))?;
+                    }
+                }
+                Ok(())
+            })
             .await?;
     }
     Ok(HttpResponse::NoContent()
@@ -165,10 +215,20 @@ pub async fn me(state: web::Data<AppState>, creds: Credentials) -> Result<HttpRe
 }
 
 #[derive(Deserialize, Default, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct TokenBody {
     #[serde(default)]
     label: Option<String>,
+    /// Also accepted as `name` (PROTOCOL §9); `label` wins when both are given.
+    #[serde(default)]
+    name: Option<String>,
+    /// `read`, `write` or `admin` (the default: what tokens could always do). Never more
+    /// than the credentials it is made with.
+    #[serde(default)]
+    scope: Option<Scope>,
+    /// 1 to 3650; none: until deleted.
+    #[serde(default)]
+    expires_in_days: Option<i64>,
 }
 
 #[utoipa::path(
@@ -191,20 +251,46 @@ pub async fn create_token(
 ) -> Result<HttpResponse, ApiError> {
     let user = caller(&state, &creds).await?;
     let body: TokenBody = read_json(&req, payload, SMALL_BODY_BYTES).await?;
-    let label = body.label.unwrap_or_default();
+    let label = body.label.or(body.name).unwrap_or_default();
     if label.len() > MAX_TOKEN_LABEL_BYTES {
         return Err(ApiError::BadRequest(format!(
             "label: at most {MAX_TOKEN_LABEL_BYTES} bytes"
         )));
     }
+    let scope = body.scope.unwrap_or(Scope::Admin);
+    if scope > creds.scope() {
+        return Err(ApiError::Scope(format!(
+            "a token of scope {} cannot make one of scope {}",
+            creds.scope().as_str(),
+            scope.as_str()
+        )));
+    }
     let now = state.clock.now_ms();
+    let expires_at = match body.expires_in_days {
+        None => None,
+        Some(d @ 1..=3650) => Some(now + d * 86_400_000),
+        Some(_) => return Err(ApiError::BadRequest("expiresInDays: from 1 to 3650".into())),
+    };
+    let actor = Actor::of(&state, &req, Some(&user));
     let (id, token) = state
         .storage
-        .write(move |c| accounts::create_token_with_id(c, &user.id, &label, now))
+        .write(move |c| {
+            let (id, token) =
+                accounts::create_token_with_id(c, &user.id, &label, scope, expires_at, now)?;
+            let event = actor.event(
+                actions::TOKEN_CREATED,
+                format!("token:{id}"),
+                json!({"label": label, "scope": scope.as_str(), "expiresAt": expires_at}),
+            );
+            audit::record(c, now, &event)?;
+            Ok((id, token))
+        })
         .await?;
     Ok(HttpResponse::Created().json(TokenCreated {
         token_id: id,
         token,
+        scope,
+        expires_at,
     }))
 }
 
@@ -243,13 +329,22 @@ pub async fn list_tokens(
 pub async fn delete_token(
     state: web::Data<AppState>,
     creds: Credentials,
+    req: HttpRequest,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let user = caller(&state, &creds).await?;
     let id = path.into_inner();
+    let (actor, now) = (Actor::of(&state, &req, Some(&user)), state.clock.now_ms());
     let gone = state
         .storage
-        .write(move |c| accounts::delete_token(c, &user.id, &id))
+        .write(move |c| {
+            let gone = accounts::delete_token(c, &user.id, &id)?;
+            if gone {
+                let event = actor.event(actions::TOKEN_DELETED, format!("token:{id}"), json!({}));
+                audit::record(c, now, &event)?;
+            }
+            Ok(gone)
+        })
         .await?;
     if gone {
         Ok(HttpResponse::NoContent().finish())

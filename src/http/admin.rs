@@ -13,12 +13,17 @@ use super::body::read_json;
 use super::error::ApiError;
 use super::state::AppState;
 
-async fn admin(state: &AppState, creds: &Credentials) -> Result<(), ApiError> {
+/// The caller, when they are an admin (an API token also needs scope `admin`: the scope
+/// guard refuses it before this).
+pub(super) async fn admin(
+    state: &AppState,
+    creds: &Credentials,
+) -> Result<docsync_actors::storage::accounts::User, ApiError> {
     let user = caller(state, creds).await?;
     if !user.is_admin {
         return Err(ApiError::Forbidden("admin only".into()));
     }
-    Ok(())
+    Ok(user)
 }
 
 /// Runs one compaction pass now and answers with its summary.

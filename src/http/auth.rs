@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use actix_web::{dev::Payload, FromRequest, HttpMessage, HttpRequest};
 use docsync_actors::storage::Db;
 
-use docsync_actors::storage::accounts::{self, User};
+use docsync_actors::storage::accounts::{self, Scope, User};
 use docsync_actors::storage::StorageError;
 
 use super::error::ApiError;
@@ -80,20 +80,41 @@ impl Credentials {
         matches!(self.secret, Secret::Session(_))
     }
 
+    /// What these credentials may do at most, read off the request without I/O: an API
+    /// token's scope is its prefix (which its stored hash covers, so it cannot be changed);
+    /// a login session may do whatever its user may.
+    pub fn scope(&self) -> Scope {
+        match &self.secret {
+            Secret::Bearer(token) => Scope::of_token(token).unwrap_or(Scope::Read),
+            Secret::Session(_) | Secret::Anonymous => Scope::Admin,
+        }
+    }
+
+    /// The login session's secret, when that is what was presented.
+    pub fn session_secret(&self) -> Option<&str> {
+        match &self.secret {
+            Secret::Session(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// Resolves to a user on a database connection (call inside `Storage::read`); `now` is
     /// the server's clock, the same one login sessions were created with.
     pub fn user(&self, conn: &mut Db, now: i64) -> Result<Option<User>, StorageError> {
         Ok(self.user_until(conn, now)?.map(|(user, _)| user))
     }
 
-    /// Like `user`, with the moment a login session ends (`None` for an API token).
+    /// Like `user`, with the moment the credential ends (`None` for an API token without
+    /// an expiry).
     pub fn user_until(
         &self,
         conn: &mut Db,
         now: i64,
     ) -> Result<Option<(User, Option<i64>)>, StorageError> {
         let found = match &self.secret {
-            Secret::Bearer(token) => accounts::user_by_token(conn, token)?.map(|u| (u, None)),
+            Secret::Bearer(token) => {
+                accounts::user_by_token(conn, token, now)?.map(|(u, _, until)| (u, until))
+            }
             Secret::Session(secret) => accounts::user_by_session_until(conn, secret, now)?
                 .map(|(u, until)| (u, Some(until))),
             Secret::Anonymous => None,

@@ -57,6 +57,13 @@ pub enum ApiError {
     NotOwner(String),
     #[error("{0}")]
     Internal(String),
+    /// An API token whose scope does not reach this request (a `read` token writing, a
+    /// `write` token on an admin endpoint): 403 `scope`.
+    #[error("{0}")]
+    Scope(String),
+    /// The account is deactivated: 403 `deactivated`.
+    #[error("this account is deactivated; ask an admin")]
+    Deactivated,
 }
 
 impl ApiError {
@@ -80,6 +87,8 @@ impl ApiError {
             ApiError::BodyTimeout(_) => "request_timeout",
             ApiError::NotOwner(_) => "not_owner",
             ApiError::Internal(_) => "internal",
+            ApiError::Scope(_) => "scope",
+            ApiError::Deactivated => "deactivated",
         }
     }
 }
@@ -91,7 +100,9 @@ impl ResponseError for ApiError {
             ApiError::BadRequest(_) | ApiError::InvalidJson(_) => StatusCode::BAD_REQUEST,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::Forbidden(_) | ApiError::Scope(_) | ApiError::Deactivated => {
+                StatusCode::FORBIDDEN
+            }
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
@@ -153,6 +164,8 @@ impl From<StorageError> for ApiError {
             StorageError::DocNotFound(_) | StorageError::NotFound(_) => ApiError::NotFound,
             StorageError::Conflict(m) => ApiError::Conflict(m),
             StorageError::Forbidden(m) => ApiError::Forbidden(m),
+            // A rule only storage can check in the transaction said no: nothing was written.
+            StorageError::Invalid(m) => ApiError::BadRequest(m),
             StorageError::ForeignBlock(id) => {
                 ApiError::Conflict(format!("block {id} belongs to another document"))
             }

@@ -8,6 +8,7 @@ pub mod access_cache;
 pub mod accounts;
 pub mod admin;
 pub mod assets;
+pub mod audited;
 pub mod auth;
 pub mod body;
 pub mod channels;
@@ -19,9 +20,13 @@ pub mod error;
 pub mod head_requests;
 pub mod health;
 pub mod history;
+pub mod invites;
+pub mod me;
 pub mod openapi;
 pub mod origin;
+pub mod people;
 pub mod read;
+pub mod scope;
 pub mod security_headers;
 pub mod sharing;
 pub mod state;
@@ -45,6 +50,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/", web::get().to(static_files::app_page))
         .route("/index.html", web::get().to(static_files::app_page))
         .route("/login", web::get().to(static_files::app_page))
+        .route("/invite/{token}", web::get().to(static_files::app_page))
+        .route("/settings", web::get().to(static_files::app_page))
+        .route("/admin/{tab}", web::get().to(static_files::app_page))
         .route("/d/{docId}", web::get().to(static_files::app_page))
         .route(
             "/d/{docId}/b/{blockId}",
@@ -68,6 +76,32 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/auth/login", web::post().to(accounts::login))
                 .route("/auth/logout", web::post().to(accounts::logout))
                 .route("/me", web::get().to(accounts::me))
+                .route("/me", web::patch().to(me::patch_me))
+                .route("/me/password", web::post().to(me::change_password))
+                .route("/me/sessions", web::get().to(me::list_sessions))
+                .route("/me/sessions/{id}", web::delete().to(me::end_session))
+                .route("/admin/users", web::get().to(people::list_people))
+                .route("/admin/users", web::post().to(people::create_person))
+                .route("/admin/users/{id}", web::patch().to(people::patch_person))
+                .route("/admin/users/{id}", web::delete().to(people::remove_person))
+                .route(
+                    "/admin/users/{id}/reset-link",
+                    web::post().to(people::reset_link),
+                )
+                .route("/admin/invites", web::get().to(people::list_invites))
+                .route("/admin/invites", web::post().to(people::create_invite))
+                .route(
+                    "/admin/invites/{id}",
+                    web::delete().to(people::revoke_invite),
+                )
+                .route("/admin/audit", web::get().to(people::audit_log))
+                .route("/admin/teams", web::get().to(people::list_teams))
+                .route(
+                    "/admin/teams/{id}/members",
+                    web::put().to(people::put_team_members),
+                )
+                .route("/invites/{token}", web::get().to(invites::open))
+                .route("/invites/{token}/accept", web::post().to(invites::accept))
                 .route("/tokens", web::post().to(accounts::create_token))
                 .route("/tokens", web::get().to(accounts::list_tokens))
                 .route("/tokens/{id}", web::delete().to(accounts::delete_token))

@@ -105,7 +105,7 @@ impl Modify for EveryAnswer {
                 if writes {
                     add(
                         "403",
-                        "`forbidden`: not allowed for this caller, or a cookie-authenticated write from another origin",
+                        "`forbidden`: not allowed for this caller, or a cookie-authenticated write from another origin; `scope`: an API token whose scope does not reach this",
                     );
                     add(
                         "507",
@@ -142,6 +142,23 @@ impl Modify for EveryAnswer {
         crate::http::accounts::create_token,
         crate::http::accounts::list_tokens,
         crate::http::accounts::delete_token,
+        crate::http::me::patch_me,
+        crate::http::me::change_password,
+        crate::http::me::list_sessions,
+        crate::http::me::end_session,
+        crate::http::invites::open,
+        crate::http::invites::accept,
+        crate::http::people::list_people,
+        crate::http::people::create_person,
+        crate::http::people::patch_person,
+        crate::http::people::remove_person,
+        crate::http::people::reset_link,
+        crate::http::people::create_invite,
+        crate::http::people::list_invites,
+        crate::http::people::revoke_invite,
+        crate::http::people::audit_log,
+        crate::http::people::list_teams,
+        crate::http::people::put_team_members,
         crate::http::docs::create,
         crate::http::docs::list,
         crate::http::docs::delete,

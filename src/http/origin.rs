@@ -62,13 +62,20 @@ pub fn same_origin(req: &HttpRequest) -> bool {
     !origin_host.is_empty() && origin_host == request_host(req, trusted)
 }
 
+/// Requests that answer with a new session cookie: a login, and a used invitation or reset
+/// link (another site must not sign a browser in as someone of its choosing).
+fn signs_in(path: &str) -> bool {
+    path.ends_with("/auth/login")
+        || (path.starts_with("/api/v1/invites/") && path.ends_with("/accept"))
+}
+
 pub async fn guard(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
     let cookie_write = is_write(req.method())
         && !Credentials::of(req.request()).is_bearer()
-        && (req.cookie(SESSION_COOKIE).is_some() || req.path().ends_with("/auth/login"));
+        && (req.cookie(SESSION_COOKIE).is_some() || signs_in(req.path()));
     if cookie_write && !same_origin(req.request()) {
         let resp = ApiError::Forbidden("cross-origin request refused".into()).error_response();
         return Ok(req.into_response(resp).map_into_right_body());

@@ -15,6 +15,7 @@ use docsync_actors::collab::validate::{ClientId, DocId};
 use docsync_actors::document::{
     Caller, Completion, DocSize, GetSize, Leave, Snapshot, SnapshotBlock, SnapshotReply, Sync,
 };
+use docsync_actors::storage::accounts::Scope;
 use docsync_actors::storage::log::{self, Precheck};
 
 use super::access::{access, doc_access};
@@ -176,6 +177,11 @@ async fn authorize(
 ) -> Result<(DocId, Caller), ApiError> {
     // Rights, usually from the access cache (one read on a miss).
     let (doc, d) = doc_access(state, creds, doc_id).await?;
+    if !ops.is_empty() && creds.scope() < Scope::Write {
+        return Err(ApiError::Scope(
+            "this API token's scope is read: a sync may pull, not send ops".into(),
+        ));
+    }
     if !ops.is_empty() && !d.role.can_write() {
         return Err(ApiError::Forbidden(
             "this document is read-only for you".into(),

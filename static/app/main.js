@@ -104,7 +104,8 @@ function renderHeader() {
     logout.addEventListener('click', onLogout);
     right = [
       offlinePill,
-      h('span', { class: 'whoami', id: 'whoami', title: `Signed in as ${me.name}` },
+      me.isAdmin ? h('a', { href: '/admin/people', class: 'btn btn-ghost btn-small', id: 'admin-link' }, 'Admin') : null,
+      h('a', { class: 'whoami', id: 'whoami', href: '/settings', title: `Signed in as ${me.name} — your account` },
         h('span', { class: 'avatar', 'aria-hidden': 'true' }, initials(me.displayName || me.name)),
         h('span', { class: 'whoami-name hide-narrow' }, me.displayName || me.name)),
       logout,
@@ -250,6 +251,23 @@ async function onRoute(route) {
     return;
   }
 
+  if (route.name === 'invite') {
+    // Whoever holds the link may use it, signed in or not (a reset link signs them in anew).
+    renderHeader();
+    // The account pages are fetched when first opened: most starts never need them.
+    const { renderInvite } = await import('./pages/invite.js');
+    if (token !== renderToken) return;
+    show(token, renderInvite(root, {
+      api, token: route.token,
+      onSignedIn: () => {
+        offline = false;
+        renderHeader();
+        navigate('/', { replace: true });
+      },
+    }), 'Invitation');
+    return;
+  }
+
   // A document's editor is fetched while the session is checked, not after.
   const editorModule = route.name === 'doc' ? importEditor() : null;
   const cached = route.name === 'doc' && !currentUser() && !offline ? cachedUser() : null;
@@ -293,6 +311,14 @@ async function onRoute(route) {
 
   if (route.name === 'home') {
     show(token, renderHome(root, { api, me, offline, openShareDialog }), 'Documents');
+  } else if (route.name === 'settings') {
+    const { renderSettings } = await import('./pages/settings.js');
+    if (token !== renderToken) return;
+    show(token, renderSettings(root, { api, me, onChanged: () => renderHeader() }), 'Your account');
+  } else if (route.name === 'admin') {
+    const { renderAdmin, adminTitle } = await import('./pages/admin.js');
+    if (token !== renderToken) return;
+    show(token, renderAdmin(root, { api, me, tab: route.tab }), adminTitle(route.tab));
   } else if (route.name === 'doc') {
     replaceChildren(root, h('div', { class: 'page-loading', 'aria-busy': 'true' }, 'Opening document…'));
     const mod = await editorModule;

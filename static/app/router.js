@@ -1,9 +1,19 @@
-// History-API routing: /login, / (home), /d/{docId} (editor). Same-origin link clicks are
-// intercepted; back/forward re-render. matchRoute and safeNext are pure (unit-tested).
+// History-API routing: /login, / (home), /d/{docId} (editor), /invite/{token} (an
+// invitation or reset link), /settings (the person's account), /admin/{tab} (people,
+// invitations, teams, audit). Same-origin link clicks are intercepted; back/forward
+// re-render. matchRoute and safeNext are pure (unit-tested).
+
+/** The admin pages' tabs, in the order they are shown. */
+export const ADMIN_TABS = /** @type {const} */ (['people', 'invites', 'teams', 'audit']);
+
+/** @typedef {typeof ADMIN_TABS[number]} AdminTab */
 
 /**
  * @typedef {{name: 'login', next: string}
  *   | {name: 'home'}
+ *   | {name: 'invite', token: string}
+ *   | {name: 'settings'}
+ *   | {name: 'admin', tab: AdminTab}
  *   | {name: 'doc', docId: string, zoomId: string|null, blockId: string|null}
  *   | {name: 'notfound', path: string}} Route
  */
@@ -21,6 +31,12 @@ export function matchRoute(pathname, search = '', hash = '') {
     const next = new URLSearchParams(search).get('next');
     return { name: 'login', next: safeNext(next) };
   }
+  const invite = /^\/invite\/([A-Za-z0-9_]+)$/.exec(path);
+  if (invite) return { name: 'invite', token: invite[1] };
+  if (path === '/settings') return { name: 'settings' };
+  const admin = /^\/admin\/([a-z]+)$/.exec(path);
+  const tab = admin && ADMIN_TABS.find((t) => t === admin[1]);
+  if (tab) return { name: 'admin', tab };
   // /d/{doc} is the document, /d/{doc}/b/{block} the same document zoomed into a bullet
   const m = /^\/d\/([^/]+)(?:\/b\/([^/]+))?$/.exec(path);
   if (m) {
@@ -47,7 +63,7 @@ export function matchRoute(pathname, search = '', hash = '') {
 export function safeNext(next) {
   if (!next || typeof next !== 'string') return '/';
   if (!next.startsWith('/') || next.startsWith('//') || next.includes('\\')) return '/';
-  if (/^\/login(?:[/?#]|$)/.test(next)) return '/';
+  if (/^\/(?:login|invite)(?:[/?#]|$)/.test(next)) return '/';
   return next;
 }
 

@@ -14,6 +14,14 @@ describe('matchRoute', () => {
     expect(matchRoute('/d/doc_1/b/blk_2', '', '#blk_3')).toEqual({ name: 'doc', docId: 'doc_1', zoomId: 'blk_2', blockId: 'blk_3' });
     expect(matchRoute('/d/doc_1/b/').name).toBe('notfound'); // no bullet named
   });
+  it('knows the account, invitation and admin pages', () => {
+    expect(matchRoute('/settings')).toEqual({ name: 'settings' });
+    expect(matchRoute('/invite/dsi_0a1b')).toEqual({ name: 'invite', token: 'dsi_0a1b' });
+    expect(matchRoute('/invite/a%2Fb').name).toBe('notfound');
+    expect(matchRoute('/admin/people')).toEqual({ name: 'admin', tab: 'people' });
+    expect(matchRoute('/admin/audit/')).toEqual({ name: 'admin', tab: 'audit' });
+    expect(matchRoute('/admin/actors').name).toBe('notfound'); // the operators' page is the server's
+  });
   it('anything else is not found', () => {
     expect(matchRoute('/d/').name).toBe('notfound');
     expect(matchRoute('/d/a/c/d').name).toBe('notfound');
@@ -29,7 +37,7 @@ describe('safeNext', () => {
     expect(safeNext('/')).toBe('/');
   });
   it('refuses other origins, protocol-relative paths and loops', () => {
-    for (const bad of ['https://evil.example/', '//evil.example', '/\\evil', 'javascript:alert(1)', '/login', '/login?next=/x', '', null, undefined]) {
+    for (const bad of ['https://evil.example/', '//evil.example', '/\\evil', 'javascript:alert(1)', '/login', '/login?next=/x', '/invite/dsi_1', '', null, undefined]) {
       expect(safeNext(bad)).toBe('/');
     }
   });

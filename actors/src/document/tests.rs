@@ -221,7 +221,7 @@ impl StreamGrant for TokenGrant {
         doc_id: &str,
         _now: i64,
     ) -> Result<Standing, crate::storage::StorageError> {
-        let Some(user) = accounts::user_by_token(conn, &self.0)? else {
+        let Some((user, _, _)) = accounts::user_by_token(conn, &self.0, 0)? else {
             return Ok(Standing::CredentialEnded);
         };
         Ok(

@@ -1102,10 +1102,37 @@ fn check_import(steps: Vec<Step>) {
     migrate::apply(&mut lite).unwrap();
     let ann = accounts::create_user(&mut Db::Sqlite(&lite), "Ann", "Ann A.", true, 1).unwrap();
     let bob = accounts::create_user(&mut Db::Sqlite(&lite), "bob", "Bob", false, 1).unwrap();
-    let (_, token) =
-        accounts::create_token_with_id(&mut Db::Sqlite(&lite), &bob.id, "cli", 2).unwrap();
+    let (_, token) = accounts::create_token_with_id(
+        &mut Db::Sqlite(&lite),
+        &bob.id,
+        "cli",
+        accounts::Scope::Read,
+        Some(9_000),
+        2,
+    )
+    .unwrap();
     let session =
-        accounts::create_login_session(&mut Db::Sqlite(&lite), &bob.id, 3, 1_000_000).unwrap();
+        accounts::create_login_session(&mut Db::Sqlite(&lite), &bob.id, 3, 1_000_000, "Firefox")
+            .unwrap();
+    let (invite, _) = crate::storage::invites::create(
+        &mut Db::Sqlite(&lite),
+        crate::storage::invites::InviteKind::Join { admin: false },
+        "Ann",
+        50_000,
+        3,
+        4,
+    )
+    .unwrap();
+    crate::storage::invites::revoke(&mut Db::Sqlite(&lite), &invite.invite_id, 5).unwrap();
+    let login = crate::storage::audit::AuditEvent {
+        actor_id: Some(bob.id.clone()),
+        actor_name: Some(bob.name.clone()),
+        action: crate::storage::audit::actions::LOGIN_OK,
+        target: "user:bob".into(),
+        ip: "192.0.2.1".into(),
+        detail: json!({"method": "password"}),
+    };
+    crate::storage::audit::record(&mut Db::Sqlite(&lite), 3, &login).unwrap();
     clients::claim(&mut Db::Sqlite(&lite), "cl_t", &ann.id, 4).unwrap();
     let team = sharing::create_team(&mut Db::Sqlite(&lite), "writers", &ann.id, 5).unwrap();
     sharing::set_members(
@@ -1223,8 +1250,8 @@ fn check_import(steps: Vec<Step>) {
         }
     }
     assert_eq!(
-        on_pg(&mut pgc, |db| accounts::user_by_token(db, &token)).unwrap(),
-        Some(bob.clone())
+        on_pg(&mut pgc, |db| accounts::user_by_token(db, &token, 10)).unwrap(),
+        Some((bob.clone(), accounts::Scope::Read, Some(9_000)))
     );
     assert_eq!(
         on_pg(&mut pgc, |db| accounts::user_by_session_until(
@@ -1238,6 +1265,23 @@ fn check_import(steps: Vec<Step>) {
         on_pg(&mut pgc, |db| accounts::user_by_name(db, "ann")).unwrap(),
         Some(ann.clone())
     );
+    assert_eq!(
+        crate::storage::invites::list(&mut Db::Sqlite(&lite), 10).unwrap(),
+        on_pg(&mut pgc, |db| crate::storage::invites::list(db, 10)).unwrap()
+    );
+    let every = crate::storage::audit::AuditFilter {
+        limit: 100,
+        ..Default::default()
+    };
+    let imported = crate::storage::audit::list(&mut Db::Sqlite(&lite), &every).unwrap();
+    assert_eq!(
+        imported,
+        on_pg(&mut pgc, |db| crate::storage::audit::list(db, &every)).unwrap()
+    );
+    // The log goes on after the imported rows, in order.
+    on_pg(&mut pgc, |db| crate::storage::audit::record(db, 9, &login)).unwrap();
+    let after = on_pg(&mut pgc, |db| crate::storage::audit::list(db, &every)).unwrap();
+    assert!(after[0].id > imported[0].id, "{after:?}");
     assert_eq!(
         on_pg(&mut pgc, |db| clients::owner(db, "cl_t")).unwrap(),
         Some(ann.id.clone())

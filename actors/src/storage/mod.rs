@@ -11,6 +11,7 @@
 
 pub mod access_epoch;
 pub mod accounts;
+pub mod audit;
 pub mod clients;
 pub mod cluster;
 pub mod compaction;
@@ -21,7 +22,9 @@ pub mod derived;
 pub mod documents;
 pub mod error;
 pub mod health;
+pub mod invites;
 pub mod log;
+pub mod people;
 pub mod postgres;
 pub mod roles;
 pub mod search;

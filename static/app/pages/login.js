@@ -15,6 +15,7 @@ export function loginErrorMessage(e) {
     if (e.offline) return 'Cannot reach the server. Check your connection and try again.';
     if (e.status === 401) return 'Wrong user name or password.';
     if (e.status === 429) return `Too many attempts — try again in ${formatWait(e.retryAfter)}.`;
+    if (e.status === 403 && e.code === 'deactivated') return 'This account is deactivated. Ask an admin of this docsync.';
     if (e.status === 403) return 'Sign-in was refused by the server (cross-origin request).';
     if (e.status >= 500) return 'The server had a problem. Please try again in a moment.';
     return e.message;

@@ -9,7 +9,7 @@ mod sqlite;
 mod types;
 
 pub use rows::{count_users, delete_token, list_tokens, login_record, user_by_id, user_by_name};
-pub use types::{TokenInfo, User};
+pub use types::{Scope, SessionInfo, TokenInfo, User};
 
 /// People to pick when sharing: names or display names containing `text` (any case), by
 /// display name, at most `limit`. `%`, `_` and `\` in the text match themselves.
@@ -42,7 +42,7 @@ pub fn hash_token(token: &str) -> String {
 }
 
 /// 256 random bits from the OS, in hex after `prefix`.
-fn random_secret(prefix: &str) -> String {
+pub(crate) fn random_secret(prefix: &str) -> String {
     let mut bytes = [0u8; 32];
     OsRng.try_fill_bytes(&mut bytes).expect("OS random source");
     format!("{prefix}{}", hex::encode(bytes))
@@ -70,27 +70,51 @@ pub fn create_user(
     Ok(user)
 }
 
-/// A new token's ID and its clear text — the only time the text is visible.
+/// A new token's ID and its clear text — the only time the text is visible. The text
+/// starts with its scope's prefix (`Scope::token_prefix`).
 pub fn create_token_with_id(
     db: &mut Db,
     user_id: &str,
     label: &str,
+    scope: Scope,
+    expires_at: Option<i64>,
     now: i64,
 ) -> Result<(String, String)> {
-    let token = random_secret("dst_");
+    let token = random_secret(scope.token_prefix());
     let id = new_id("tok_");
-    rows::insert_token(db, &id, user_id, &hash_token(&token), label, now)?;
+    let hash = hash_token(&token);
+    let row = types::TokenRow {
+        id: &id,
+        user_id,
+        hash: &hash,
+        label,
+        scope,
+        expires_at,
+        created_at: now,
+    };
+    rows::insert_token(db, &row)?;
     Ok((id, token))
 }
 
-/// Creates a token for the user and returns it in clear text — the only time it is visible.
+/// Creates a token of every right of its user (the CLI's) and returns it in clear text —
+/// the only time it is visible.
 pub fn create_token(db: &mut Db, user_id: &str, label: &str, now: i64) -> Result<String> {
-    Ok(create_token_with_id(db, user_id, label, now)?.1)
+    Ok(create_token_with_id(db, user_id, label, Scope::Admin, None, now)?.1)
 }
 
-/// The user a bearer token belongs to, if the token exists.
-pub fn user_by_token(db: &mut Db, token: &str) -> Result<Option<User>> {
-    rows::user_by_token_hash(db, &hash_token(token))
+/// The user a bearer token belongs to, its scope and when it expires — if the token exists,
+/// has not expired at `now`, its user is active, and the scope its prefix claims is the one
+/// it was made with.
+pub fn user_by_token(
+    db: &mut Db,
+    token: &str,
+    now: i64,
+) -> Result<Option<(User, Scope, Option<i64>)>> {
+    let Some(claimed) = Scope::of_token(token) else {
+        return Ok(None);
+    };
+    Ok(rows::user_by_token_hash(db, &hash_token(token), now)?
+        .filter(|(_, scope, _)| *scope == claimed))
 }
 
 /// Stores a password hash (PHC string, computed by the caller) and ends every login
@@ -102,10 +126,28 @@ pub fn set_password_hash(db: &mut Db, user_id: &str, phc: &str) -> Result<()> {
     rows::delete_login_sessions_of(db, user_id)
 }
 
+/// A person changes their own password: every other session of theirs ends, the one they
+/// changed it in (`keep_secret`) goes on.
+pub fn change_own_password(db: &mut Db, user_id: &str, phc: &str, keep_secret: &str) -> Result<()> {
+    if !rows::store_password_hash(db, user_id, phc)? {
+        return Err(StorageError::NotFound(format!("user {user_id}")));
+    }
+    rows::delete_other_sessions(db, user_id, &hash_token(keep_secret))
+}
+
 /// Starts a login session of `ttl_ms` and returns the cookie value (only its hash is stored).
-pub fn create_login_session(db: &mut Db, user_id: &str, now: i64, ttl_ms: i64) -> Result<String> {
+pub fn create_login_session(
+    db: &mut Db,
+    user_id: &str,
+    now: i64,
+    ttl_ms: i64,
+    user_agent: &str,
+) -> Result<String> {
     let secret = random_secret("dss_");
-    rows::insert_login_session(db, &hash_token(&secret), user_id, now, now + ttl_ms)?;
+    // What the "signed in on" list shows; a header is anyone's to fill, so it is bounded.
+    let agent: String = user_agent.chars().take(200).collect();
+    rows::insert_login_session(db, &hash_token(&secret), user_id, now, now + ttl_ms, &agent)?;
+    rows::set_last_seen(db, user_id, now)?;
     Ok(secret)
 }
 
@@ -122,4 +164,44 @@ pub fn user_by_session(db: &mut Db, secret: &str, now: i64) -> Result<Option<Use
 /// Ends a login session; false when there was none.
 pub fn end_login_session(db: &mut Db, secret: &str) -> Result<bool> {
     rows::delete_login_session(db, &hash_token(secret))
+}
+
+/// The public name of a session: the first 16 hex digits of its stored hash.
+fn session_id(hash: &str) -> String {
+    hash.chars().take(16).collect()
+}
+
+/// The user's sessions, newest first; `current` marks the one presented now, if any.
+pub fn sessions(
+    db: &mut Db,
+    user_id: &str,
+    current_secret: Option<&str>,
+    now: i64,
+) -> Result<Vec<SessionInfo>> {
+    let current = current_secret.map(hash_token);
+    Ok(rows::sessions_of(db, user_id, now)?
+        .into_iter()
+        .map(|(hash, created_at, expires_at, user_agent)| SessionInfo {
+            session_id: session_id(&hash),
+            current: current.as_deref() == Some(hash.as_str()),
+            created_at,
+            expires_at,
+            user_agent,
+        })
+        .collect())
+}
+
+/// Ends one of the user's sessions by its public name; false when they have none by it.
+pub fn end_session_by_id(db: &mut Db, user_id: &str, session_id: &str) -> Result<bool> {
+    let well_formed = session_id.len() == 16 && session_id.bytes().all(|b| b.is_ascii_hexdigit());
+    if !well_formed {
+        return Ok(false);
+    }
+    rows::delete_session_by_prefix(db, user_id, &session_id.to_ascii_lowercase())
+}
+
+/// Every session and token of the user ends (deactivation).
+pub fn end_every_credential(db: &mut Db, user_id: &str) -> Result<()> {
+    rows::delete_login_sessions_of(db, user_id)?;
+    rows::delete_tokens_of(db, user_id)
 }

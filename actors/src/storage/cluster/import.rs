@@ -42,6 +42,8 @@ const TABLES: &[Table] = &[
             "password_hash",
             "is_admin",
             "created_at",
+            "deactivated_at",
+            "last_seen_at",
         ],
         booleans: &["is_admin"],
     },
@@ -54,6 +56,8 @@ const TABLES: &[Table] = &[
             "label",
             "created_at",
             "last_used_at",
+            "scope",
+            "expires_at",
         ],
         booleans: &[],
     },
@@ -65,6 +69,7 @@ const TABLES: &[Table] = &[
             "created_at",
             "expires_at",
             "last_seen_at",
+            "user_agent",
         ],
         booleans: &[],
     },
@@ -211,6 +216,42 @@ const TABLES: &[Table] = &[
         columns: &["block_id", "doc_id", "target_doc_id"],
         booleans: &[],
     },
+    Table {
+        name: "invites",
+        columns: &[
+            "id",
+            "token_hash",
+            "kind",
+            "role",
+            "user_id",
+            "created_by",
+            "created_at",
+            "expires_at",
+            "max_uses",
+            "uses",
+            "revoked_at",
+        ],
+        booleans: &[],
+    },
+    Table {
+        name: "invite_uses",
+        columns: &["invite_id", "user_id", "user_name", "at"],
+        booleans: &[],
+    },
+    Table {
+        name: "audit_log",
+        columns: &[
+            "id",
+            "at",
+            "actor_id",
+            "actor_name",
+            "action",
+            "target",
+            "ip",
+            "detail",
+        ],
+        booleans: &[],
+    },
 ];
 
 static NULL_INT: Option<i64> = None;
@@ -317,7 +358,8 @@ pub fn import(sqlite: &Connection, pg: &mut Client) -> Result<ImportSummary> {
            SELECT rid, doc_id, to_tsvector('simple', unaccent(content)) FROM blocks
             WHERE NOT deleted AND content <> '';
          SELECT setval('blocks_rid_seq', greatest((SELECT max(rid) FROM blocks), 1));
-         SELECT setval('tags_id_seq', greatest((SELECT max(id) FROM tags), 1));",
+         SELECT setval('tags_id_seq', greatest((SELECT max(id) FROM tags), 1));
+         SELECT setval('audit_log_id_seq', greatest((SELECT max(id) FROM audit_log), 1));",
     )?;
     tx.commit()?;
     Ok(summary)

@@ -360,15 +360,26 @@ fn accounts_tokens_sessions_and_client_ids() {
     let bob = on_pg(&mut c, |db| acc::create_user(db, "bob", "Bob", true, 1)).unwrap();
 
     let (tid, secret) = on_pg(&mut c, |db| {
-        acc::create_token_with_id(db, &ann.id, "laptop", 5)
+        acc::create_token_with_id(db, &ann.id, "laptop", acc::Scope::Write, Some(50), 5)
     })
     .unwrap();
     assert_eq!(
-        on_pg(&mut c, |db| acc::user_by_token(db, &secret)).unwrap(),
-        Some(ann.clone())
+        on_pg(&mut c, |db| acc::user_by_token(db, &secret, 49)).unwrap(),
+        Some((ann.clone(), acc::Scope::Write, Some(50)))
     );
     assert_eq!(
-        on_pg(&mut c, |db| acc::user_by_token(db, "dst_nope")).unwrap(),
+        on_pg(&mut c, |db| acc::user_by_token(db, &secret, 50)).unwrap(),
+        None,
+        "expired"
+    );
+    let relabelled = secret.replacen("dsw_", "dsa_", 1);
+    assert_eq!(
+        on_pg(&mut c, |db| acc::user_by_token(db, &relabelled, 10)).unwrap(),
+        None,
+        "a scope is not the bearer's to change"
+    );
+    assert_eq!(
+        on_pg(&mut c, |db| acc::user_by_token(db, "dst_nope", 10)).unwrap(),
         None
     );
     let stored: i64 = c
@@ -389,11 +400,14 @@ fn accounts_tokens_sessions_and_client_ids() {
     );
     assert!(on_pg(&mut c, |db| acc::delete_token(db, &ann.id, &tid)).unwrap());
     assert_eq!(
-        on_pg(&mut c, |db| acc::user_by_token(db, &secret)).unwrap(),
+        on_pg(&mut c, |db| acc::user_by_token(db, &secret, 10)).unwrap(),
         None
     );
 
-    let s1 = on_pg(&mut c, |db| acc::create_login_session(db, &ann.id, 100, 50)).unwrap();
+    let s1 = on_pg(&mut c, |db| {
+        acc::create_login_session(db, &ann.id, 100, 50, "test")
+    })
+    .unwrap();
     assert_eq!(
         on_pg(&mut c, |db| acc::user_by_session_until(db, &s1, 149)).unwrap(),
         Some((ann.clone(), 150))
@@ -404,7 +418,7 @@ fn accounts_tokens_sessions_and_client_ids() {
         "ended by the clock"
     );
     let s2 = on_pg(&mut c, |db| {
-        acc::create_login_session(db, &ann.id, 100, 1_000)
+        acc::create_login_session(db, &ann.id, 100, 1_000, "test")
     })
     .unwrap();
     on_pg(&mut c, |db| {
@@ -425,7 +439,7 @@ fn accounts_tokens_sessions_and_client_ids() {
         Some("$argon2id$phc")
     );
     let s3 = on_pg(&mut c, |db| {
-        acc::create_login_session(db, &ann.id, 100, 1_000)
+        acc::create_login_session(db, &ann.id, 100, 1_000, "test")
     })
     .unwrap();
     assert!(on_pg(&mut c, |db| acc::end_login_session(db, &s3)).unwrap());

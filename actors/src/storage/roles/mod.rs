@@ -39,8 +39,12 @@ impl Best {
 
 /// The effective role of `user_id` on `doc_id` and how it was obtained, or None (no access,
 /// no such document, or in the trash — callers answer all with 404 so existence is not
-/// revealed).
+/// revealed). A deactivated user has no role anywhere (their open streams and leases end
+/// when the actor asks again).
 pub fn doc_grant(db: &mut Db, user_id: &str, doc_id: &str) -> Result<Option<Grant>> {
+    if !rows::user_active(db, user_id)? {
+        return Ok(None);
+    }
     let Some(place) = rows::live_doc_place(db, doc_id)? else {
         return Ok(None);
     };
@@ -80,6 +84,9 @@ pub fn doc_role(db: &mut Db, user_id: &str, doc_id: &str) -> Result<Option<Role>
 /// own owner; write (create documents and subfolders in it) for an owner of an ancestor;
 /// otherwise the highest share on the folder or any ancestor.
 pub fn folder_role(db: &mut Db, user_id: &str, folder_id: &str) -> Result<Option<Role>> {
+    if !rows::user_active(db, user_id)? {
+        return Ok(None);
+    }
     Ok(rows::chain_accesses(db, folder_id, user_id)?
         .into_iter()
         .map(|a| match (a.owns, a.depth) {

@@ -38,6 +38,14 @@ fn place(c: &mut impl GenericClient, sql: &str, doc_id: &str) -> Result<Option<D
     }))
 }
 
+pub fn user_active(c: &mut impl GenericClient, user_id: &str) -> Result<bool> {
+    Ok(c.query_opt(
+        "SELECT 1 FROM users WHERE id = $1 AND deactivated_at IS NULL",
+        &[&user_id],
+    )?
+    .is_some())
+}
+
 pub fn live_doc_place(c: &mut impl GenericClient, doc_id: &str) -> Result<Option<DocPlace>> {
     place(
         c,

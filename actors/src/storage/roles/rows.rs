@@ -8,6 +8,8 @@ use crate::storage::db::{row_questions, Db};
 use crate::storage::error::Result;
 
 row_questions! {
+    /// Whether the user exists and is not deactivated.
+    pub fn user_active(user_id: &str) -> bool;
     /// Owner and folder of a document not in the trash.
     pub fn live_doc_place(doc_id: &str) -> Option<DocPlace>;
     /// Owner and folder of a document, trashed or not.

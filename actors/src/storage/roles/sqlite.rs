@@ -24,6 +24,12 @@ fn place(conn: &Connection, sql: &str, doc_id: &str) -> Result<Option<DocPlace>>
         .optional()?)
 }
 
+pub fn user_active(conn: &Connection, user_id: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM users WHERE id = ?1 AND deactivated_at IS NULL")?
+        .exists([user_id])?)
+}
+
 pub fn live_doc_place(conn: &Connection, doc_id: &str) -> Result<Option<DocPlace>> {
     place(
         conn,

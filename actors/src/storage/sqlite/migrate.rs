@@ -7,7 +7,7 @@ use rusqlite_migration::{Migrations, M};
 use crate::storage::error::Result;
 
 /// Every migration, in order (its position is its version).
-const SQL: [&str; 8] = [
+const SQL: [&str; 9] = [
     include_str!("../../../../migrations/0001_core.sql"),
     include_str!("../../../../migrations/0002_sharing.sql"),
     include_str!("../../../../migrations/0003_deleted_by.sql"),
@@ -16,6 +16,7 @@ const SQL: [&str; 8] = [
     include_str!("../../../../migrations/0006_block_links.sql"),
     include_str!("../../../../migrations/0007_block_changes.sql"),
     include_str!("../../../../migrations/0008_versions_trash.sql"),
+    include_str!("../../../../migrations/0009_people.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
