@@ -866,3 +866,78 @@ fn the_audit_log_filters_pages_exports_and_forgets() {
     assert!(pass["audit"].as_i64().unwrap() >= 4, "{pass}");
     assert_eq!(actions(&srv, &root, "?action=login").len(), 0);
 }
+
+#[test]
+fn shares_and_the_trash_are_in_the_audit_log() {
+    let (srv, root) = server();
+    let ann = srv.add_user("ann");
+    let bob = srv.add_user("bob");
+    let (_, b) = srv.get(&bob, "/api/v1/me");
+    let bob_id = b["id"].as_str().unwrap();
+    let doc = srv.create_doc(&ann, "Plans");
+    let shares = format!("/api/v1/docs/{doc}/shares");
+    for access in ["read", "write"] {
+        let (s, _) = srv.put(
+            &ann,
+            &shares,
+            &json!([{"kind": "user", "id": bob_id, "access": access}]),
+        );
+        assert_eq!(s, 200);
+    }
+    assert_eq!(srv.put(&ann, &shares, &json!([])).0, 200);
+    let (s, f) = srv.post(&ann, "/api/v1/folders", &json!({"name": "Team"}));
+    assert_eq!(s, 201);
+    let folder = f["folderId"].as_str().unwrap();
+    let (s, _) = srv.put(
+        &ann,
+        &format!("/api/v1/folders/{folder}/shares"),
+        &json!([{"kind": "user", "id": bob_id, "access": "read"}]),
+    );
+    assert_eq!(s, 200);
+    assert_eq!(srv.delete(&ann, &format!("/api/v1/docs/{doc}")), 204);
+    assert_eq!(srv.delete(&ann, &format!("/api/v1/trash/{doc}")), 204);
+    let (_, page) = srv.get(&root, "/api/v1/admin/audit?actor=ann");
+    let rows: Vec<(String, String, Value)> = page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|e| {
+            (
+                e["action"].as_str().unwrap().to_string(),
+                e["target"].as_str().unwrap().to_string(),
+                e["detail"].clone(),
+            )
+        })
+        .collect();
+    let d = format!("doc:{doc}");
+    let f = format!("folder:{folder}");
+    let expected = [
+        (
+            "share.added",
+            &d,
+            json!({"kind": "user", "id": bob_id, "access": "read"}),
+        ),
+        (
+            "share.added",
+            &d,
+            json!({"kind": "user", "id": bob_id, "access": "write", "from": "read"}),
+        ),
+        (
+            "share.removed",
+            &d,
+            json!({"kind": "user", "id": bob_id, "access": "write"}),
+        ),
+        (
+            "share.added",
+            &f,
+            json!({"kind": "user", "id": bob_id, "access": "read"}),
+        ),
+        ("document.trashed", &d, json!({})),
+        ("document.purged", &d, json!({})),
+    ];
+    assert_eq!(rows.len(), expected.len(), "{rows:#?}");
+    for (row, (action, target, detail)) in rows.iter().zip(expected) {
+        assert_eq!((row.0.as_str(), &row.1, &row.2), (action, target, &detail));
+    }
+}

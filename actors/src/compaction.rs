@@ -124,7 +124,14 @@ impl CompactionSupervisor {
             let started = Instant::now();
             let now = clock.now_ms();
             let mut summary = PassSummary::default();
-            purge_trash(&storage, &registry, now - trash_ms, &mut summary, &metrics).await;
+            purge_trash(
+                &storage,
+                &registry,
+                (now, now - trash_ms),
+                &mut summary,
+                &metrics,
+            )
+            .await;
             expire_versions(&storage, now, &policy, &mut summary, &metrics).await;
             forget_audit(&storage, now - audit_ms, &mut summary).await;
             let due = match storage
@@ -202,13 +209,15 @@ impl CompactionSupervisor {
 
 /// Purges for good every document trashed before `cutoff`: its actor closed first (queued
 /// writes stay ahead of the purge in the writer queue), then every row, versions included.
+/// `at`: (now, the moment before which trashed documents go).
 async fn purge_trash(
     storage: &Storage,
     registry: &Documents,
-    cutoff: i64,
+    at: (i64, i64),
     summary: &mut PassSummary,
     metrics: &Metrics,
 ) {
+    let (now, cutoff) = at;
     let due = match storage.read(move |c| trash::due(c, cutoff)).await {
         Ok(d) => d,
         Err(e) => {
@@ -227,7 +236,18 @@ async fn purge_trash(
                 if !ownership::compaction_turn(c)? || !trash::due(c, cutoff)?.contains(&d) {
                     return Ok(false);
                 }
-                documents::delete(c, &d)
+                let purged = documents::delete(c, &d)?;
+                if purged {
+                    let event = audit::AuditEvent {
+                        actor_name: Some("compaction".into()),
+                        action: audit::actions::DOCUMENT_PURGED,
+                        target: format!("doc:{d}"),
+                        detail: serde_json::json!({"reason": "trash_days"}),
+                        ..Default::default()
+                    };
+                    audit::record(c, now, &event)?;
+                }
+                Ok(purged)
             })
             .await;
         match purged {

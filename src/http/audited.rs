@@ -5,7 +5,8 @@ use actix_web::HttpRequest;
 use serde_json::Value;
 
 use docsync_actors::storage::accounts::User;
-use docsync_actors::storage::audit::AuditEvent;
+use docsync_actors::storage::audit::{actions, AuditEvent};
+use docsync_actors::storage::sharing::Share;
 
 use super::state::AppState;
 
@@ -50,6 +51,41 @@ impl Actor {
             detail,
         }
     }
+}
+
+/// What replacing `before` with `after` on `target` (`doc:ID`, `folder:ID`) added, changed
+/// and removed, one audit event each (a changed access is an added share with `from`).
+pub fn share_changes(
+    actor: &Actor,
+    target: &str,
+    before: &[Share],
+    after: &[Share],
+) -> Vec<AuditEvent> {
+    let same = |a: &Share, b: &Share| a.kind == b.kind && a.id == b.id;
+    let mut out = Vec::new();
+    for s in after {
+        match before.iter().find(|b| same(b, s)) {
+            Some(b) if b.access == s.access => {}
+            Some(b) => out.push(actor.event(
+                actions::SHARE_ADDED,
+                target,
+                serde_json::json!({"kind": s.kind, "id": s.id, "access": s.access, "from": b.access}),
+            )),
+            None => out.push(actor.event(
+                actions::SHARE_ADDED,
+                target,
+                serde_json::json!({"kind": s.kind, "id": s.id, "access": s.access}),
+            )),
+        }
+    }
+    for b in before.iter().filter(|b| !after.iter().any(|s| same(b, s))) {
+        out.push(actor.event(
+            actions::SHARE_REMOVED,
+            target,
+            serde_json::json!({"kind": b.kind, "id": b.id, "access": b.access}),
+        ));
+    }
+    out
 }
 
 /// The browser a session was made in, as the "signed in on" list shows it.

@@ -9,10 +9,13 @@ use docsync_actors::storage::roles::DocSummary;
 use docsync_actors::storage::{documents, trash};
 
 use super::access::{access, caller, read_as, require_folder_write};
+use super::audited::Actor;
 use super::auth::Credentials;
 use super::body::read_json;
 use super::error::ApiError;
 use super::state::AppState;
+use docsync_actors::storage::audit::{self, actions};
+use serde_json::json;
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -116,6 +119,7 @@ pub async fn list(
 pub async fn delete(
     state: web::Data<AppState>,
     creds: Credentials,
+    req: HttpRequest,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (doc_id, user, role, _) = access(&state, &creds, &path.into_inner()).await?;
@@ -134,9 +138,17 @@ pub async fn delete(
         })
         .await?;
     let (doc, by, now) = (doc_id.into_string(), user.id.clone(), state.clock.now_ms());
+    let actor = Actor::of(&state, &req, Some(&user));
     let deleted = state
         .storage
-        .write(move |c| trash::trash(c, &doc, &by, now))
+        .write(move |c| {
+            let trashed = trash::trash(c, &doc, &by, now)?;
+            if trashed {
+                let event = actor.event(actions::DOCUMENT_TRASHED, format!("doc:{doc}"), json!({}));
+                audit::record(c, now, &event)?;
+            }
+            Ok(trashed)
+        })
         .await?;
     if !deleted {
         return Err(ApiError::NotFound);

@@ -24,11 +24,13 @@ use docsync_actors::storage::trash::{self, TrashedDoc};
 use docsync_actors::storage::versions::{self, VersionKind, VersionMeta, VersionState};
 
 use super::access::{caller, doc_access, read_as};
+use super::audited::Actor;
 use super::auth::Credentials;
 use super::body::read_json;
 use super::error::ApiError;
 use super::state::AppState;
 use super::sync::charge_bytes;
+use docsync_actors::storage::audit::{self, actions};
 
 /// Most changes one page of a bullet's history holds (and the default).
 const HISTORY_PAGE: usize = 100;
@@ -730,9 +732,12 @@ pub async fn restore_trashed(
 pub async fn purge_trashed(
     state: web::Data<AppState>,
     creds: Credentials,
+    req: HttpRequest,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (doc, owner) = own_trashed(&state, &creds, &path.into_inner()).await?;
+    let who = caller(&state, &creds).await?;
+    let (actor, now) = (Actor::of(&state, &req, Some(&who)), state.clock.now_ms());
     state
         .registry
         .send(CloseDocument {
@@ -745,7 +750,13 @@ pub async fn purge_trashed(
             if !trash::is_trashed_by_owner(c, doc.as_str(), &owner)? {
                 return Ok(false);
             }
-            documents::delete(c, doc.as_str())
+            let purged = documents::delete(c, doc.as_str())?;
+            if purged {
+                let target = format!("doc:{}", doc.as_str());
+                let event = actor.event(actions::DOCUMENT_PURGED, target, serde_json::json!({}));
+                audit::record(c, now, &event)?;
+            }
+            Ok(purged)
         })
         .await?;
     if !purged {

@@ -12,10 +12,12 @@ use docsync_actors::storage::sharing::{self, NamedShare, Share, Team};
 use docsync_actors::storage::StorageError;
 
 use super::access::{access, caller, owned_folder, read_as, require_folder_write};
+use super::audited::{share_changes, Actor};
 use super::auth::Credentials;
 use super::body::{read_json, read_json_array};
 use super::error::ApiError;
 use super::state::AppState;
+use docsync_actors::storage::audit;
 
 use docsync_actors::collab::validate::fixed::{
     MAX_ICON_BYTES, MAX_NAME_BYTES, MAX_SHARES, MAX_TEAM_MEMBERS, SMALL_BODY_BYTES,
@@ -130,12 +132,18 @@ pub async fn put_doc_shares(
         return Err(ApiError::Forbidden("only the owner manages shares".into()));
     }
     let d = doc.clone();
+    let (actor, now) = (Actor::of(&state, &req, Some(&user)), state.clock.now_ms());
     state
         .storage
         .write(move |c| {
             let current = sharing::doc_shares(c, d.as_str())?;
             sharing::check_team_shares(c, &user.id, user.is_admin, &current, &shares)?;
-            sharing::set_doc_shares(c, d.as_str(), &user.id, &shares)
+            sharing::set_doc_shares(c, d.as_str(), &user.id, &shares)?;
+            let target = format!("doc:{}", d.as_str());
+            for event in share_changes(&actor, &target, &current, &shares) {
+                audit::record(c, now, &event)?;
+            }
+            Ok(())
         })
         .await
         .map_err(invalid)?;
@@ -452,12 +460,16 @@ pub async fn put_folder_shares(
     owned_folder(&state, &creds, &folder).await?;
     let user = caller(&state, &creds).await?;
     let f = folder.clone();
+    let (actor, now) = (Actor::of(&state, &req, Some(&user)), state.clock.now_ms());
     state
         .storage
         .write(move |c| {
             let current = sharing::folder_shares(c, &f)?;
             sharing::check_team_shares(c, &user.id, user.is_admin, &current, &shares)?;
             sharing::set_folder_shares(c, &f, &shares)?;
+            for event in share_changes(&actor, &format!("folder:{f}"), &current, &shares) {
+                audit::record(c, now, &event)?;
+            }
             sharing::docs_under_folder(c, &f)
         })
         .await
