@@ -205,6 +205,32 @@ pub struct AuthSettings {
     pub trust_forwarded_for: bool,
     pub password_threads: usize,
     pub password_queue: usize,
+    pub oidc: OidcSettings,
+}
+
+/// Single sign-on with OpenID Connect (`[auth.oidc]`); off while `issuer` is empty.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OidcSettings {
+    pub issuer: String,
+    pub client_id: String,
+    pub client_secret: String,
+    /// This server's address as people reach it; the provider sends them back to
+    /// `<public_url>/auth/oidc/callback`.
+    pub public_url: String,
+    /// The login page's button: "Sign in with <label>".
+    pub label: String,
+    /// A first sign-in makes an account when the provider vouches for an email of one of
+    /// these domains; otherwise it needs an invitation link.
+    pub allowed_domains: Vec<String>,
+    /// Whether password sign-in stays on beside single sign-on.
+    pub password_login: bool,
+}
+
+impl OidcSettings {
+    pub fn enabled(&self) -> bool {
+        !self.issuer.is_empty()
+    }
 }
 
 /// The audit log of security events (PROTOCOL §9).
@@ -286,6 +312,7 @@ impl Settings {
                 .try_parsing(true)
                 .list_separator(",")
                 .with_list_parse_key("server.trusted_proxies")
+                .with_list_parse_key("auth.oidc.allowed_domains")
                 .source(Some(settings_from_env(std::env::vars()))),
         );
         let s: Settings = b.build()?.try_deserialize()?;
@@ -519,6 +546,38 @@ impl Settings {
                 "auth.session_ttl_hours",
                 self.auth.session_ttl_hours,
                 "must be at least 1",
+            ));
+        }
+        let oidc = &self.auth.oidc;
+        if oidc.enabled() {
+            for (key, value) in [
+                ("auth.oidc.client_id", &oidc.client_id),
+                ("auth.oidc.public_url", &oidc.public_url),
+            ] {
+                if value.is_empty() {
+                    return Err(bad(key, "\"\"", "must be set when auth.oidc.issuer is"));
+                }
+            }
+            let url_ok = |u: &str| u.starts_with("https://") || u.starts_with("http://");
+            if !url_ok(&oidc.issuer) {
+                return Err(bad(
+                    "auth.oidc.issuer",
+                    &oidc.issuer,
+                    "must be an http(s) URL",
+                ));
+            }
+            if !url_ok(&oidc.public_url) {
+                return Err(bad(
+                    "auth.oidc.public_url",
+                    &oidc.public_url,
+                    "must be an http(s) URL",
+                ));
+            }
+        } else if !oidc.password_login {
+            return Err(bad(
+                "auth.oidc.password_login",
+                false,
+                "cannot be off without single sign-on (nobody could sign in)",
             ));
         }
         if self.audit.keep_days < 1 {

@@ -298,6 +298,11 @@ async fn serve_http(
             clock.clone(),
         )),
         cluster: cluster.clone(),
+        sso: settings
+            .auth
+            .oidc
+            .enabled()
+            .then(|| Arc::new(crate::auth::oidc::Sso::new(settings.auth.oidc.clone()))),
         write_budgets: Arc::new(http::write_budget::WriteBudgets::new(
             settings.limits.user_write_bytes_per_minute,
             settings.limits.doc_write_bytes_per_minute,

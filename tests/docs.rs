@@ -24,7 +24,7 @@ fn every_config_key_is_documented_with_its_default() {
         );
         let env = format!(
             "`DOCSYNC_{}__{}`",
-            section.to_uppercase(),
+            section.to_uppercase().replace('.', "__"),
             key.to_uppercase()
         );
         assert!(doc.contains(&env), "docs/deploy.md lacks {env}");

@@ -294,7 +294,15 @@ impl Ep {
             // changes move the access epoch (migration 0004), an icon does not.
             Ep::PatchIcon => &["documents"],
             Ep::PatchFolder => &["documents", "access_epoch"],
-            Ep::PutShares => &["doc_shares", "doc_team_shares", "access_epoch"],
+            // A changed share is a security event: its audit row (`sqlite_sequence`: the
+            // log's AUTOINCREMENT counter).
+            Ep::PutShares => &[
+                "doc_shares",
+                "doc_team_shares",
+                "access_epoch",
+                "audit_log",
+                "sqlite_sequence",
+            ],
             Ep::NameVersion => &["doc_versions"],
             Ep::Delete => &[
                 "access_epoch",
@@ -310,6 +318,8 @@ impl Ep {
                 "purged_blocks",
                 "doc_shares",
                 "doc_team_shares",
+                "audit_log",
+                "sqlite_sequence",
             ],
             _ => &[],
         }

@@ -2,6 +2,7 @@
 //! throttle.
 
 pub mod names;
+pub mod oidc;
 pub mod password;
 pub mod password_pool;
 pub mod throttle;

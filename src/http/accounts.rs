@@ -76,6 +76,11 @@ pub async fn login(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let body: LoginBody = read_json(&req, payload, SMALL_BODY_BYTES).await?;
+    if state.sso.as_ref().is_some_and(|s| !s.password_login()) {
+        return Err(ApiError::Forbidden(
+            "password sign-in is off here: use single sign-on".into(),
+        ));
+    }
     // Counted by the same address rule as the stream limits: forwarded headers only from
     // our proxies, and only the part they wrote (a client-supplied X-Forwarded-For would
     // let anyone pick a fresh address per attempt).

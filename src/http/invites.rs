@@ -134,7 +134,7 @@ pub async fn accept(
         .storage
         .write(move |c| {
             let (invite, user) = if joining {
-                invites::join(c, &secret, &name, display.trim(), &phc, now)?
+                invites::join(c, &secret, &name, display.trim(), Some(&phc), now)?
             } else {
                 invites::reset(c, &secret, &phc, now)?
             };

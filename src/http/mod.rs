@@ -29,6 +29,7 @@ pub mod read;
 pub mod scope;
 pub mod security_headers;
 pub mod sharing;
+pub mod sso;
 pub mod state;
 pub mod static_files;
 pub mod sync;
@@ -51,6 +52,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/index.html", web::get().to(static_files::app_page))
         .route("/login", web::get().to(static_files::app_page))
         .route("/invite/{token}", web::get().to(static_files::app_page))
+        .route("/auth/oidc/start", web::get().to(sso::start))
+        .route("/auth/oidc/callback", web::get().to(sso::callback))
         .route("/settings", web::get().to(static_files::app_page))
         .route("/admin/{tab}", web::get().to(static_files::app_page))
         .route("/d/{docId}", web::get().to(static_files::app_page))
@@ -75,6 +78,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/testing/clock", web::post().to(admin::advance_clock))
                 .route("/auth/login", web::post().to(accounts::login))
                 .route("/auth/logout", web::post().to(accounts::logout))
+                .route("/auth/methods", web::get().to(sso::methods))
                 .route("/me", web::get().to(accounts::me))
                 .route("/me", web::patch().to(me::patch_me))
                 .route("/me/password", web::post().to(me::change_password))

@@ -138,6 +138,7 @@ impl Modify for EveryAnswer {
     paths(
         crate::http::accounts::login,
         crate::http::accounts::logout,
+        crate::http::sso::methods,
         crate::http::accounts::me,
         crate::http::accounts::create_token,
         crate::http::accounts::list_tokens,

@@ -47,6 +47,8 @@ pub struct AppState {
     pub client_owners: Arc<ClientOwners>,
     /// Cluster mode (PostgreSQL): membership and where documents are served; None on SQLite.
     pub cluster: Option<Arc<crate::cluster::Cluster>>,
+    /// Single sign-on (`[auth.oidc]`); None while no issuer is set.
+    pub sso: Option<Arc<crate::auth::oidc::Sso>>,
 }
 
 impl AppState {

@@ -54,3 +54,14 @@ describe('browserName', () => {
     expect(browserName('curl/8.5.0')).toBe('curl/8.5.0');
   });
 });
+
+describe('single sign-on on the login page', async () => {
+  const { ssoMessage } = await import('../../static/app/pages/login.js');
+  it('says why a sign-in came back', () => {
+    expect(ssoMessage(null)).toBeNull();
+    expect(ssoMessage('unreachable')).toMatch(/cannot be reached/);
+    expect(ssoMessage('not_invited')).toMatch(/invitation/);
+    expect(ssoMessage('deactivated')).toMatch(/deactivated/);
+    expect(ssoMessage('something new')).toMatch(/did not work/);
+  });
+});

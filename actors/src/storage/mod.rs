@@ -22,6 +22,7 @@ pub mod derived;
 pub mod documents;
 pub mod error;
 pub mod health;
+pub mod identities;
 pub mod invites;
 pub mod log;
 pub mod people;

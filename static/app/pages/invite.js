@@ -121,10 +121,21 @@ function showForm(card, ctx, face) {
   const sub = joining
     ? `You were invited${face.role === 'admin' ? ' as an admin' : ''}. Choose how you sign in.`
     : 'Choose a new password; you will be signed out everywhere else.';
+  const sso = h('div', { class: 'login-sso', id: 'invite-sso', hidden: true });
+  if (joining) {
+    ctx.api.get('/auth/methods', { quiet401: true }).then((/** @type {{password: boolean, sso: {label: string, startUrl: string}|null}} */ m) => {
+      if (!m.sso) return;
+      const href = `${m.sso.startUrl}?invite=${encodeURIComponent(ctx.token)}`;
+      replaceChildren(sso, h('a', { class: 'btn btn-primary btn-block', id: 'invite-sso-start', href, dataset: { external: '' } }, `Join with ${m.sso.label}`),
+        m.password ? h('p', { class: 'login-or muted small' }, 'or choose a user name and password') : null);
+      sso.hidden = false;
+      if (!m.password) form.hidden = true;
+    }).catch(() => {});
+  }
   replaceChildren(card, h('div', { class: 'login-mark' }, logo()),
     h('h1', { class: 'login-title', id: 'invite-title' }, title),
     h('p', { class: 'muted login-sub' }, sub,
       ' ', h('span', { class: 'small' }, `The link works until ${new Date(face.expiresAt).toLocaleString()}.`)),
-    form);
+    sso, form);
   (joining ? name : password).focus();
 }

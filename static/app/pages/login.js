@@ -23,6 +23,27 @@ export function loginErrorMessage(e) {
   return 'Something went wrong. Please try again.';
 }
 
+/** Why a single sign-on came back to this page (`/login?sso=REASON`), in words. */
+const SSO_REASONS = /** @type {Record<string, string>} */ ({
+  unreachable: 'The sign-in provider cannot be reached right now. Try again in a while.',
+  denied: 'Sign-in was cancelled at the provider.',
+  state: 'That sign-in was started in another browser, took too long, or was already used. Start again.',
+  refused: 'The provider refused the sign-in. Start again.',
+  invalid: 'The provider\u2019s answer could not be verified, so you were not signed in.',
+  deactivated: 'This account is deactivated. Ask an admin of this docsync.',
+  not_invited: 'There is no account here for you yet. Ask an admin for an invitation link.',
+  invite: 'That invitation link cannot be used any more (expired, used up or revoked). Ask an admin for a new one.',
+});
+
+/**
+ * The sentence for `?sso=REASON`, or null.
+ * @param {string|null} reason
+ */
+export function ssoMessage(reason) {
+  if (!reason) return null;
+  return SSO_REASONS[reason] ?? 'Single sign-on did not work. Try again.';
+}
+
 /**
  * "N minutes" (rounded up) or "N seconds" under a minute; "a few minutes" when unknown.
  * @param {number|null} seconds
@@ -91,12 +112,28 @@ export function renderLogin(root, ctx) {
     }
   });
 
+  const sso = h('div', { class: 'login-sso', id: 'login-sso', hidden: true });
+  const reason = ssoMessage(new URLSearchParams(location.search).get('sso'));
+  if (reason) fail(reason);
   replaceChildren(root, h('section', { class: 'login-page' },
     h('div', { class: 'login-card' },
       h('div', { class: 'login-mark' }, logo()),
       h('h1', { id: 'login-title', class: 'login-title' }, 'Sign in to docsync'),
       h('p', { class: 'muted login-sub' }, 'Shared outlines, edited together — nothing you type is ever lost.'),
-      form)));
+      sso, form)));
   username.focus();
+  // What this server offers besides passwords (or instead of them).
+  ctx.api.get('/auth/methods', { quiet401: true }).then((/** @type {{password: boolean, sso: {label: string, startUrl: string}|null}} */ m) => {
+    if (m.sso) {
+      const href = `${m.sso.startUrl}?next=${encodeURIComponent(ctx.next)}`;
+      replaceChildren(sso, h('a', { class: 'btn btn-primary btn-block', id: 'sso-start', href, dataset: { external: '' } }, `Sign in with ${m.sso.label}`),
+        m.password ? h('p', { class: 'login-or muted small' }, 'or with your password') : null);
+      sso.hidden = false;
+      submit.classList.remove('btn-primary');
+    }
+    if (!m.password) {
+      for (const el of [...form.children]) if (el !== error) /** @type {HTMLElement} */ (el).hidden = true;
+    }
+  }).catch(() => {});
   return {};
 }

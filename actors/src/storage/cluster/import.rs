@@ -239,6 +239,11 @@ const TABLES: &[Table] = &[
         booleans: &[],
     },
     Table {
+        name: "user_identities",
+        columns: &["issuer", "subject", "user_id", "email", "created_at"],
+        booleans: &[],
+    },
+    Table {
         name: "audit_log",
         columns: &[
             "id",

@@ -118,14 +118,15 @@ fn take(db: &mut Db, invite: &Invite, user: &User, now: i64) -> Result<()> {
     )
 }
 
-/// A `join` link used: the new account, with the password hash computed by the caller.
-/// A name taken in any case is a `Conflict` and uses nothing (the transaction is undone).
+/// A `join` link used: the new account, with the password hash computed by the caller
+/// (none: it signs in with single sign-on). A name taken in any case is a `Conflict` and
+/// uses nothing (the transaction is undone).
 pub fn join(
     db: &mut Db,
     secret: &str,
     name: &str,
     display_name: &str,
-    phc: &str,
+    phc: Option<&str>,
     now: i64,
 ) -> Result<(Invite, User)> {
     let invite = open(db, secret, now)?;
@@ -135,7 +136,9 @@ pub fn join(
         ));
     }
     let user = accounts::create_user(db, name, display_name, invite.role == "admin", now)?;
-    accounts::set_password_hash(db, &user.id, phc)?;
+    if let Some(phc) = phc {
+        accounts::set_password_hash(db, &user.id, phc)?;
+    }
     take(db, &invite, &user, now)?;
     Ok((invite, user))
 }

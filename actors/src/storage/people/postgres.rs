@@ -6,7 +6,9 @@ use super::types::{Account, Transferred};
 use crate::storage::error::Result;
 
 const PERSON: &str = "SELECT id, name, display_name, is_admin, deactivated_at IS NULL, created_at,
-        last_seen_at, CASE WHEN password_hash IS NULL THEN 'none' ELSE 'password' END
+        last_seen_at,
+        CASE WHEN EXISTS (SELECT 1 FROM user_identities i WHERE i.user_id = users.id) THEN 'sso'
+             WHEN password_hash IS NULL THEN 'none' ELSE 'password' END
     FROM users";
 
 fn person_from_row(r: &Row) -> Account {

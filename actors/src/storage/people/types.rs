@@ -13,7 +13,8 @@ pub struct Account {
     pub created_at: i64,
     /// The last sign-in (unix ms); none: never signed in with a password or SSO.
     pub last_seen_at: Option<i64>,
-    /// How they sign in: `password`, or `none` until a password is set (a reset link).
+    /// How they sign in: `sso` (single sign-on), `password`, or `none` until a password is
+    /// set (a reset link).
     pub sign_in: String,
 }
 

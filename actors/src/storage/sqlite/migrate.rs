@@ -7,7 +7,7 @@ use rusqlite_migration::{Migrations, M};
 use crate::storage::error::Result;
 
 /// Every migration, in order (its position is its version).
-const SQL: [&str; 9] = [
+const SQL: [&str; 10] = [
     include_str!("../../../../migrations/0001_core.sql"),
     include_str!("../../../../migrations/0002_sharing.sql"),
     include_str!("../../../../migrations/0003_deleted_by.sql"),
@@ -17,6 +17,7 @@ const SQL: [&str; 9] = [
     include_str!("../../../../migrations/0007_block_changes.sql"),
     include_str!("../../../../migrations/0008_versions_trash.sql"),
     include_str!("../../../../migrations/0009_people.sql"),
+    include_str!("../../../../migrations/0010_sso.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
