@@ -357,3 +357,17 @@ pub async fn delete_token(
         Err(ApiError::NotFound)
     }
 }
+
+/// A new password hashed on the password threads (never the async ones): argon2 takes tens
+/// of milliseconds. All of them busy → 503 `busy`.
+pub(super) async fn hash_on_pool(state: &AppState, pw: String) -> Result<String, ApiError> {
+    state
+        .passwords
+        .run(move || password::hash(&pw).ok())
+        .await
+        .map_err(|_| ApiError::Busy {
+            retry_after: 1,
+            message: "too many password checks at once; try again in a second".into(),
+        })?
+        .ok_or_else(|| ApiError::Internal("could not hash the password".into()))
+}

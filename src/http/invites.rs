@@ -12,7 +12,7 @@ use docsync_actors::storage::accounts;
 use docsync_actors::storage::audit::{self, actions};
 use docsync_actors::storage::invites;
 
-use super::accounts::session_cookie;
+use super::accounts::{hash_on_pool, session_cookie};
 use super::audited::{user_agent, Actor};
 use super::body::read_json;
 use super::error::ApiError;
@@ -118,16 +118,7 @@ pub async fn accept(
         names::check_display_name(&display).map_err(ApiError::BadRequest)?;
     }
     password::check_new(&body.password, &name).map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let pw = body.password;
-    let phc = state
-        .passwords
-        .run(move || password::hash(&pw).ok())
-        .await
-        .map_err(|_| ApiError::Busy {
-            retry_after: 1,
-            message: "too many password checks at once; try again in a second".into(),
-        })?
-        .ok_or_else(|| ApiError::Internal("could not hash the password".into()))?;
+    let phc = hash_on_pool(&state, body.password).await?;
     let ttl_ms = state.settings.auth.session_ttl_hours * 3_600_000;
     let (actor, agent) = (Actor::of(&state, &req, None), user_agent(&req));
     let (user, session) = state

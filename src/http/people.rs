@@ -14,6 +14,7 @@ use docsync_actors::storage::people::{self, Account, Transferred};
 use docsync_actors::storage::sharing;
 use docsync_actors::storage::StorageError;
 
+use super::accounts::hash_on_pool;
 use super::admin::admin;
 use super::audited::Actor;
 use super::auth::Credentials;
@@ -187,18 +188,6 @@ pub async fn create_person(
             link: format!("/invite/{secret}"),
         }),
     }))
-}
-
-async fn hash_on_pool(state: &AppState, pw: String) -> Result<String, ApiError> {
-    state
-        .passwords
-        .run(move || password::hash(&pw).ok())
-        .await
-        .map_err(|_| ApiError::Busy {
-            retry_after: 1,
-            message: "too many password checks at once; try again in a second".into(),
-        })?
-        .ok_or_else(|| ApiError::Internal("could not hash the password".into()))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
