@@ -837,6 +837,14 @@ fn requests_shaped_as_the_protocol_says_and_the_real_answers_fit_the_document() 
         .0,
         200
     );
+    let (s, methods) = call(
+        "",
+        "GET",
+        "/api/v1/auth/methods",
+        "/api/v1/auth/methods",
+        None,
+    );
+    assert_eq!((s, &methods["password"]), (200, &json!(true)), "{methods}");
     let none = "/api/v1/me/sessions/0000000000000000";
     assert_eq!(
         call(&alice, "DELETE", "/api/v1/me/sessions/{id}", none, None).0,

@@ -941,3 +941,141 @@ fn shares_and_the_trash_are_in_the_audit_log() {
         assert_eq!((row.0.as_str(), &row.1, &row.2), (action, target, &detail));
     }
 }
+
+/// The same from a shell: list, deactivate, reactivate, remove with a transfer, invite —
+/// on the database the running server uses, which sees each change.
+#[test]
+fn the_cli_manages_people_too() {
+    let (srv, root) = server();
+    let ann = srv.add_user_with_password("ann", PW);
+    srv.add_user("bob");
+    let doc = srv.create_doc(&ann, "Ann's notes");
+    let (ok, out, err) = srv.cli(&["user", "list"]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("NAME"), "{out}");
+    assert_eq!(lines.len(), 4, "root, ann, bob: {out}");
+    let (ok, _, err) = srv.cli(&["user", "deactivate", "ann"]);
+    assert!(ok, "{err}");
+    // The server sees another process's change within its refresh.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while srv.get(&ann, "/api/v1/me").0 != 401 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "ann's token still works"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (ok, out, _) = srv.cli(&["user", "list"]);
+    assert!(ok);
+    let ann_line = out.lines().find(|l| l.starts_with("ann ")).unwrap();
+    assert!(
+        ann_line.contains(" no "),
+        "listed as not active: {ann_line}"
+    );
+    let (ok, _, err) = srv.cli(&["user", "reactivate", "ann"]);
+    assert!(ok, "{err}");
+    assert_eq!(srv.login("ann", PW, &[]).status, 200);
+    // Removal needs an heir; the documents go to them.
+    let (ok, _, err) = srv.cli(&["user", "remove", "ann"]);
+    assert!(!ok, "--transfer-to is required: {err}");
+    let (ok, out, err) = srv.cli(&["user", "remove", "ann", "--transfer-to", "bob"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("1 documents"), "{out}");
+    let (_, list) = srv.get(&root, "/api/v1/admin/users");
+    assert!(list["people"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["name"] != "ann"));
+    let db = srv.db();
+    let owner: String = db
+        .query_row(
+            "SELECT u.name FROM documents d JOIN users u ON u.id = d.owner_id WHERE d.id = ?1",
+            [&doc],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(owner, "bob");
+    // An invitation made by the CLI works in the app.
+    let (ok, out, err) = srv.cli(&["invite", "--uses", "1", "--hours", "2"]);
+    assert!(ok, "{err}");
+    let link = out
+        .lines()
+        .find_map(|l| l.strip_prefix("link: "))
+        .unwrap()
+        .trim()
+        .to_string();
+    let secret = link.strip_prefix("/invite/").unwrap();
+    let r = accept(&srv, secret, &json!({"name": "cy", "password": PW}));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let (ok, _, err) = srv.cli(&["invite", "--uses", "0"]);
+    assert!(!ok && err.contains("--uses"), "{err}");
+    let actions = actions(&srv, &root, "?actor=cli");
+    assert_eq!(
+        actions,
+        [
+            "invite.created",
+            "user.deleted",
+            "user.reactivated",
+            "user.deactivated"
+        ]
+    );
+}
+
+/// A deactivated person's bullets are free at once: their leases end with their rights.
+#[test]
+fn deactivation_releases_the_persons_leases() {
+    let (srv, root) = server();
+    let alice = srv.add_user("alice");
+    let bob = srv.add_user("bob");
+    let doc = srv.create_doc(&alice, "Shared");
+    srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_a",
+        0,
+        vec![insert("blk_0", None, "a0", "x")],
+    );
+    let (_, me) = srv.get(&bob, "/api/v1/me");
+    let bob_id = me["id"].as_str().unwrap().to_string();
+    let (s, _) = srv.put(
+        &alice,
+        &format!("/api/v1/docs/{doc}/shares"),
+        &json!([{"kind": "user", "id": bob_id, "access": "write"}]),
+    );
+    assert_eq!(s, 200);
+    let (s, held) = srv.sync(
+        &bob,
+        &doc,
+        &json!({"clientId": "cl_b", "lastSeq": 0, "ops": [], "leases": {"hold": ["blk_0"]}}),
+    );
+    assert_eq!(s, 200, "{held}");
+    let others = |r: &Value| {
+        r["leases"]["others"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let seen = srv.sync_ok(&alice, &doc, "cl_a", 0, vec![]);
+    assert_eq!(others(&seen).len(), 1, "bob holds the bullet: {seen}");
+    let (s, _) = srv.patch(
+        &root,
+        &format!("/api/v1/admin/users/{bob_id}"),
+        &json!({"active": false}),
+    );
+    assert_eq!(s, 200);
+    // The actor re-checks lease holders when the access epoch moves; a barrier of syncs.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let now = srv.sync_ok(&alice, &doc, "cl_a", 0, vec![]);
+        if others(&now).is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "bob's lease outlived his account: {now}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
