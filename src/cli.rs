@@ -450,6 +450,15 @@ fn user_command(storage: &Storage, command: UserCommand) -> anyhow::Result<()> {
                     accounts::set_password_hash(c, &u.id, &phc)?;
                 }
                 let t = accounts::create_token(c, &u.id, "cli", now)?;
+                let target = format!("user:{}", u.name);
+                let detail = json!({"admin": admin, "by": "cli"});
+                audit::record(
+                    c,
+                    now,
+                    &cli_event(actions::USER_CREATED, target.clone(), detail),
+                )?;
+                let detail = json!({"label": "cli", "scope": "admin"});
+                audit::record(c, now, &cli_event(actions::TOKEN_CREATED, target, detail))?;
                 Ok((u, t))
             })?;
             println!("created user {} ({})", user.name, user.id);
@@ -465,7 +474,15 @@ fn user_command(storage: &Storage, command: UserCommand) -> anyhow::Result<()> {
         UserCommand::Passwd { name } => {
             let id = user_id(storage, &name)?;
             let phc = password::hash(&read_password()?)?;
-            storage.write_blocking(move |c| accounts::set_password_hash(c, &id, &phc))?;
+            let target = format!("user:{name}");
+            storage.write_blocking(move |c| {
+                accounts::set_password_hash(c, &id, &phc)?;
+                audit::record(
+                    c,
+                    now,
+                    &cli_event(actions::PASSWORD_RESET, target, json!({"by": "cli"})),
+                )
+            })?;
             println!("password of {name} changed; their login sessions have ended");
         }
         UserCommand::List => {
@@ -532,7 +549,11 @@ fn user_command(storage: &Storage, command: UserCommand) -> anyhow::Result<()> {
                 let u = accounts::user_by_name(c, &name)?.ok_or_else(|| {
                     docsync_actors::storage::StorageError::NotFound(format!("user {name}"))
                 })?;
-                accounts::create_token(c, &u.id, &label, now)
+                let token = accounts::create_token(c, &u.id, &label, now)?;
+                let detail = json!({"label": label, "scope": "admin"});
+                let event = cli_event(actions::TOKEN_CREATED, format!("user:{}", u.name), detail);
+                audit::record(c, now, &event)?;
+                Ok(token)
             })?;
             println!("token: {token}");
         }

@@ -24,6 +24,7 @@ use super::state::AppState;
 use crate::auth::{names, password};
 
 #[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct PeopleQuery {
     /// Only people whose name or display name contains this (any case).
@@ -531,6 +532,7 @@ pub async fn revoke_invite(
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct AuditQuery {
     /// Only rows with a smaller `id` (the previous page's `next`).
@@ -538,7 +540,7 @@ pub struct AuditQuery {
     before: Option<i64>,
     /// 1 to 1000; default 100 (JSON lines: 1000 unless given).
     #[serde(default)]
-    limit: Option<i64>,
+    limit: Option<usize>,
     /// A user's ID or name.
     #[serde(default)]
     actor: Option<String>,
@@ -585,6 +587,7 @@ pub async fn audit_log(
     if !(1..=1000).contains(&limit) {
         return Err(ApiError::BadRequest("limit: from 1 to 1000".into()));
     }
+    let limit = limit as i64;
     let filter = AuditFilter {
         before: q.before,
         limit,

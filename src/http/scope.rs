@@ -14,7 +14,7 @@ use actix_web::ResponseError;
 
 use docsync_actors::storage::accounts::Scope;
 
-use super::auth::Credentials;
+use super::auth::{Credentials, Secret};
 use super::error::ApiError;
 
 /// The scope a request needs.
@@ -41,9 +41,13 @@ pub async fn guard(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
-    let creds = Credentials::of(req.request());
-    if creds.is_bearer() {
-        let (has, needs) = (creds.scope(), needed(req.method(), req.path()));
+    // A token whose prefix names no scope is no token at all: its handler answers 401.
+    let claimed = match Credentials::of(req.request()).secret {
+        Secret::Bearer(token) => Scope::of_token(&token),
+        _ => None,
+    };
+    if let Some(has) = claimed {
+        let needs = needed(req.method(), req.path());
         if has < needs {
             let e = ApiError::Scope(format!(
                 "this API token's scope is {}; this request needs {}",

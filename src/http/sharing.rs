@@ -666,6 +666,7 @@ pub async fn find_user(
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct UserSearch {
     /// Part of a user name or display name (any case); 1 to 100 characters.
     q: String,

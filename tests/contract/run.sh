@@ -26,7 +26,7 @@ for _ in $(seq 1 100); do
     curl -sf "http://127.0.0.1:$port/readyz" > /dev/null && break
     sleep 0.1
 done
-token=$(sed -n 's/^ *alice .*API token: \(dst_[0-9a-f]*\).*/\1/p' "$dir/server.log" | head -1)
+token=$(sed -n 's/^ *alice .*API token: \(ds[a-z]_[0-9a-f]*\).*/\1/p' "$dir/server.log" | head -1)
 [ -n "$token" ] || { echo "no demo token in:"; cat "$dir/server.log"; exit 1; }
 
 "$venv/bin/schemathesis" run "http://127.0.0.1:$port/api/v1/openapi.json" \

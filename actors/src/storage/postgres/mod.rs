@@ -32,9 +32,17 @@ const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 /// documents can be claimed; far above what any transaction of a running node idles.
 pub const STALLED_IN_TRANSACTION: std::time::Duration = std::time::Duration::from_millis(1000);
 
+/// How long what a node sent to PostgreSQL may go unacknowledged by its host before the
+/// connection is given up (TCP_USER_TIMEOUT). Without it a connection whose link was cut
+/// sits in TCP's retransmission backoff for minutes — also after the link heals, so a node
+/// cut off from the database took tens of seconds to serve again. Far above any ack delay
+/// of a reachable host; a slow query is not affected (its request was acknowledged).
+const UNACKNOWLEDGED_FOR: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The connection settings of every session a node opens on `url` (`host=… port=… user=…
-/// dbname=…` or a URL): a bounded connect, and the end of a session stalled inside a
-/// transaction (`STALLED_IN_TRANSACTION`).
+/// dbname=…` or a URL): a bounded connect, a link that stopped answering noticed in seconds
+/// (`UNACKNOWLEDGED_FOR`, and keepalives for an idle one), and the end of a session stalled
+/// inside a transaction (`STALLED_IN_TRANSACTION`).
 pub fn node_config(url: &str) -> Result<postgres::Config> {
     let mut config: postgres::Config =
         url.parse()
@@ -44,6 +52,11 @@ pub fn node_config(url: &str) -> Result<postgres::Config> {
             })?;
     // Fail fast when the database is unreachable: membership must notice within its TTL.
     config.connect_timeout(CONNECT_TIMEOUT);
+    config.tcp_user_timeout(UNACKNOWLEDGED_FOR);
+    config.keepalives(true);
+    config.keepalives_idle(std::time::Duration::from_secs(5));
+    config.keepalives_interval(std::time::Duration::from_secs(2));
+    config.keepalives_retries(3);
     let own = config.get_options().unwrap_or("").to_string();
     config.options(&format!(
         "{own} -c idle_in_transaction_session_timeout={}",

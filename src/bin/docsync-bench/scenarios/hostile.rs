@@ -8,7 +8,10 @@
 //!   the same) on a server as deployed: the server's RSS at its peak, how many were refused
 //!   busy, and snapshot latency meanwhile;
 //! - write budget: one user sending maximal syncs for 10 s on a server as deployed: how
-//!   fast the database grows and how many syncs were refused.
+//!   fast the database grows and how many syncs were refused;
+//! - what a login's audit row costs beside its argon2 run, on the storage the server uses
+//!   (SQLite, `synchronous = FULL`): a failed login's own commit of its row, and the row a
+//!   good login adds to its session's transaction.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -330,6 +333,90 @@ pub async fn run(env: &Env) -> Result<Line> {
         .append(placement(&env.api).await?)
         .append(tags(&env.api).await?)
         .append(logins(env).await?)
+        .append(audit_cost()?)
         .append(write_budget(env).await?);
     Ok(line)
+}
+
+/// The audit row of a login against the login's own server time (mean ms of each part).
+fn audit_cost() -> Result<Line> {
+    use docsync_actors::storage::audit::{self, actions, AuditEvent};
+    use docsync_actors::storage::{accounts, Backend, Storage, StorageConfig, Synchronous};
+    const N: u32 = 200;
+    let dir = std::env::temp_dir().join(format!("docsync-bench-audit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let config = StorageConfig {
+        backend: Backend::Sqlite,
+        path: dir.join("audit.db"),
+        // As deployed.
+        synchronous: Synchronous::Full,
+        read_pool_size: 1,
+        group_commit_max: 1,
+        cache_kib: 16 * 1024,
+        metrics: None,
+    };
+    let (storage, writer) = Storage::open(&config)?;
+    let user = storage.write_blocking(|c| accounts::create_user(c, "ann", "Ann", false, 1))?;
+    let event = |action| AuditEvent {
+        actor_name: Some("ann".into()),
+        action,
+        target: "user:ann".into(),
+        ip: "198.51.100.7".into(),
+        detail: json!({"method": "password"}),
+        ..Default::default()
+    };
+    let mean_ms = |t: Instant, n: u32| t.elapsed().as_secs_f64() * 1000.0 / f64::from(n);
+    // A failed login: its row is a transaction of its own.
+    let t = Instant::now();
+    for i in 0..N {
+        let e = event(actions::LOGIN_FAILED);
+        storage.write_blocking(move |c| audit::record(c, i64::from(i), &e))?;
+    }
+    let failed_row = mean_ms(t, N);
+    // A good login: the session alone, then the session with its row.
+    let uid = user.id.clone();
+    let t = Instant::now();
+    for i in 0..N {
+        let u = uid.clone();
+        storage.write_blocking(move |c| {
+            accounts::create_login_session(c, &u, i64::from(i), 1000, "b")
+        })?;
+    }
+    let session = mean_ms(t, N);
+    let t = Instant::now();
+    for i in 0..N {
+        let (u, e) = (uid.clone(), event(actions::LOGIN_OK));
+        storage.write_blocking(move |c| {
+            accounts::create_login_session(c, &u, i64::from(i), 1000, "b")?;
+            audit::record(c, i64::from(i), &e)
+        })?;
+    }
+    let session_and_row = mean_ms(t, N);
+    drop(storage);
+    let _ = writer.join();
+    let _ = std::fs::remove_dir_all(&dir);
+    // The argon2 run every login attempt makes (the server's parameters).
+    let runs = 20;
+    let t = Instant::now();
+    for _ in 0..runs {
+        docsync::auth::password::verify_dummy("wrong guess");
+    }
+    let argon2 = mean_ms(t, runs);
+    let failed_login = argon2 + failed_row;
+    let good_login = argon2 + session_and_row;
+    let added = (session_and_row - session).max(0.0);
+    Ok(Line::fields(vec![
+        ("login_argon2_ms", json!(round3(argon2))),
+        ("login_failed_audit_commit_ms", json!(round3(failed_row))),
+        (
+            "login_failed_audit_share_pct",
+            json!(round3(failed_row / failed_login * 100.0)),
+        ),
+        ("login_ok_session_commit_ms", json!(round3(session))),
+        ("login_ok_audit_row_added_ms", json!(round3(added))),
+        (
+            "login_ok_audit_share_pct",
+            json!(round3(added / good_login * 100.0)),
+        ),
+    ]))
 }
