@@ -21,6 +21,11 @@ scenario('18 phone: the toolbar above the keyboard edits the tree; a finger drag
   const page = await h.openDoc(ctx, doc);
   await page.locator(rowSel(ids[2])).waitFor();
   assert.equal(await page.locator('#touch-toolbar').isVisible(), false, 'no toolbar before a bullet is edited');
+  // Nothing is wider than the phone (an admin's header has the most in it): a wider page
+  // widens the layout viewport, and the fixed toolbar with it, past the screen's edge.
+  const fits = async () => page.evaluate(() => ({ page: document.documentElement.scrollWidth, screen: Math.round(visualViewport?.width ?? innerWidth) }));
+  const fit = await fits();
+  assert.ok(fit.page <= fit.screen, `the document page is ${fit.page} px wide on a ${fit.screen} px phone`);
 
   await page.locator(`${rowSel(ids[1])} .row-text`).tap();
   await page.locator('#touch-toolbar').waitFor();

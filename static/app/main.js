@@ -104,7 +104,10 @@ function renderHeader() {
     logout.addEventListener('click', onLogout);
     right = [
       offlinePill,
-      me.isAdmin ? h('a', { href: '/admin/people', class: 'btn btn-ghost btn-small', id: 'admin-link' }, 'Admin') : null,
+      me.isAdmin
+        ? h('a', { href: '/admin/people', class: 'btn btn-ghost btn-small', id: 'admin-link', 'aria-label': 'Admin', title: 'Admin: people, teams, invitations, audit log' },
+            icon('team', { size: 16 }), h('span', { class: 'hide-narrow' }, 'Admin'))
+        : null,
       h('a', { class: 'whoami', id: 'whoami', href: '/settings', title: `Signed in as ${me.name} — your account` },
         h('span', { class: 'avatar', 'aria-hidden': 'true' }, initials(me.displayName || me.name)),
         h('span', { class: 'whoami-name hide-narrow' }, me.displayName || me.name)),
