@@ -237,12 +237,17 @@ async function structuralEdits(page, context, mid) {
     await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
     await cdp.send('Profiler.start');
   }
+  // E2E_BENCH_TRACE=1: where the Enter/Tab loop's main-thread time goes (script, style,
+  // layout, paint), from a Chromium trace
+  const browser = process.env.E2E_BENCH_TRACE ? context.browser() : null;
+  if (browser) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline'] });
   for (let i = 0; i < 20; i++) {
     out.Enter.push(await timed(page, () => page.keyboard.press('Enter')));
     await page.keyboard.type(`new ${i}`);
     out['Tab / Shift+Tab'].push(await timed(page, () => page.keyboard.press('Tab')));
     out['Tab / Shift+Tab'].push(await timed(page, () => page.keyboard.press('Shift+Tab')));
   }
+  if (browser) console.log(traceSummary(JSON.parse((await browser.stopTracing()).toString('utf8'))));
   if (cdp) {
     const { profile } = await cdp.send('Profiler.stop');
     /** @type {Map<number, number>} */
@@ -274,6 +279,26 @@ async function structuralEdits(page, context, mid) {
     await page.locator('#zoom-title').waitFor({ state: 'hidden' });
   }
   return out;
+}
+
+/**
+ * The renderer main thread's time by kind over a trace: each named event's own duration
+ * summed (nested events are listed apart, so the kinds overlap: `RunTask` holds the rest).
+ * @param {{traceEvents: {name: string, ph: string, dur?: number, tid: number, pid: number, args?: any}[]}} trace
+ */
+function traceSummary(trace) {
+  const events = trace.traceEvents;
+  const main = events.find((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain');
+  /** @type {Map<string, {ms: number, n: number}>} */
+  const by = new Map();
+  for (const e of events) {
+    if (!main || e.pid !== main.pid || e.tid !== main.tid || e.ph !== 'X' || !e.dur) continue;
+    const t = by.get(e.name) ?? { ms: 0, n: 0 };
+    t.ms += e.dur / 1000;
+    t.n++;
+    by.set(e.name, t);
+  }
+  return ['Main thread over the Enter/Tab loop (60 edits), by event:', ...[...by].sort((a, b) => b[1].ms - a[1].ms).slice(0, 18).map(([k, v]) => `  ${v.ms.toFixed(1)} ms in ${v.n}× ${k}`)].join('\n');
 }
 
 /**

@@ -27,13 +27,15 @@ const SCRATCH_CTX = {
 /**
  * Depths as the tree allows them: the first row is at 0, and a row at most one deeper than
  * its predecessor (an editor that hands us a deeper row gets it clamped, not an error).
- * @param {FlatRow[]} next @returns {number[]}
+ * @param {FlatRow[]} next @returns {Int32Array}
  */
 export function clampDepths(next) {
-  const out = new Array(next.length);
+  const out = new Int32Array(next.length);
   let prev = -1;
   for (let i = 0; i < next.length; i++) {
-    const d = Math.max(0, Math.min(Math.floor(next[i].depth) || 0, prev + 1));
+    const raw = next[i].depth;
+    // (the usual depth is a whole number in range: no Math calls for it)
+    const d = raw >= 0 && raw <= prev + 1 && raw === (raw | 0) ? raw : Math.max(0, Math.min(Math.floor(raw) || 0, prev + 1));
     out[i] = d;
     prev = d;
   }
@@ -70,7 +72,7 @@ export function diffRows(model, next, newOpId) {
   return windowDiff(model, current, next, depths, newOpId) ?? structuralDiff(model, current, next, depths, newOpId);
 }
 
-/** @param {Row[]} current @param {FlatRow[]} next @param {number[]} depths */
+/** @param {Row[]} current @param {FlatRow[]} next @param {Int32Array} depths */
 function sameShape(current, next, depths) {
   if (current.length !== next.length) return false;
   for (let i = 0; i < next.length; i++) {
@@ -121,19 +123,27 @@ function pushContentOps(ops, b, r, newOpId) {
  * row is compared with its old self for text and props only. Returns null when ids of
  * tombstones or purged ids come back (the general path handles those with a scratch copy).
  * Duplicate ids throw, as in the general path.
- * @param {DocModel} model @param {Row[]} current @param {FlatRow[]} next @param {number[]} depths
+ * @param {DocModel} model @param {Row[]} current @param {FlatRow[]} next @param {Int32Array} depths
  * @param {() => string} newOpId @returns {Op[]|null}
  */
 function windowDiff(model, current, next, depths, newOpId) {
   const n = next.length;
   const m = current.length;
   let lo = 0;
-  while (lo < n && lo < m && next[lo].id === current[lo].id && depths[lo] === current[lo].depth) lo++;
+  // The same Row object is the same row (id and depth): most of 50,000 rows are compared by
+  // identity only. In the prefix a row's clamped depth is its own (the rows before it are the
+  // valid current ones); the suffix's first row is checked below.
+  while (lo < n && lo < m && (next[lo] === current[lo] || (next[lo].id === current[lo].id && depths[lo] === current[lo].depth))) lo++;
   let suffix = 0;
-  while (
-    suffix < n - lo && suffix < m - lo &&
-    next[n - 1 - suffix].id === current[m - 1 - suffix].id && depths[n - 1 - suffix] === current[m - 1 - suffix].depth
-  ) suffix++;
+  while (suffix < n - lo && suffix < m - lo) {
+    const a = next[n - 1 - suffix];
+    const c = current[m - 1 - suffix];
+    if (a !== c && (a.id !== c.id || depths[n - 1 - suffix] !== c.depth)) break;
+    suffix++;
+  }
+  // Clamping can change the depth of the same object only for the suffix's first row (each
+  // later one follows a predecessor at its current depth): shrink until that one agrees.
+  while (suffix > 0 && depths[n - suffix] !== current[m - suffix].depth) suffix--;
   const hiN = n - suffix; // next window: [lo, hiN)
   const hiC = m - suffix; // current window: [lo, hiC)
   for (let i = lo; i < hiN; i++) {
@@ -172,8 +182,16 @@ function windowDiff(model, current, next, depths, newOpId) {
   /** @type {Map<number, number>} parent index → last row of the range */
   const dirty = new Map();
   for (let i = lo; i < hiN; i++) dirty.set(parentIdx[i], hiN - 1);
-  for (let i = hiN; i < n; i++) {
-    if (parentOf(i) !== current[i - hiN + hiC].parentId) dirty.set(parentIdx[i], Math.max(dirty.get(parentIdx[i]) ?? i, i));
+  // A row after the window can change parent only while no row between the window and it
+  // is shallower than its parent would be (its parent search would stop there, at a row
+  // both lists share); after a top-level row none can.
+  let shallowest = Infinity;
+  for (let i = hiN; i < n && shallowest > 0; i++) {
+    const d = depths[i];
+    if (d - 1 < shallowest && parentOf(i) !== current[i - hiN + hiC].parentId) {
+      dirty.set(parentIdx[i], Math.max(dirty.get(parentIdx[i]) ?? i, i));
+    }
+    if (d < shallowest) shallowest = d;
   }
   /** @type {Map<string|null, {list: number[], anchored: boolean}>} */
   const wanted = new Map();
@@ -201,12 +219,22 @@ function windowDiff(model, current, next, depths, newOpId) {
   }
   const keys = assignKeys(model, next, wanted, lo, hiN);
   if (!keys) return null;
+  // Keys go only to rows of the lists above: outside [keyFrom, keyTo] and the window a row
+  // has none, and is compared with its old self without reading the (mostly empty) keys.
+  let keyFrom = n;
+  let keyTo = -1;
+  for (const { list } of wanted.values()) {
+    for (const i of list) {
+      if (i < keyFrom) keyFrom = i;
+      if (i > keyTo) keyTo = i;
+    }
+  }
 
   /** @type {Op[]} */
   const ops = [];
   for (let i = 0; i < n; i++) {
     const r = next[i];
-    const key = keys[i];
+    const key = i < keyFrom || i > keyTo ? undefined : keys[i];
     if (key === undefined && (i < lo || i >= hiN)) {
       // In place: only text and props can differ (the old row says what they were).
       const c = i < lo ? current[i] : current[i - hiN + hiC];
@@ -250,7 +278,7 @@ function windowDiff(model, current, next, depths, newOpId) {
 /**
  * The general path: structure changed. Ops are applied to a scratch copy as they are made,
  * so each decision sees the state the previous ops produced (restores, relocations).
- * @param {DocModel} model @param {Row[]} current @param {FlatRow[]} next @param {number[]} depths
+ * @param {DocModel} model @param {Row[]} current @param {FlatRow[]} next @param {Int32Array} depths
  * @param {() => string} newOpId @returns {Op[]}
  */
 function structuralDiff(model, current, next, depths, newOpId) {

@@ -83,6 +83,9 @@ class Notice {
  * }} ChromeOptions
  */
 
+/** Up to this many rows the conflict badge is counted at once, above it when idle. */
+const COUNT_AT_ONCE = 5000;
+
 export class EditorChrome {
   #lastEngineNotice = 0;
   /** @type {string|null} */
@@ -175,10 +178,38 @@ export class EditorChrome {
     this.notice.show(msg, o);
   }
 
-  /** The count of open conflict copies (live, unresolved), hidden when there are none. @param {EngineState} s */
+  /** @type {import('../../engine/types.js').Row[]|null} the rows the badge was counted from, or is to be */
+  #conflictRows = null;
+  #conflictCountDue = false;
+
+  /**
+   * The count of open conflict copies (live, unresolved), hidden when there are none: a
+   * walk over every row, so in a big document it waits for an idle moment instead of
+   * slowing the keystroke or the Enter that changed the rows.
+   * @param {EngineState} s
+   */
   #renderConflicts(s) {
+    if (s.rows === this.#conflictRows) return;
+    this.#conflictRows = s.rows;
+    if (s.rows.length < COUNT_AT_ONCE) {
+      this.#showConflicts(s.rows);
+      return;
+    }
+    if (this.#conflictCountDue) return;
+    this.#conflictCountDue = true;
+    const win = /** @type {any} */ (this.conflicts.ownerDocument.defaultView);
+    const run = () => {
+      this.#conflictCountDue = false;
+      if (this.#conflictRows) this.#showConflicts(this.#conflictRows);
+    };
+    if (typeof win?.requestIdleCallback === 'function') win.requestIdleCallback(run, { timeout: 300 });
+    else setTimeout(run, 0);
+  }
+
+  /** @param {import('../../engine/types.js').Row[]} rows */
+  #showConflicts(rows) {
     let n = 0;
-    for (const r of s.rows) if (r.conflictOf && !r.conflictResolved) n++;
+    for (const r of rows) if (r.conflictOf && !r.conflictResolved) n++;
     const text = n ? plural(n, 'conflict', 'conflicts') : '';
     if (this.conflicts.textContent !== text) {
       this.conflicts.textContent = text;

@@ -3,14 +3,15 @@
 // shown rows — only the rows near the viewport plus spacers standing in for the others.
 // Pure DOM: it never edits the document; the InputController asks it where things are.
 //
-// Invariants: `#shown` is the list of rows the reader sees, in order, and `#index` maps each
-// of their ids to its position; every drawn RowView is for a shown row and sits in document
-// order among the spacers; the row being edited, the caret's next target and a dragged row
+// Invariants: `#shown` is the list of rows the reader sees, in order, and `#index` answers
+// each of their ids with its position (shown-index.js); every drawn RowView is for a shown
+// row and sits in document order among the spacers; the row being edited, the caret's next target and a dragged row
 // are drawn wherever they are; the focused field keeps its focus and caret across a redraw.
 
 import { indexOfId, subtreeEnd, visibleRows } from './outline-ops.js';
 import { RowView, make } from './row-view.js';
 import { RowHeights } from './row-heights.js';
+import { ShownIndex, spliceBetween } from './shown-index.js';
 import { getSelectionOffsets, placeCaretAtX, setSelectionOffsets } from './caret.js';
 
 /** @typedef {import('../../engine/types.js').Row} Row */
@@ -58,8 +59,8 @@ export class OutlineView {
   #views = new Map();
   /** @type {Row[]} */
   #shown = [];
-  /** @type {Map<string, number>} */
-  #index = new Map();
+  #index = new ShownIndex();
+  #compacting = false;
   #base = 0;
   /** @type {Row[]|null} the engine's list `#shown` was made from */
   #shownOf = null;
@@ -231,13 +232,14 @@ export class OutlineView {
       this.#shown = next.rows;
       this.#base = next.base;
       this.#zoomFound = next.found;
-      // typing changes no order: keep the index (and the row offsets) when the ids are the same
-      let same = before.length === next.rows.length;
-      for (let i = 0; same && i < next.rows.length; i++) same = before[i].id === next.rows[i].id;
-      if (same) this.#heights.carryOver(before, next.rows);
+      // Typing changes no order: the index and the row offsets stay. A structural edit
+      // changes one stretch: only it is looked at (50,000 rows are not indexed again).
+      const d = spliceBetween(before, next.rows);
+      if (d.same) this.#heights.carryOver(before, next.rows);
       else {
-        this.#index = new Map();
-        for (let i = 0; i < next.rows.length; i++) this.#index.set(next.rows[i].id, i);
+        this.#index.splice(next.rows, d.at, d.removed, d.added);
+        this.#heights.splice(before, next.rows, d.at, d.removed, d.added);
+        this.#compactSoon();
       }
     }
     const shown = this.#shown;
@@ -277,11 +279,15 @@ export class OutlineView {
         place(sp);
         gapFrom = -1;
       };
-      for (let i = 0; i < shown.length; i++) {
-        if (want && !want.has(i)) {
-          if (gapFrom < 0) gapFrom = i;
-          continue;
-        }
+      // Only the rows drawn are visited (a window of 50,000 rows is ~100 of them); the rows
+      // between two drawn ones are one gap.
+      const drawn = want ? [...want].sort((a, b) => a - b) : null;
+      const count = drawn ? drawn.length : shown.length;
+      let next = 0; // first index not yet drawn or gapped
+      for (let k = 0; k < count; k++) {
+        const i = drawn ? drawn[k] : k;
+        if (i > next) gapFrom = next;
+        next = i + 1;
         flushGap(i);
         const r = shown[i];
         let v = this.#views.get(r.id);
@@ -296,6 +302,7 @@ export class OutlineView {
         else v.row = r;
         place(v.el);
       }
+      if (next < shown.length) gapFrom = next;
       flushGap(shown.length);
       if (frag) outline.append(frag);
       for (let k = spacerNo; k < this.#spacers.length; k++) this.#spacers[k].remove();
@@ -336,6 +343,19 @@ export class OutlineView {
     if (next && next.tabIndex !== 0) next.tabIndex = 0;
   }
 
+  /** Once the browser is idle, the index is rebuilt so its lookups walk no splices. */
+  #compactSoon() {
+    if (this.#compacting) return;
+    this.#compacting = true;
+    const idle = /** @type {any} */ (this.win).requestIdleCallback;
+    const run = () => {
+      this.#compacting = false;
+      if (this.#index.pending > 0) this.#index.rebuild();
+    };
+    if (typeof idle === 'function') idle.call(this.win, run, { timeout: 2000 });
+    else this.win.setTimeout(run, 0);
+  }
+
   // ---- windowing ------------------------------------------------------------------------------
 
   /** @param {number} k */
@@ -360,7 +380,7 @@ export class OutlineView {
   /** @param {(string|null|undefined)[]} keep ids drawn wherever they are @returns {Set<number>} */
   #windowIndices(keep) {
     // record the heights of the drawn rows (one layout read, before any change)
-    for (const [id, v] of this.#views) this.#heights.record(id, v.el.offsetHeight);
+    for (const [id, v] of this.#views) this.#heights.record(id, v.el.offsetHeight, this.#index.get(id));
     const [a, b] = this.#viewportRange(1);
     this.#drawnFrom = a;
     this.#drawnTo = b;

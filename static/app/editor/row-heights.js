@@ -1,8 +1,9 @@
 // The heights of the outline's rows, measured where drawn and estimated elsewhere, with the
 // prefix sums the windowing needs (where row i starts, which row is at a given y).
 //
-// Invariant: `tops` holds the prefix sums for exactly the list last passed in (by identity)
-// and the heights known at that time; a new list or a new measurement recomputes them.
+// Invariant: `#h` holds a height for each row of `#of` (measured, else estimated) and, once
+// `#ensure` ran, `#tops` its prefix sums; a splice or a measurement moves only the heights
+// after the first changed position (float additions, no lookups), a new list looks them up.
 
 /** @typedef {import('../../engine/types.js').Row} Row */
 
@@ -17,18 +18,25 @@ export function estimateHeight(r) {
 export class RowHeights {
   /** measured heights by block id (px) */
   #known = new Map();
-  /** prefix sums over `#of` */
+  /** the height of each row of `#of` by position, and their prefix sums (`#tops[i]`: row i's top) */
+  #h = new Float64Array(0);
   #tops = new Float64Array(1);
   /** @type {Row[]|null} */
   #of = null;
-  #dirty = true;
+  /** the first position whose top may be wrong (Infinity: all right) */
+  #staleFrom = Infinity;
 
-  /** Records a drawn row's height. @param {string} id @param {number} h */
-  record(id, h) {
-    if (h > 0 && this.#known.get(id) !== h) {
-      this.#known.set(id, h);
-      this.#dirty = true;
-    }
+  /**
+   * Records a drawn row's height; `at` is its position in the list last used, when known.
+   * @param {string} id @param {number} h @param {number} [at]
+   */
+  record(id, h, at) {
+    if (h <= 0 || this.#known.get(id) === h) return;
+    this.#known.set(id, h);
+    if (at !== undefined && this.#of && this.#of[at]?.id === id) {
+      this.#h[at] = h;
+      this.#staleFrom = Math.min(this.#staleFrom, at);
+    } else this.#of = null;
   }
 
   /**
@@ -39,18 +47,50 @@ export class RowHeights {
     if (this.#of === before) this.#of = rows;
   }
 
+  /**
+   * `rows` is `before` with rows [at, at + removed) replaced by rows[at, at + added): the
+   * heights around the stretch are moved, not looked up again (O(rows) in copies only).
+   * @param {Row[]} before @param {Row[]} rows @param {number} at @param {number} removed @param {number} added
+   */
+  splice(before, rows, at, removed, added) {
+    if (this.#of !== before) return;
+    let h = this.#h;
+    if (h.length < rows.length) {
+      const grown = new Float64Array(2 * rows.length);
+      grown.set(h.subarray(0, before.length));
+      h = grown;
+    }
+    if (removed !== added) h.copyWithin(at + added, at + removed, before.length);
+    for (let k = at; k < at + added; k++) h[k] = this.#known.get(rows[k].id) ?? estimateHeight(rows[k]);
+    this.#h = h;
+    this.#of = rows;
+    this.#staleFrom = Math.min(this.#staleFrom, at);
+  }
+
   /** @param {Row[]} rows */
   #ensure(rows) {
-    if (this.#of === rows && !this.#dirty) return;
-    if (this.#tops.length < rows.length + 1) this.#tops = new Float64Array(rows.length + 1);
-    let acc = 0;
-    for (let i = 0; i < rows.length; i++) {
-      this.#tops[i] = acc;
-      acc += this.#known.get(rows[i].id) ?? estimateHeight(rows[i]);
+    const n = rows.length;
+    if (this.#tops.length < n + 1) {
+      this.#tops = new Float64Array(2 * n + 1);
+      this.#staleFrom = 0;
     }
-    this.#tops[rows.length] = acc;
-    this.#of = rows;
-    this.#dirty = false;
+    if (this.#of !== rows) {
+      if (this.#h.length < n) this.#h = new Float64Array(2 * n);
+      for (let i = 0; i < n; i++) this.#h[i] = this.#known.get(rows[i].id) ?? estimateHeight(rows[i]);
+      this.#of = rows;
+      this.#staleFrom = 0;
+    }
+    if (this.#staleFrom >= n + 1) return;
+    const tops = this.#tops;
+    const h = this.#h;
+    let i = Math.min(this.#staleFrom, n);
+    let acc = i === 0 ? 0 : tops[i - 1] + h[i - 1];
+    for (; i < n; i++) {
+      tops[i] = acc;
+      acc += h[i];
+    }
+    tops[n] = acc;
+    this.#staleFrom = Infinity;
   }
 
   /** Where row i starts (px from the outline's top). @param {Row[]} rows @param {number} i */
