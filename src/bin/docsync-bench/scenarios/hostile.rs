@@ -333,7 +333,13 @@ pub async fn run(env: &Env) -> Result<Line> {
         .append(placement(&env.api).await?)
         .append(tags(&env.api).await?)
         .append(logins(env).await?)
-        .append(audit_cost()?)
+        // On a thread of its own: its blocking writes must not run inside this task, whose
+        // cooperative budget, once spent, leaves the writer's answer pending for ever.
+        .append(
+            tokio::task::spawn_blocking(audit_cost)
+                .await
+                .map_err(|e| anyhow!("audit cost: {e}"))??,
+        )
         .append(write_budget(env).await?);
     Ok(line)
 }
