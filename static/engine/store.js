@@ -124,7 +124,7 @@ export class DocStore {
     if (!meta) return null;
     /** @type {Block[]} */
     const blocks = [];
-    for (const b of /** @type {Block[][]} */ (buckets)) for (const x of b) blocks.push(x);
+    for (const b of /** @type {StoredBucket[]} */ (buckets)) for (const x of readBucket(b)) blocks.push(x);
     return { meta: /** @type {DocMeta} */ (meta), blocks };
   }
 
@@ -154,7 +154,7 @@ export class DocStore {
     /** @type {Block[][]} */
     const parts = Array.from({ length: buckets }, () => []);
     for (const b of blocks) parts[bucketOf(b.id, buckets)].push(stripDepth(b));
-    parts.forEach((part, i) => store.put(part, [meta.docId, i]));
+    parts.forEach((part, i) => store.put(bucketRecord(part), [meta.docId, i]));
     tx.objectStore('docs').put({ ...meta, buckets });
     this.queueWrites(tx, meta.docId, queue);
     commitNow(tx);
@@ -201,11 +201,11 @@ export class DocStore {
     await Promise.all(
       [...touched].map(async ([i, t]) => {
         const key = [meta.docId, i];
-        const cur = /** @type {Block[]|undefined} */ (await done(store.get(key))) ?? [];
+        const cur = readBucket(/** @type {StoredBucket|undefined} */ (await done(store.get(key))));
         const byId = new Map(cur.map((b) => [b.id, b]));
         for (const id of t.remove) byId.delete(id);
         for (const b of t.upsert) byId.set(b.id, b);
-        store.put([...byId.values()], key);
+        store.put(bucketRecord([...byId.values()]), key);
       }),
     );
     this.queueWrites(tx, meta.docId, queue);
@@ -361,6 +361,25 @@ export function deleteStore(opts = {}) {
     req.onsuccess = () => resolve();
     req.onerror = () => reject(req.error);
   });
+}
+
+/**
+ * A bucket as stored: its blocks as one JSON text. Opening a document reads every bucket, and
+ * parsing one text per bucket is several times faster than IndexedDB's structured clone of
+ * 256 block objects (at 50,000 blocks the read was most of the time to the first bullets).
+ * Buckets written before as arrays of blocks are still read as they are.
+ * @typedef {string|Block[]} StoredBucket
+ */
+
+/** @param {Block[]} blocks @returns {StoredBucket} */
+function bucketRecord(blocks) {
+  return JSON.stringify(blocks);
+}
+
+/** @param {StoredBucket|undefined} v @returns {Block[]} */
+function readBucket(v) {
+  if (v === undefined) return [];
+  return typeof v === 'string' ? JSON.parse(v) : v;
 }
 
 /**

@@ -36,6 +36,19 @@ describe('confirmed state', () => {
     expect(await s.loadDoc('doc_x')).toBeNull();
   });
 
+  it('reads buckets stored as arrays of blocks (before they were JSON text) and updates them', async () => {
+    const s = await open();
+    await s.saveSnapshot(meta('doc_o', 1), [block('blk_a'), block('blk_b')]);
+    // Put the buckets back the way an older version of the app stored them.
+    const raw = /** @type {IDBDatabase} */ (/** @type {any} */ (s).db);
+    const tx = raw.transaction(['blocks'], 'readwrite');
+    tx.objectStore('blocks').put([block('blk_a'), block('blk_b', { content: 'old form' })], ['doc_o', 0]);
+    await new Promise((ok) => (tx.oncomplete = ok));
+    expect((await s.loadDoc('doc_o'))?.blocks.map((b) => b.content).sort()).toEqual(['old form', 'text of blk_a']);
+    await s.saveConfirmed(meta('doc_o', 2), [block('blk_c')], []);
+    expect((await s.loadDoc('doc_o'))?.blocks.map((b) => b.id).sort()).toEqual(['blk_a', 'blk_b', 'blk_c']);
+  });
+
   it('round-trips a snapshot, strips depth, and survives reopening the database', async () => {
     const s = await open();
     await s.saveSnapshot(meta('doc_a', 7), [{ ...block('blk_1'), depth: 0 }, block('blk_2')]);

@@ -30,7 +30,12 @@ export const WINDOW_MIN = 400;
  */
 export function shownRows(rows, zoom, hideDone = false) {
   /** @param {Row[]} list */
-  const shown = (list) => visibleRows(hideDone ? withoutDone(list) : list);
+  const shown = (list) => {
+    const v = hideDone ? withoutDone(list) : list;
+    // Nothing folded (the usual big document): the list itself, not a copy of 50,000 rows
+    // after every keystroke (the engine never changes a list it handed out).
+    return v.some((r) => r.collapsed) ? visibleRows(v) : v;
+  };
   if (!zoom) return { rows: shown(rows), base: 0, found: true };
   const i = indexOfId(rows, zoom);
   if (i < 0) return { rows: [], base: 0, found: false };
