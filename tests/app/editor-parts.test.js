@@ -296,3 +296,25 @@ describe('find', () => {
     expect(bar.count.textContent).toBe('2 of 3');
   });
 });
+
+describe('EditorChrome', () => {
+  it('counts the conflict badge of a big document when idle, from the newest rows', async () => {
+    const { engine, chrome } = editorOf('a');
+    const how = { readOnly: false, zoomPath: null, zoomFound: true, signedOut: false };
+    /** @param {number} conflicts */
+    const rowsWith = (conflicts) =>
+      toRows(Array.from({ length: 6000 }, (_, i) => ({ id: `blk_${i}`, depth: 0, content: `b${i}` }))).map((r, i) =>
+        i >= 6000 - conflicts ? { ...r, conflictOf: 'blk_0', conflictAuthor: { userId: 'usr_b', name: 'Bob' } } : r,
+      );
+    const idle = () => new Promise((ok) => setTimeout(ok, 20));
+    chrome.render({ ...engine.state, rows: rowsWith(2) }, how);
+    // several changes before the page is idle: counted once, from the last rows
+    chrome.render({ ...engine.state, rows: rowsWith(3) }, how);
+    await idle();
+    expect(chrome.conflicts.hidden).toBe(false);
+    expect(chrome.conflicts.textContent).toBe('3 conflicts');
+    chrome.render({ ...engine.state, rows: rowsWith(0) }, how);
+    await idle();
+    expect(chrome.conflicts.hidden).toBe(true);
+  });
+});

@@ -5,8 +5,9 @@
 //
 // Invariants: `#shown` is the list of rows the reader sees, in order, and `#index` answers
 // each of their ids with its position (shown-index.js); every drawn RowView is for a shown
-// row and sits in document order among the spacers; the row being edited, the caret's next target and a dragged row
-// are drawn wherever they are; the focused field keeps its focus and caret across a redraw.
+// row and sits in document order among the spacers; the row being edited, the caret's next
+// target and a dragged row are drawn wherever they are; the focused field keeps its focus
+// and caret across a redraw.
 
 import { indexOfId, subtreeEnd, visibleRows } from './outline-ops.js';
 import { RowView, make } from './row-view.js';
