@@ -6,6 +6,7 @@ import { describeError, seg } from '../api.js';
 import { h, replaceChildren } from '../ui/dom.js';
 import { confirmDialog } from '../ui/dialog.js';
 import { shortDate } from '../ui/secret.js';
+import { listLoader } from '../ui/states.js';
 import { toast } from '../ui/toast.js';
 import { showLink } from './admin-people.js';
 
@@ -33,18 +34,11 @@ export function renderInvites(body, ctx) {
     h('div', { class: 'field' }, h('label', { class: 'label', for: 'invite-uses' }, 'How many people'), uses),
     h('div', { class: 'token-submit' }, make));
   const list = h('ul', { class: 'share-list admin-list', id: 'invites', 'aria-busy': 'true' });
-  const load = async () => {
-    try {
-      const { invites } = /** @type {{invites: Invite[]}} */ (await ctx.api.get('/admin/invites'));
-      replaceChildren(list, ...invites.map((i) => inviteRow(ctx, i, load)));
-      if (!invites.length) replaceChildren(list, h('li', { class: 'share-empty muted' }, 'No links made yet.'));
-    } catch (e) {
-      error.textContent = describeError(e);
-      error.hidden = false;
-    } finally {
-      list.removeAttribute('aria-busy');
-    }
-  };
+  /** @type {() => Promise<void>} */
+  const load = listLoader(list, error,
+    async () => /** @type {{invites: Invite[]}} */ (await ctx.api.get('/admin/invites')).invites,
+    (i) => inviteRow(ctx, i, load),
+    () => h('li', { class: 'share-empty muted' }, 'No links made yet.'));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     error.hidden = true;

@@ -5,6 +5,7 @@
 import { describeError, seg } from '../api.js';
 import { h, replaceChildren } from '../ui/dom.js';
 import { formDialog } from '../ui/dialog.js';
+import { listLoader } from '../ui/states.js';
 import { toast } from '../ui/toast.js';
 
 /**
@@ -19,18 +20,11 @@ import { toast } from '../ui/toast.js';
 export function renderTeams(body, ctx) {
   const list = h('div', { class: 'admin-teams', id: 'teams', 'aria-busy': 'true' });
   const error = h('p', { class: 'form-error', role: 'alert', hidden: true });
-  const load = async () => {
-    try {
-      const { teams } = /** @type {{teams: Team[]}} */ (await ctx.api.get('/admin/teams'));
-      replaceChildren(list, ...teams.map((t) => teamCard(ctx, t, load)));
-      if (!teams.length) replaceChildren(list, h('p', { class: 'muted admin-empty' }, 'No teams yet. Make one to share documents and folders with a group at once.'));
-    } catch (e) {
-      error.textContent = describeError(e);
-      error.hidden = false;
-    } finally {
-      list.removeAttribute('aria-busy');
-    }
-  };
+  /** @type {() => Promise<void>} */
+  const load = listLoader(list, error,
+    async () => /** @type {{teams: Team[]}} */ (await ctx.api.get('/admin/teams')).teams,
+    (t) => teamCard(ctx, t, load),
+    () => h('p', { class: 'muted admin-empty' }, 'No teams yet. Make one to share documents and folders with a group at once.'));
   const add = h('button', { type: 'button', class: 'btn btn-primary', id: 'team-add' }, 'New team');
   add.addEventListener('click', async () => {
     const made = await formDialog({

@@ -8,6 +8,7 @@ import { setUser } from '../session.js';
 import { h, replaceChildren } from '../ui/dom.js';
 import { confirmDialog } from '../ui/dialog.js';
 import { secretBox, shortDate } from '../ui/secret.js';
+import { listLoader } from '../ui/states.js';
 import { toast } from '../ui/toast.js';
 import { field } from './invite.js';
 
@@ -128,19 +129,15 @@ function passwordSection(ctx, changed) {
 function sessionsSection(ctx) {
   const list = h('ul', { class: 'share-list settings-list', id: 'sessions', 'aria-busy': 'true' });
   const error = h('p', { class: 'form-error', role: 'alert', hidden: true });
-  const load = async () => {
-    try {
+  /** @type {() => Promise<void>} */
+  const load = listLoader(list, error,
+    async () => {
       const { sessions } = /** @type {{sessions: Session[]}} */ (await ctx.api.get('/me/sessions'));
-      replaceChildren(list, ...sessions.map((s) => sessionRow(ctx, s, load)));
-      if (!sessions.length) replaceChildren(list, h('li', { class: 'share-empty muted' }, 'Signed in with an API token only.'));
       error.hidden = true;
-    } catch (e) {
-      error.textContent = describeError(e);
-      error.hidden = false;
-    } finally {
-      list.removeAttribute('aria-busy');
-    }
-  };
+      return sessions;
+    },
+    (s) => sessionRow(ctx, s, load),
+    () => h('li', { class: 'share-empty muted' }, 'Signed in with an API token only.'));
   load();
   const el = section('settings-sessions', 'Signed in on', 'Every browser signed in as you. Sign out one you do not recognise or no longer use.', list, error);
   return { el, reload: load };
@@ -183,18 +180,11 @@ function tokensSection(ctx) {
     field('token-label', 'Name', label), h('div', { class: 'field' }, h('label', { class: 'label', for: 'token-scope' }, 'May'), Object.assign(scope, { id: 'token-scope' })),
     h('div', { class: 'field' }, h('label', { class: 'label', for: 'token-expires' }, 'Expires'), Object.assign(days, { id: 'token-expires' })),
     h('div', { class: 'token-submit' }, make));
-  const load = async () => {
-    try {
-      const { tokens } = /** @type {{tokens: Token[]}} */ (await ctx.api.get('/tokens'));
-      replaceChildren(list, ...tokens.map((t) => tokenRow(ctx, t, load)));
-      if (!tokens.length) replaceChildren(list, h('li', { class: 'share-empty muted' }, 'No API tokens.'));
-    } catch (e) {
-      error.textContent = describeError(e);
-      error.hidden = false;
-    } finally {
-      list.removeAttribute('aria-busy');
-    }
-  };
+  /** @type {() => Promise<void>} */
+  const load = listLoader(list, error,
+    async () => /** @type {{tokens: Token[]}} */ (await ctx.api.get('/tokens')).tokens,
+    (t) => tokenRow(ctx, t, load),
+    () => h('li', { class: 'share-empty muted' }, 'No API tokens.'));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     error.hidden = true;

@@ -1,7 +1,8 @@
 // Page states shared by the pages: nothing to show yet, a failure with a way to try again,
 // and a query's words marked in a text (as text nodes, never HTML).
 
-import { h } from './dom.js';
+import { describeError } from '../api.js';
+import { h, replaceChildren } from './dom.js';
 
 /**
  * @param {SVGElement} art
@@ -17,6 +18,29 @@ export function emptyState(art, title, text, action = null) {
 export function errorBox(message, retry) {
   return h('div', { class: 'banner banner-error', role: 'alert' }, h('span', null, message),
     h('button', { type: 'button', class: 'btn btn-small', onclick: retry }, 'Try again'));
+}
+
+/**
+ * A list filled from the server: its items' rows, or the one `empty` line when there are
+ * none; a failure is said in `error`; the list stops being busy either way. Returns the
+ * loader, to call again after a change.
+ * @template T
+ * @param {HTMLElement} list @param {HTMLElement} error
+ * @param {() => Promise<T[]>} items @param {(item: T) => Node} row @param {() => Node} empty
+ * @returns {() => Promise<void>}
+ */
+export function listLoader(list, error, items, row, empty) {
+  return async () => {
+    try {
+      const got = await items();
+      replaceChildren(list, ...(got.length ? got.map(row) : [empty()]));
+    } catch (e) {
+      error.textContent = describeError(e);
+      error.hidden = false;
+    } finally {
+      list.removeAttribute('aria-busy');
+    }
+  };
 }
 
 /**
