@@ -9,6 +9,7 @@
 
 import { make } from './row-view.js';
 import { menuButton } from '../ui/menu.js';
+import { whenIdle } from '../ui/dom.js';
 
 /** @typedef {import('../../engine/types.js').EngineState} EngineState */
 /** @typedef {import('../../engine/types.js').Row} Row */
@@ -197,13 +198,10 @@ export class EditorChrome {
     }
     if (this.#conflictCountDue) return;
     this.#conflictCountDue = true;
-    const win = /** @type {any} */ (this.conflicts.ownerDocument.defaultView);
-    const run = () => {
+    whenIdle(this.conflicts.ownerDocument.defaultView, () => {
       this.#conflictCountDue = false;
       if (this.#conflictRows) this.#showConflicts(this.#conflictRows);
-    };
-    if (typeof win?.requestIdleCallback === 'function') win.requestIdleCallback(run, { timeout: 300 });
-    else setTimeout(run, 0);
+    }, 300);
   }
 
   /** @param {import('../../engine/types.js').Row[]} rows */

@@ -14,6 +14,7 @@ import { RowView, make } from './row-view.js';
 import { RowHeights } from './row-heights.js';
 import { ShownIndex, spliceBetween } from './shown-index.js';
 import { getSelectionOffsets, placeCaretAtX, setSelectionOffsets } from './caret.js';
+import { whenIdle } from '../ui/dom.js';
 
 /** @typedef {import('../../engine/types.js').Row} Row */
 /** @typedef {import('../../engine/types.js').Lock} Lock */
@@ -353,13 +354,10 @@ export class OutlineView {
   #compactSoon() {
     if (this.#compacting) return;
     this.#compacting = true;
-    const idle = /** @type {any} */ (this.win).requestIdleCallback;
-    const run = () => {
+    whenIdle(this.win, () => {
       this.#compacting = false;
       if (this.#index.pending > 0) this.#index.rebuild();
-    };
-    if (typeof idle === 'function') idle.call(this.win, run, { timeout: 2000 });
-    else this.win.setTimeout(run, 0);
+    }, 2000);
   }
 
   // ---- windowing ------------------------------------------------------------------------------

@@ -50,3 +50,14 @@ export function uid(prefix) {
   idCounter += 1;
   return `${prefix}-${idCounter}`;
 }
+
+/**
+ * Runs `fn` when the window is idle, at most `timeoutMs` later (where there is no
+ * requestIdleCallback, in the next task): for work a frame need not wait for.
+ * @param {Window|null} win @param {() => void} fn @param {number} timeoutMs
+ */
+export function whenIdle(win, fn, timeoutMs) {
+  const idle = /** @type {any} */ (win)?.requestIdleCallback;
+  if (typeof idle === 'function') idle.call(win, fn, { timeout: timeoutMs });
+  else setTimeout(fn, 0);
+}
