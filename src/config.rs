@@ -25,6 +25,7 @@ pub struct Settings {
     pub history: HistorySettings,
     pub auth: AuthSettings,
     pub audit: AuditSettings,
+    pub sharing: SharingSettings,
     pub logging: LoggingSettings,
     pub testing: TestingSettings,
 }
@@ -231,6 +232,14 @@ impl OidcSettings {
     pub fn enabled(&self) -> bool {
         !self.issuer.is_empty()
     }
+}
+
+/// Sharing one bullet (PROTOCOL §10).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharingSettings {
+    /// Editors of a document may share its bullets (the owner always may).
+    pub editors_share_bullets: bool,
 }
 
 /// The audit log of security events (PROTOCOL §9).

@@ -285,6 +285,7 @@ async fn seed_blocks(
         },
         role: Role::Owner,
         shared: false,
+        reach: docsync_actors::storage::roles::Reach::Document,
     };
     let sync = Sync::seed(caller.clone(), ops.clone(), Instant::now());
     // A brand-new actor distrusts pre-checks older than itself; ours is empty, so renewing

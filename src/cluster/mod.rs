@@ -10,10 +10,10 @@
 //!   actor of this node holds the document, or nobody live does and this node will claim it)
 //!   or forwarded one hop to the live owner (`routing.rs`).
 //! - Reachability: a node that cannot reach a document's owner says so in the database
-//!   (`Cluster::unreachable`), and every node checks, once a second, the nodes someone
+//!   (`Cluster::unreachable`), and every node checks, four times a second, the nodes someone
 //!   suspects (`watch_suspects`); a majority of the other live nodes evicts the unreachable
 //!   one, which fences itself — so an owner cut from the other nodes but not from the
-//!   database loses its documents within about a second, not never.
+//!   database loses its documents within about two probes' patience, not never.
 //! - `Cluster::leave` (SIGTERM) stops every actor — each releases its document behind its
 //!   last write — and ends the incarnation, so other nodes claim at once.
 
@@ -254,11 +254,17 @@ pub const RESOLVE_AGAIN: Duration = Duration::from_millis(50);
 /// How often a request waiting for a document's owner checks that it still is the owner.
 pub const OWNER_CHECK_EVERY: Duration = Duration::from_millis(250);
 
-/// Once a second: the nodes someone cannot reach, tried from here; those that do not answer
-/// here either are reported too (so a majority forms even when only one node sends them
-/// requests). Ends with the cluster.
+/// How often each node reads which nodes someone has reported unreachable. A report makes a
+/// majority only once the other nodes have tried the suspect too, so this wait is part of
+/// how long an owner cut from the others keeps its documents; the read is one small query.
+const SUSPECTS_CHECK_EVERY: Duration = Duration::from_millis(250);
+
+/// Every `SUSPECTS_CHECK_EVERY`: the nodes someone cannot reach, tried from here (all at
+/// once, each within the probe's patience); those that do not answer here either are
+/// reported too (so a majority forms even when only one node sends them requests). Ends
+/// with the cluster.
 async fn watch_suspects(cluster: std::sync::Weak<Cluster>) {
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut tick = tokio::time::interval(SUSPECTS_CHECK_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
@@ -277,11 +283,13 @@ async fn watch_suspects(cluster: std::sync::Weak<Cluster>) {
             Ok(s) => s,
             Err(_) => continue,
         };
-        for s in suspects {
+        let cluster = &cluster;
+        futures::future::join_all(suspects.iter().map(|s| async move {
             if !cluster.reachable(&s.internal_addr).await {
                 cluster.unreachable(&s.node_id, &s.inc).await;
             }
-        }
+        }))
+        .await;
     }
 }
 

@@ -15,7 +15,7 @@ use docsync_actors::storage::Db;
 use docsync_actors::collab::validate::DocId;
 use docsync_actors::document::{Confirmed, Standing, StreamGrant};
 use docsync_actors::storage::accounts::{Scope, User};
-use docsync_actors::storage::roles::{self, Role};
+use docsync_actors::storage::roles::{self, BulletRoot, Reach, Role, View};
 use docsync_actors::storage::StorageError;
 
 use super::access_cache::Decision;
@@ -53,11 +53,28 @@ pub async fn access(
     Ok((doc, d.user, d.role, d.shared))
 }
 
-/// The caller's access to a document: from the access cache while nothing it depends on has
-/// changed (no trip to the read pool: the pull after a wake-up is the hot path), else one
-/// read through the role function, remembered when it grants access. No valid credentials
-/// → 401; no read access, or a name that is not a document ID → 404.
+/// The caller's access to the whole document (`view_access` without bullet guests, who
+/// are answered 404 like strangers): what every path that does not filter by subtree asks.
 pub async fn doc_access(
+    state: &AppState,
+    creds: &Credentials,
+    doc_id: &str,
+) -> Result<(DocId, Decision), ApiError> {
+    let (doc, d) = view_access(state, creds, doc_id).await?;
+    if !d.reach.is_document() {
+        return Err(ApiError::NotFound);
+    }
+    Ok((doc, d))
+}
+
+/// The caller's access to a document — all of it, or as a bullet guest the subtrees of
+/// their shared bullets (`Decision::reach`, PROTOCOL §10): only the paths that show a guest
+/// their view and nothing else ask this (snapshot, sync, streams). From the access cache
+/// while nothing it depends on has changed (no trip to the read pool: the pull after a
+/// wake-up is the hot path), else one read through the role function, remembered when it
+/// grants access. No valid credentials → 401; no read access, or a name that is not a
+/// document ID → 404.
+pub async fn view_access(
     state: &AppState,
     creds: &Credentials,
     doc_id: &str,
@@ -87,23 +104,24 @@ pub async fn doc_access(
             let Some(doc) = doc else {
                 return Ok(Some((user, None, false, until)));
             };
-            let role = roles::doc_role(c, &user.id, doc.as_str())?.map(|r| within(scope, r));
-            let shared = match role {
+            let view = roles::doc_view(c, &user.id, doc.as_str())?.map(|v| within(scope, v));
+            let shared = match view {
                 Some(_) => roles::is_shared(c, doc.as_str())?,
                 None => false,
             };
-            Ok(Some((user, role, shared, until)))
+            Ok(Some((user, view, shared, until)))
         })
         .await?;
-    let (user, role, shared, until) = found.ok_or(ApiError::Unauthorized)?;
-    let (Some(doc), Some(role)) = (parsed, role) else {
+    let (user, view, shared, until) = found.ok_or(ApiError::Unauthorized)?;
+    let (Some(doc), Some(view)) = (parsed, view) else {
         return Err(ApiError::NotFound);
     };
     let decision = Decision {
         user,
-        role,
+        role: view.grant.role,
         shared,
         until,
+        reach: view.reach,
     };
     if let Some(k) = key {
         state
@@ -119,6 +137,8 @@ pub async fn doc_access(
 pub struct StreamAccess {
     pub doc: DocId,
     pub user: User,
+    /// What of the document it may hear of (a bullet guest: their subtrees only).
+    pub reach: Reach,
     pub grant: Arc<dyn StreamGrant>,
     pub confirmed: Confirmed,
 }
@@ -132,10 +152,11 @@ pub async fn stream_access(
 ) -> Result<StreamAccess, ApiError> {
     // Read before the decision: if anything changes after, the stream is checked again.
     let epoch = state.access_cache.epoch();
-    let (doc, d) = doc_access(state, creds, doc_id).await?;
+    let (doc, d) = view_access(state, creds, doc_id).await?;
     Ok(StreamAccess {
         doc,
         user: d.user,
+        reach: d.reach,
         grant: Arc::new(CredentialGrant {
             key: creds.cache_key().unwrap_or_default(),
             creds: creds.clone(),
@@ -164,8 +185,11 @@ impl StreamGrant for CredentialGrant {
         let Some((user, until)) = self.creds.user_until(conn, now)? else {
             return Ok(Standing::CredentialEnded);
         };
-        Ok(match roles::doc_role(conn, &user.id, doc_id)? {
-            Some(_) => Standing::Reads { until },
+        Ok(match roles::doc_view(conn, &user.id, doc_id)? {
+            Some(view) => Standing::Reads {
+                until,
+                reach: view.reach,
+            },
             None => Standing::NoAccess,
         })
     }
@@ -174,11 +198,21 @@ impl StreamGrant for CredentialGrant {
 /// A role as far as the credentials' scope reaches: a `read` token is a viewer wherever its
 /// user could edit or own (the scope guard refuses its writes before any handler; this keeps
 /// every decision that follows a role — leases, usage, history — on the same side).
-fn within(scope: Scope, role: Role) -> Role {
-    match scope {
-        Scope::Read => role.min(Role::Viewer),
-        Scope::Write | Scope::Admin => role,
+fn within(scope: Scope, mut view: View) -> View {
+    if scope == Scope::Read {
+        view.grant.role = view.grant.role.min(Role::Viewer);
+        if let Reach::Bullets(roots) = &view.reach {
+            let read_only: Vec<BulletRoot> = roots
+                .iter()
+                .map(|r| BulletRoot {
+                    role: r.role.min(Role::Viewer),
+                    ..r.clone()
+                })
+                .collect();
+            view.reach = Reach::Bullets(read_only.into());
+        }
     }
+    view
 }
 
 /// Resolves the caller only.

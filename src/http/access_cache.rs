@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use docsync_actors::storage::access_epoch::AccessEpoch;
 use docsync_actors::storage::accounts::User;
-use docsync_actors::storage::roles::Role;
+use docsync_actors::storage::roles::{Reach, Role};
 
 /// How often the server re-reads the epoch for changes made by other processes.
 pub const REFRESH_EVERY: Duration = Duration::from_secs(1);
@@ -37,6 +37,8 @@ pub struct Decision {
     pub shared: bool,
     /// When the login session behind it ends (unix ms, server clock); `None` for a token.
     pub until: Option<i64>,
+    /// All of the document, or (a bullet guest) the subtrees of their shared bullets.
+    pub reach: Reach,
 }
 
 struct Entry {
@@ -109,6 +111,7 @@ mod tests {
 
     fn decision() -> Decision {
         Decision {
+            reach: Reach::Document,
             user: User {
                 id: "usr_1".into(),
                 name: "alice".into(),

@@ -557,6 +557,7 @@ pub async fn restore_version(
             },
             role: d.role,
             shared: d.shared,
+            reach: docsync_actors::storage::roles::Reach::Document,
         },
         version_label: label.clone(),
         version: version.clone(),

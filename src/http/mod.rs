@@ -11,6 +11,7 @@ pub mod assets;
 pub mod audited;
 pub mod auth;
 pub mod body;
+pub mod bullet_shares;
 pub mod channels;
 pub mod client_address;
 pub mod client_owners;
@@ -134,6 +135,18 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/docs/{id}/shares", web::get().to(sharing::get_doc_shares))
                 .route("/docs/{id}/access", web::get().to(sharing::who_has_access))
                 .route("/docs/{id}/shares", web::put().to(sharing::put_doc_shares))
+                .route(
+                    "/docs/{id}/blocks/{blockId}/shares",
+                    web::get().to(bullet_shares::get_block_shares),
+                )
+                .route(
+                    "/docs/{id}/blocks/{blockId}/shares",
+                    web::put().to(bullet_shares::put_block_shares),
+                )
+                .route(
+                    "/shared/bullets",
+                    web::get().to(bullet_shares::shared_with_me),
+                )
                 .route(
                     "/docs/{id}/shares/me",
                     web::delete().to(sharing::leave_doc_share),

@@ -18,7 +18,7 @@ use docsync_actors::document::{
 use docsync_actors::storage::accounts::Scope;
 use docsync_actors::storage::log::{self, Precheck};
 
-use super::access::{access, doc_access};
+use super::access::{access, view_access};
 use super::auth::Credentials;
 use super::body::read_json;
 use super::error::ApiError;
@@ -103,7 +103,9 @@ pub async fn snapshot(
 ) -> Result<HttpResponse, ApiError> {
     let started = Instant::now();
     let client_id = ClientId::parse_optional(query.into_inner().client_id, &state.limits)?;
-    let (doc_id, user, role, shared) = access(&state, &creds, &path.into_inner()).await?;
+    // A bullet guest gets their view of the document (PROTOCOL §10).
+    let (doc_id, d) = view_access(&state, &creds, &path.into_inner()).await?;
+    let user = d.user;
     state
         .client_owners
         .claim_optional(&user.id, client_id.as_ref())
@@ -115,8 +117,9 @@ pub async fn snapshot(
             user_id: user.id.clone(),
             name: user.display_name.clone(),
         },
-        role,
-        shared,
+        role: d.role,
+        shared: d.shared,
+        reach: d.reach,
     };
     let reply = ask(&state.registry, &doc_id, Snapshot { caller }).await?;
     let gzip = super::compression::accepts_gzip(req.headers());
@@ -168,15 +171,16 @@ async fn snapshot_body(
 }
 
 /// The caller's rights for a sync (`doc_id` as the request named it, parsed with the rights
-/// by `access::doc_access`): a write needs an editor.
+/// by `access::view_access`): a write needs an editor.
 async fn authorize(
     state: &AppState,
     creds: &Credentials,
     doc_id: &str,
     ops: &[Op],
 ) -> Result<(DocId, Caller), ApiError> {
-    // Rights, usually from the access cache (one read on a miss).
-    let (doc, d) = doc_access(state, creds, doc_id).await?;
+    // Rights, usually from the access cache (one read on a miss); a bullet guest syncs
+    // their view (PROTOCOL §10).
+    let (doc, d) = view_access(state, creds, doc_id).await?;
     if !ops.is_empty() && creds.scope() < Scope::Write {
         return Err(ApiError::Scope(
             "this API token's scope is read: a sync may pull, not send ops".into(),
@@ -196,6 +200,7 @@ async fn authorize(
         },
         role: d.role,
         shared: d.shared,
+        reach: d.reach,
     };
     Ok((doc, caller))
 }
@@ -424,7 +429,9 @@ pub async fn leave(
 ) -> Result<HttpResponse, ApiError> {
     let body: LeaveBody = read_json(&req, payload, state.max_body()).await?;
     let client_id = ClientId::parse(&body.client_id, &state.limits)?;
-    let (doc_id, user, ..) = access(&state, &creds, &path.into_inner()).await?;
+    // A bullet guest's tab leaves too.
+    let (doc_id, d) = view_access(&state, &creds, &path.into_inner()).await?;
+    let user = d.user;
     state.client_owners.claim(&user.id, &client_id).await?;
     ask(&state.registry, &doc_id, Leave { client: client_id }).await?;
     Ok(HttpResponse::NoContent().finish())

@@ -11,6 +11,7 @@ pub mod order_key;
 pub mod replay;
 pub mod restore_plan;
 pub mod rules;
+pub mod subtree;
 pub mod sync_request;
 pub mod validate;
 

@@ -8,7 +8,8 @@
 //!
 //! The actor is a small owner of parts, each keeping its own state behind a few methods
 //! (`Sessions`, `Subscribers`, `Waiters`, `RecentResults`, `Announcer`, `LogTail`,
-//! `BlocksCache`, `RecheckGate`, `ActorStats`, and the pure `DocState` and `LeaseTable`).
+//! `BlocksCache`, `GuestViews`, `RecheckGate`, `ActorStats`, and the pure `DocState` and
+//! `LeaseTable`).
 //! This file holds what several messages share: the lifecycle, the tick, presence, telling
 //! the wake-up channels, and the re-check of open streams' rights. Each message is declared
 //! beside its handler in `actor/`; those files use this one, never the other way round.
@@ -34,16 +35,19 @@ use crate::storage::{Storage, StorageError};
 use super::announcer::{Announcer, News};
 use super::encoded::BlocksCache;
 use super::grant::Standing;
-use super::messages::{DocError, Mode, Wake};
+use super::guests::GuestViews;
+use super::messages::{Caller, DocError, Mode, Wake};
 use super::ownership::Ownership;
 use super::recent::{op_hash, RecentResults};
 use super::recheck::RecheckGate;
+use super::sessions::Person;
 use super::sessions::Sessions;
 use super::stats::ActorStats;
 use super::subscribers::Subscribers;
 use super::tail::LogTail;
 use super::version_clock::VersionClock;
 use super::waiters::Waiters;
+use crate::collab::lease::OtherLease;
 
 pub(super) mod compact;
 pub(super) mod icon;
@@ -158,6 +162,8 @@ pub struct DocumentActor {
     announcer: Announcer,
     tail: LogTail,
     blocks: BlocksCache,
+    /// What each bullet guest's tab has been sent of its view (PROTOCOL §10).
+    guests: GuestViews,
     recheck: RecheckGate,
     stats: ActorStats,
     versions: VersionClock,
@@ -193,6 +199,7 @@ impl DocumentActor {
             announcer: Announcer::default(),
             tail: LogTail::default(),
             blocks: BlocksCache::default(),
+            guests: GuestViews::default(),
             recheck: RecheckGate::default(),
             stats: ActorStats::new(now),
             versions: VersionClock::default(),
@@ -286,6 +293,44 @@ impl DocumentActor {
         }
     }
 
+    /// Who else is here, as `caller` may see it: the leases of others, the people with the
+    /// document open and how many tabs they have. A bullet guest sees only leases inside
+    /// their view, and of the people only those holding them and themselves — nobody
+    /// working elsewhere in the document.
+    fn presence_for(&self, caller: &Caller, now: i64) -> (Vec<OtherLease>, Vec<Person>, usize) {
+        let others = self.leases.others(caller.client_str(), now);
+        let (Some(roots), Some(doc)) = (caller.bullets(), self.state.as_ref()) else {
+            return (others, self.sessions.people(), self.sessions.len());
+        };
+        let ids = super::guests::root_ids(roots);
+        let others: Vec<OtherLease> = others
+            .into_iter()
+            .filter(|l| crate::collab::subtree::inside(doc, &ids, &l.block_id))
+            .collect();
+        let mut people: Vec<Person> = Vec::new();
+        for l in &others {
+            match people.iter_mut().find(|p| p.user_id == l.user_id) {
+                Some(p) => p.sessions += 1,
+                None => people.push(Person {
+                    user_id: l.user_id.clone(),
+                    name: l.name.clone(),
+                    sessions: 1,
+                }),
+            }
+        }
+        if !people.iter().any(|p| p.user_id == caller.author.user_id) {
+            people.extend(
+                self.sessions
+                    .people()
+                    .into_iter()
+                    .filter(|p| p.user_id == caller.author.user_id),
+            );
+        }
+        people.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.user_id.cmp(&b.user_id)));
+        let tabs = people.iter().map(|p| p.sessions).sum();
+        (others, people, tabs)
+    }
+
     /// Someone asked through `client` at `now`: the document is active, and a new tab (or a
     /// name learned) is presence news.
     fn see(&mut self, client: Option<&ClientId>, user_id: &str, name: &str, now: i64) {
@@ -324,7 +369,15 @@ impl DocumentActor {
             lease_seq: news.lease_seq,
             entries,
         };
-        let stale = self.subscribers.announce(wake, epoch, self.clock.now_ms());
+        let (guests, state) = (&self.guests, self.state.as_ref());
+        let concerns = |client: Option<&ClientId>, roots: &[crate::storage::roles::BulletRoot]| {
+            state.is_some_and(|doc| {
+                guests.concerns(client.map(ClientId::as_str), doc, roots, &news.touched)
+            })
+        };
+        let stale = self
+            .subscribers
+            .announce(wake, epoch, self.clock.now_ms(), concerns);
         self.waiters.answer(news.head, news.lease_seq);
         if stale && self.recheck.ask_by_message() {
             if let Some(me) = self.me.as_ref().and_then(|m| m.upgrade()) {
@@ -385,19 +438,20 @@ impl DocumentActor {
                         std::collections::HashMap::new();
                     for (id, grant) in streams {
                         let s = match by_key.get(grant.key()) {
-                            Some(s) => *s,
+                            Some(s) => s.clone(),
                             None => {
                                 let s = grant.recheck(c, doc.as_str(), now)?;
-                                by_key.insert(grant.key().to_string(), s);
+                                by_key.insert(grant.key().to_string(), s.clone());
                                 s
                             }
                         };
                         standing.push((id, s));
                     }
+                    // A bullet guest keeps their session and leases (their subtree's role).
                     let mut roles = Vec::with_capacity(users.len());
                     for u in users {
-                        let role = crate::storage::roles::doc_role(c, &u, doc.as_str())?;
-                        roles.push((u, role));
+                        let view = crate::storage::roles::doc_view(c, &u, doc.as_str())?;
+                        roles.push((u, view.map(|v| v.grant.role)));
                     }
                     Ok((standing, roles))
                 })
@@ -434,6 +488,8 @@ impl DocumentActor {
                         changed |= act.sessions.remove_user(&user);
                     }
                 }
+                let sessions = &act.sessions;
+                act.guests.retain(|client| sessions.has(client));
                 if changed {
                     act.announcer.presence_changed();
                     act.settle();
@@ -569,6 +625,7 @@ impl DocumentActor {
         let mut changed = self.leases.expire(now);
         for client in self.sessions.expire(now) {
             self.leases.release_client(&client);
+            self.guests.forget(&client);
             changed = true;
         }
         if changed {

@@ -6,18 +6,25 @@
 //! write is on its way to the disk, by that write's commit, so the lease and presence news
 //! of a sync travel with the head it produced.
 
-/// News to tell: the head moved from `after` to `head` and/or `leaseSeq` is `lease_seq`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+use std::collections::HashSet;
+
+/// News to tell: the head moved from `after` to `head` and/or `leaseSeq` is `lease_seq`;
+/// `touched`: the blocks whose state or lease changed meanwhile (what decides whether a
+/// bullet guest hears of it).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct News {
     pub(super) after: i64,
     pub(super) head: i64,
     pub(super) lease_seq: u64,
+    pub(super) touched: HashSet<String>,
 }
 
 #[derive(Debug, Default)]
 pub(super) struct Announcer {
     durable_head: i64,
     lease_seq: u64,
+    /// Blocks changed (state or lease) since the news was last told.
+    touched: HashSet<String>,
     /// `(headSeq, leaseSeq)` as last told.
     told: (i64, u64),
     /// Syncs queued on the writer: each tells what changed once it committed.
@@ -47,6 +54,11 @@ impl Announcer {
     /// A lease or presence change.
     pub(super) fn presence_changed(&mut self) {
         self.lease_seq += 1;
+    }
+
+    /// These blocks changed (their state, or their lease): part of the next news.
+    pub(super) fn touched<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) {
+        self.touched.extend(ids.into_iter().map(str::to_string));
     }
 
     /// Writes up to `head` are on disk.
@@ -86,6 +98,7 @@ impl Announcer {
             after,
             head: now.0,
             lease_seq: now.1,
+            touched: std::mem::take(&mut self.touched),
         })
     }
 }
@@ -110,7 +123,8 @@ mod tests {
             News {
                 after: 5,
                 head: 7,
-                lease_seq: 1
+                lease_seq: 1,
+                touched: HashSet::new(),
             }
         );
         assert_eq!(a.take(), None);

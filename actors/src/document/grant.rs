@@ -19,10 +19,14 @@ pub trait StreamGrant: Send + Sync + 'static {
 }
 
 /// The answer of a `StreamGrant`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Standing {
-    /// Still reads the document; a login session ends at `until` (ms, server clock).
-    Reads { until: Option<i64> },
+    /// Still reads the document — all of it, or (a bullet guest) the subtrees `reach`
+    /// names now; a login session ends at `until` (ms, server clock).
+    Reads {
+        until: Option<i64>,
+        reach: crate::storage::roles::Reach,
+    },
     /// The credential names no one any more: token deleted, logged out, session expired or
     /// ended by a password change.
     CredentialEnded,
@@ -66,7 +70,10 @@ impl StreamGrant for UserGrant {
     fn recheck(&self, db: &mut Db, doc_id: &str, _now: i64) -> Result<Standing, StorageError> {
         Ok(
             match crate::storage::roles::doc_role(db, &self.0, doc_id)? {
-                Some(_) => Standing::Reads { until: None },
+                Some(_) => Standing::Reads {
+                    until: None,
+                    reach: crate::storage::roles::Reach::Document,
+                },
                 None => Standing::NoAccess,
             },
         )

@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 
 use crate::collab::block::Author;
 use crate::collab::validate::{ClientId, DocId};
-use crate::storage::roles::Role;
+use crate::storage::roles::{Reach, Role};
 
 use super::grant::Revoked;
 
@@ -65,12 +65,23 @@ pub struct Caller {
     pub author: Author,
     pub role: Role,
     pub shared: bool,
+    /// What of the document the caller sees: all of it, or (a bullet guest) the subtrees
+    /// of their shared bullets only (PROTOCOL §10).
+    pub reach: Reach,
 }
 
 impl Caller {
     /// The client ID as the lease table and the log spell it (`""`: no client).
     pub(crate) fn client_str(&self) -> &str {
         self.client.as_ref().map_or("", ClientId::as_str)
+    }
+
+    /// The share roots of a bullet guest; None for someone who sees the whole document.
+    pub(crate) fn bullets(&self) -> Option<&[crate::storage::roles::BulletRoot]> {
+        match &self.reach {
+            Reach::Document => None,
+            Reach::Bullets(roots) => Some(roots),
+        }
     }
 }
 

@@ -12,6 +12,7 @@ mod actor;
 mod announcer;
 pub mod encoded;
 pub mod grant;
+mod guests;
 pub mod messages;
 mod ownership;
 mod recent;
@@ -24,6 +25,8 @@ mod tail;
 mod version_clock;
 mod waiters;
 
+#[cfg(test)]
+mod guest_tests;
 #[cfg(test)]
 mod restart_tests;
 #[cfg(test)]

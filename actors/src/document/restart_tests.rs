@@ -81,6 +81,7 @@ fn world() -> World {
             },
             role: Role::Owner,
             shared: false,
+            reach: crate::storage::roles::Reach::Document,
         },
         doc: DocId::parse("doc_r").expect("doc ID"),
     }

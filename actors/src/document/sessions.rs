@@ -120,6 +120,11 @@ impl Sessions {
         self.by_client.len() != before
     }
 
+    /// Whether the tab `client_id` has a session here.
+    pub fn has(&self, client_id: &str) -> bool {
+        self.by_client.contains_key(client_id)
+    }
+
     /// Users with at least one session.
     pub fn users(&self) -> Vec<String> {
         let mut v: Vec<String> = self.by_client.values().map(|s| s.user_id.clone()).collect();

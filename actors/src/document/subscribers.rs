@@ -1,5 +1,9 @@
-//! The document's open streams (WebSocket rooms, SSE): who listens, for which tab, and
-//! whether they may be sent log entries. Owned by the actor; nothing else reaches inside.
+//! The document's open streams (WebSocket rooms, SSE): who listens, for which tab, what of
+//! the document they see, and whether they may be sent log entries. Owned by the actor;
+//! nothing else reaches inside.
+//!
+//! A bullet guest's stream (PROTOCOL §10) hears only changes that concern its view — the
+//! actor decides which — and never entries (they would name what lies outside).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -7,6 +11,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::collab::validate::ClientId;
+use crate::storage::roles::{BulletRoot, Reach};
 
 use super::grant::{Confirmed, Revoked, Standing, StreamGrant};
 use super::messages::{Channel, DocEvent, Wake};
@@ -24,6 +29,8 @@ struct Subscriber {
     /// A wake-up was held back while the rights were unconfirmed: once confirmed, the
     /// subscriber hears the newest head (without entries; it pulls the gap).
     behind: bool,
+    /// What of the document the stream's user sees, as last confirmed.
+    reach: Reach,
 }
 
 /// One stream to re-check: its ID and what opened it.
@@ -35,19 +42,30 @@ pub(super) struct Subscribers {
     next_id: u64,
 }
 
+/// A stream as it subscribes: its kind, its tab and user, where its events go, what
+/// opened it and what of the document that lets it see.
+pub(super) struct Opened {
+    pub(super) channel: Channel,
+    pub(super) client: Option<ClientId>,
+    pub(super) user_id: String,
+    pub(super) sink: UnboundedSender<DocEvent>,
+    pub(super) grant: Arc<dyn StreamGrant>,
+    pub(super) reach: Reach,
+}
+
 impl Subscribers {
     /// Adds a subscriber whose rights were confirmed as `confirmed`; returns its ID.
-    pub(super) fn add(
-        &mut self,
-        channel: Channel,
-        client: Option<ClientId>,
-        user_id: String,
-        sink: UnboundedSender<DocEvent>,
-        grant: Arc<dyn StreamGrant>,
-        confirmed: Confirmed,
-    ) -> u64 {
+    pub(super) fn add(&mut self, opened: Opened, confirmed: Confirmed) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
+        let Opened {
+            channel,
+            client,
+            user_id,
+            sink,
+            grant,
+            reach,
+        } = opened;
         let s = Subscriber {
             channel,
             client,
@@ -56,6 +74,7 @@ impl Subscribers {
             grant,
             confirmed,
             behind: false,
+            reach,
         };
         self.by_id.insert(id, s);
         id
@@ -78,10 +97,21 @@ impl Subscribers {
             .collect()
     }
 
-    /// Sends one change to every subscriber whose rights hold at `epoch` and `now`. The
-    /// others hear nothing until they are re-checked (`settle`); returns whether there are
-    /// any.
-    pub(super) fn announce(&mut self, wake: Wake, epoch: u64, now: i64) -> bool {
+    /// Sends one change to every subscriber whose rights hold at `epoch` and `now`; a
+    /// bullet guest's stream only when `concerns(its tab, its roots)` says the change
+    /// touches its view, and without entries. The others hear nothing until they are
+    /// re-checked (`settle`); returns whether there are any.
+    pub(super) fn announce(
+        &mut self,
+        wake: Wake,
+        epoch: u64,
+        now: i64,
+        concerns: impl Fn(Option<&ClientId>, &[BulletRoot]) -> bool,
+    ) -> bool {
+        let plain = Arc::new(Wake {
+            entries: None,
+            ..wake.clone()
+        });
         let wake = Arc::new(wake);
         let mut stale = false;
         self.by_id.retain(|_, s| {
@@ -90,7 +120,13 @@ impl Subscribers {
                 stale = true;
                 return !s.sink.is_closed();
             }
-            s.sink.send(DocEvent::Seq(wake.clone())).is_ok()
+            match &s.reach {
+                Reach::Document => s.sink.send(DocEvent::Seq(wake.clone())).is_ok(),
+                Reach::Bullets(roots) if concerns(s.client.as_ref(), roots) => {
+                    s.sink.send(DocEvent::Seq(plain.clone())).is_ok()
+                }
+                Reach::Bullets(_) => !s.sink.is_closed(),
+            }
         });
         stale
     }
@@ -123,11 +159,12 @@ impl Subscribers {
                 continue;
             };
             let why = match standing {
-                Standing::Reads { until } => {
+                Standing::Reads { until, reach } => {
                     s.confirmed = Confirmed {
                         epoch: checked_at,
                         until,
                     };
+                    s.reach = reach;
                     if s.behind && checked_at == current {
                         s.behind = false;
                         let _ = s.sink.send(DocEvent::Seq(latest.clone()));
@@ -193,11 +230,14 @@ mod tests {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let grant = Arc::new(UserGrant(user.into()));
         let id = subs.add(
-            Channel::WebSocket,
-            None,
-            user.into(),
-            tx,
-            grant,
+            Opened {
+                channel: Channel::WebSocket,
+                client: None,
+                user_id: user.into(),
+                sink: tx,
+                grant,
+                reach: Reach::Document,
+            },
             Confirmed { epoch, until },
         );
         (id, rx)
@@ -208,29 +248,41 @@ mod tests {
         let mut subs = Subscribers::default();
         let (a, mut rx_a) = add(&mut subs, "usr_a", 1, None);
         let (b, mut rx_b) = add(&mut subs, "usr_b", 1, None);
-        assert!(!subs.announce(wake(1, Some("[1]")), 1, 0));
+        assert!(!subs.announce(wake(1, Some("[1]")), 1, 0, |_, _| true));
         // The epoch moved: nobody hears anything until re-checked.
-        assert!(subs.announce(wake(2, Some("[2]")), 2, 0));
+        assert!(subs.announce(wake(2, Some("[2]")), 2, 0, |_, _| true));
         assert_eq!(subs.stale(2, 0).len(), 2);
         // A check begun at epoch 2 while the epoch moved on to 3 confirms, but sends nothing.
         subs.settle(
             2,
             3,
-            vec![(a, Standing::Reads { until: None })],
+            vec![(
+                a,
+                Standing::Reads {
+                    until: None,
+                    reach: Reach::Document,
+                },
+            )],
             &wake(2, None),
         );
-        assert!(subs.announce(wake(3, Some("[3]")), 3, 0));
+        assert!(subs.announce(wake(3, Some("[3]")), 3, 0, |_, _| true));
         let ended = subs.settle(
             3,
             3,
             vec![
-                (a, Standing::Reads { until: None }),
+                (
+                    a,
+                    Standing::Reads {
+                        until: None,
+                        reach: Reach::Document,
+                    },
+                ),
                 (b, Standing::NoAccess),
             ],
             &wake(3, None),
         );
         assert_eq!(ended, ["usr_b"]);
-        subs.announce(wake(4, Some("[4]")), 3, 0);
+        subs.announce(wake(4, Some("[4]")), 3, 0, |_, _| true);
         assert_eq!(events(&mut rx_a), ["1:[1]", "3:-", "4:[4]"]);
         assert_eq!(events(&mut rx_b), ["1:[1]", "revoked:NoAccess"]);
     }
@@ -239,8 +291,8 @@ mod tests {
     fn a_session_that_ended_by_the_clock_hears_nothing() {
         let mut subs = Subscribers::default();
         let (_, mut rx) = add(&mut subs, "usr_a", 1, Some(1_000));
-        subs.announce(wake(1, Some("[1]")), 1, 999);
-        assert!(subs.announce(wake(2, Some("[2]")), 1, 1_000));
+        subs.announce(wake(1, Some("[1]")), 1, 999, |_, _| true);
+        assert!(subs.announce(wake(2, Some("[2]")), 1, 1_000, |_, _| true));
         assert_eq!(subs.stale(1, 1_000).len(), 1);
         assert_eq!(events(&mut rx), ["1:[1]"]);
     }
@@ -255,11 +307,14 @@ mod tests {
             until: None,
         };
         subs.add(
-            Channel::Sse,
-            Some(ClientId::parse("cl_1", &Limits::default()).unwrap()),
-            "usr_a".into(),
-            tx,
-            grant,
+            Opened {
+                channel: Channel::Sse,
+                client: Some(ClientId::parse("cl_1", &Limits::default()).unwrap()),
+                user_id: "usr_a".into(),
+                sink: tx,
+                grant,
+                reach: Reach::Document,
+            },
             confirmed,
         );
         assert_eq!(subs.present().len(), 1);

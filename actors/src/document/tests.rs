@@ -84,6 +84,7 @@ pub(super) fn caller(f: &Fixture, id: &str) -> Caller {
         },
         role: Role::Owner,
         shared: true,
+        reach: crate::storage::roles::Reach::Document,
     }
 }
 
@@ -117,6 +118,7 @@ pub(super) async fn subscribe(
         sink,
         grant: Arc::new(super::grant::UserGrant(f.user.id.clone())),
         confirmed: confirmed_now(f),
+        reach: crate::storage::roles::Reach::Document,
     };
     let s = addr.send(msg).await.unwrap().expect("subscribed");
     (s, rx)
@@ -226,7 +228,10 @@ impl StreamGrant for TokenGrant {
         };
         Ok(
             match crate::storage::roles::doc_role(conn, &user.id, doc_id)? {
-                Some(_) => Standing::Reads { until: None },
+                Some(_) => Standing::Reads {
+                    until: None,
+                    reach: crate::storage::roles::Reach::Document,
+                },
                 None => Standing::NoAccess,
             },
         )
@@ -301,6 +306,7 @@ async fn reader(f: &Fixture, addr: &Addr<DocumentActor>, name: &str) -> Reader {
         sink,
         grant: Arc::new(TokenGrant(token.clone())),
         confirmed: confirmed_now(f),
+        reach: crate::storage::roles::Reach::Document,
     };
     let sub = addr.send(msg).await.unwrap().expect("subscribed");
     Reader {

@@ -38,6 +38,7 @@ pub async fn subscribe(
         sink,
         grant: access.grant.clone(),
         confirmed: access.confirmed,
+        reach: access.reach.clone(),
     };
     let s = ask(&state.registry, &access.doc, msg).await?;
     Ok((s.subscription, s.head_seq, s.lease_seq))

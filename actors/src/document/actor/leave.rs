@@ -23,6 +23,8 @@ impl Handler<Leave> for DocumentActor {
         }
         let had_session = self.sessions.remove(&msg.client);
         let had_leases = self.leases.release_client(msg.client.as_str());
+        // A guest tab that comes back reloads its view.
+        self.guests.forget(msg.client.as_str());
         if had_session || had_leases {
             self.announcer.presence_changed();
         }

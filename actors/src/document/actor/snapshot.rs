@@ -1,4 +1,7 @@
-//! `Snapshot` (PROTOCOL §3): the whole document at its durable head, for one caller.
+//! `Snapshot` (PROTOCOL §3): the whole document at its durable head, for one caller — or,
+//! for a bullet guest (PROTOCOL §10), their view of it: the subtrees of their shared
+//! bullets, each root at the top level, the first root's text as the title, and the
+//! presence inside them only.
 
 use std::sync::Arc;
 
@@ -65,24 +68,38 @@ impl Handler<Snapshot> for DocumentActor {
             now,
         );
         self.settle();
+        let (others, people, sessions) = self.presence_for(caller, now);
         let state = self.state.as_ref().expect("checked by refuse()");
-        let blocks = self.blocks.at(state);
+        let (blocks, title, icon) = match caller.bullets() {
+            None => (
+                self.blocks.at(state),
+                state.title.clone(),
+                state.icon.clone(),
+            ),
+            Some(roots) => {
+                let client = caller.client.as_ref().map(|c| c.as_str());
+                let seen = self.guests.open(client, state, roots, state.head_seq);
+                let title = seen
+                    .first()
+                    .map(|b| b.block.content.clone())
+                    .unwrap_or_default();
+                (SharedBlocks::new(state.head_seq, seen), title, None)
+            }
+        };
         let reply = SnapshotReply {
             doc_id: self.doc_id.clone(),
-            title: state.title.clone(),
+            title,
             title_version: state.title_version,
-            icon: state.icon.clone(),
+            icon,
             head_seq: state.head_seq,
             log_floor: state.log_floor,
             lease_seq: self.announcer.lease_seq(),
             role: caller.role,
             shared: caller.shared,
             mode: self.mode(caller.shared),
-            sessions: self.sessions.len(),
-            people: self.sessions.people(),
-            leases: SnapshotOthers {
-                others: self.leases.others(caller.client_str(), now),
-            },
+            sessions,
+            people,
+            leases: SnapshotOthers { others },
             blocks,
         };
         if reply.head_seq <= self.announcer.durable_head() {

@@ -11,6 +11,8 @@ use tokio::sync::oneshot;
 use crate::collab::validate::ClientId;
 use crate::document::grant::{Confirmed, StreamGrant};
 use crate::document::messages::{Channel, DocError, DocEvent};
+use crate::document::subscribers::Opened;
+use crate::storage::roles::Reach;
 
 use super::DocumentActor;
 
@@ -28,6 +30,8 @@ pub struct Subscribe {
     pub grant: Arc<dyn StreamGrant>,
     /// When the opener's rights were checked (the epoch read *before* that check).
     pub confirmed: Confirmed,
+    /// What of the document the opener sees (a bullet guest hears only its subtrees).
+    pub reach: Reach,
 }
 
 pub struct Subscribed {
@@ -90,11 +94,14 @@ impl Handler<Subscribe> for DocumentActor {
         self.see(msg.client.as_ref(), &msg.user_id, "", now);
         self.settle();
         let id = self.subscribers.add(
-            msg.channel,
-            msg.client,
-            msg.user_id,
-            msg.sink,
-            msg.grant,
+            Opened {
+                channel: msg.channel,
+                client: msg.client,
+                user_id: msg.user_id,
+                sink: msg.sink,
+                grant: msg.grant,
+                reach: msg.reach,
+            },
             msg.confirmed,
         );
         // The rights were checked at an epoch that has moved since: check them again.

@@ -13,11 +13,13 @@ use crate::collab::lease::HoldOutcome;
 use crate::collab::op::{Effect, LogEntry, Op, OpKind, OpResult, OpStatus};
 use crate::collab::rules::{apply_op, OpContext};
 use crate::collab::sync_request::SyncRequest;
+use crate::document::guests::{self, Catch, Confined};
 use crate::document::messages::{Caller, DocError, Mode};
 use crate::document::sync_reply::{Entries, LeasesReply, LogPage, SyncFields, SyncReply};
 use crate::metrics::OpTally;
 use crate::storage::documents::{self, DocWrite};
 use crate::storage::log::{LogRecord, Precheck};
+use crate::storage::roles::BulletRoot;
 use crate::storage::StorageError;
 
 use super::DocumentActor;
@@ -153,27 +155,65 @@ impl DocumentActor {
         hold: HoldOutcome,
     ) -> SyncReply {
         let now = self.clock.now_ms();
-        let (page, has_more, resync) = self.log_page(last_seq, ahead);
+        let (page, has_more, resync, head_seq) = match caller.bullets() {
+            None => {
+                let (page, has_more, resync) = self.log_page(last_seq, ahead);
+                (page, has_more, resync, self.announcer.durable_head())
+            }
+            Some(roots) => self.guest_page(caller, roots, last_seq, now),
+        };
+        let (others, people, sessions) = self.presence_for(caller, now);
+        let icon = match caller.bullets() {
+            None => self.state.as_ref().and_then(|s| s.icon.clone()),
+            Some(_) => None,
+        };
         SyncReply {
             page,
             fields: SyncFields {
                 results,
                 has_more,
-                head_seq: self.announcer.durable_head(),
+                head_seq,
                 lease_seq: self.announcer.lease_seq(),
                 leases: LeasesReply {
                     granted: hold.granted,
                     denied: hold.denied,
-                    others: self.leases.others(caller.client_str(), now),
+                    others,
                 },
                 role: caller.role,
                 shared: caller.shared,
-                sessions: self.sessions.len(),
-                people: self.sessions.people(),
+                sessions,
+                people,
                 mode: self.mode(caller.shared),
                 resync,
-                icon: self.state.as_ref().and_then(|s| s.icon.clone()),
+                icon,
             },
+        }
+    }
+
+    /// A bullet guest's page: not the log, but what changed in their view since they were
+    /// last sent it (`GuestViews`), with the cursor that goes with it.
+    fn guest_page(
+        &mut self,
+        caller: &Caller,
+        roots: &[BulletRoot],
+        last_seq: i64,
+        now: i64,
+    ) -> (LogPage, bool, bool, i64) {
+        let head = self.announcer.durable_head();
+        let (Some(client), Some(state)) = (caller.client.as_ref(), self.state.as_ref()) else {
+            return (LogPage::Ready(Entries::none()), false, true, head);
+        };
+        match self
+            .guests
+            .catch_up(client.as_str(), state, roots, last_seq, head, now)
+        {
+            Catch::Resync => (LogPage::Ready(Entries::none()), false, true, head),
+            Catch::Caught { seq, entry } => {
+                let records = entry
+                    .map(|e| vec![Arc::new(LogRecord::from_entry(&e))])
+                    .unwrap_or_default();
+                (LogPage::Ready(Entries::Records(records)), false, false, seq)
+            }
         }
     }
 
@@ -280,12 +320,41 @@ impl DocumentActor {
                 leases_enabled,
                 max_depth: self.cfg.max_depth,
             };
-            let applied = apply_op(state, &self.leases, &ctx, op);
+            // A bullet guest's op is confined to their view first (`guests::confine`).
+            let confined;
+            let (op, mut applied) = match msg.caller.bullets() {
+                None => (op, apply_op(state, &self.leases, &ctx, op)),
+                Some(roots) => match guests::confine(state, roots, op) {
+                    Confined::Apply(o) => {
+                        confined = o;
+                        let mut applied = apply_op(state, &self.leases, &ctx, &confined);
+                        for e in &mut applied.effects {
+                            if let Effect::Block { block } = e {
+                                if let Some(kept) =
+                                    guests::keep_inside(state, roots, &confined, block)
+                                {
+                                    *block = kept;
+                                }
+                            }
+                        }
+                        (&confined, applied)
+                    }
+                    Confined::Answer(result) => (
+                        op,
+                        crate::collab::rules::Applied {
+                            result,
+                            effects: Vec::new(),
+                            lease_grants: Vec::new(),
+                        },
+                    ),
+                },
+            };
+            let effects = std::mem::take(&mut applied.effects);
             let mut result = applied.result;
-            if !applied.effects.is_empty() {
+            if !effects.is_empty() {
                 state.head_seq += 1;
                 result.seq = Some(state.head_seq);
-                for e in &applied.effects {
+                for e in &effects {
                     match e {
                         Effect::Block { block } => {
                             changed.retain(|b| b.id != block.id);
@@ -307,7 +376,7 @@ impl DocumentActor {
                     client_id: client.to_string(),
                     user_id: author.user_id.clone(),
                     at: now,
-                    effects: applied.effects,
+                    effects,
                 };
                 write.log.push(Arc::new(LogRecord::from_entry(&entry)));
             }
@@ -336,6 +405,12 @@ impl DocumentActor {
             fresh.push(done);
         }
         write.head_after = state.head_seq;
+        self.announcer.touched(
+            changed
+                .iter()
+                .map(|b| b.id.as_str())
+                .chain(write.purged.iter().map(String::as_str)),
+        );
         write.blocks = changed;
         self.recent.remember(&fresh);
         Applied {
@@ -384,7 +459,16 @@ impl Handler<Sync> for DocumentActor {
         // Viewers never hold leases: a read-only user must not lock editors out.
         let leases_enabled =
             self.mode(msg.caller.shared) == Mode::Full && msg.caller.role.can_write();
-        let hold = match (&msg.hold, leases_enabled) {
+        // A bullet guest holds leases only on blocks of their view they may write.
+        let wished = match (&msg.hold, msg.caller.bullets(), self.state.as_ref()) {
+            (Some(list), Some(roots), Some(doc)) => Some(guests::writable_only(doc, roots, list)),
+            (list, _, _) => list.clone(),
+        };
+        let held_before = match &wished {
+            Some(_) => self.leases.held_by_client(client, now),
+            None => Vec::new(),
+        };
+        let hold = match (&wished, leases_enabled) {
             (Some(list), true) => self.leases.hold(client, author, list, now),
             (Some(_), false) => HoldOutcome {
                 changed: self.leases.release_client(client),
@@ -392,6 +476,15 @@ impl Handler<Sync> for DocumentActor {
             },
             (None, _) => HoldOutcome::default(),
         };
+        if hold.changed {
+            // The blocks whose lease came or went: what decides which guests hear of it.
+            let held_after = self.leases.held_by_client(client, now);
+            let moved = held_after
+                .iter()
+                .filter(|b| !held_before.contains(b))
+                .chain(held_before.iter().filter(|b| !held_after.contains(b)));
+            self.announcer.touched(moved.map(String::as_str));
+        }
         self.cfg
             .metrics
             .lease_grants

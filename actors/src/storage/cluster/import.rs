@@ -127,6 +127,11 @@ const TABLES: &[Table] = &[
         booleans: &[],
     },
     Table {
+        name: "block_shares",
+        columns: &["doc_id", "block_id", "kind", "principal_id", "access"],
+        booleans: &[],
+    },
+    Table {
         name: "blocks",
         columns: &[
             "rid",

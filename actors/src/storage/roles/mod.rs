@@ -6,6 +6,12 @@
 //! (PROTOCOL §3). Owning a folder on the chain counts as a write share of that folder. A
 //! document in the trash has no readers at all until its owner restores it.
 //!
+//! Someone with no role on the document may still have bullets of it shared with them
+//! (PROTOCOL §10): `doc_view` answers that too, as a `Reach::Bullets`. Only `doc_view`
+//! ever grants a bullet guest anything; `doc_grant` and `doc_role` answer for the whole
+//! document only, so every path that does not filter by subtree refuses guests by
+//! construction.
+//!
 //! The decisions are written here once; `rows.rs` asks each backend (`sqlite.rs`,
 //! `postgres.rs`) only for rows.
 
@@ -17,7 +23,7 @@ mod types;
 
 pub use access_list::{who_has_access, AccessList, Member, PersonAccess, TeamAccess};
 pub use rows::readable_doc_ids;
-pub use types::{DocSummary, FolderSummary, Grant, Role};
+pub use types::{BulletAccess, BulletRoot, DocSummary, FolderSummary, Grant, Reach, Role, View};
 
 use super::db::Db;
 use super::error::Result;
@@ -74,6 +80,43 @@ pub fn doc_grant(db: &mut Db, user_id: &str, doc_id: &str) -> Result<Option<Gran
         }
     }
     Ok(best.0)
+}
+
+/// What `user_id` may see and do of `doc_id`: the whole document (`doc_grant`), or, with
+/// no role on it, the subtrees of the bullets shared with them or a team of theirs — each
+/// root once, with the best role its shares give (a direct share named before a team's).
+pub fn doc_view(db: &mut Db, user_id: &str, doc_id: &str) -> Result<Option<View>> {
+    if let Some(grant) = doc_grant(db, user_id, doc_id)? {
+        return Ok(Some(View {
+            grant,
+            reach: Reach::Document,
+        }));
+    }
+    // `doc_grant` answered None for a deactivated user or a trashed document too: check
+    // both before any bullet counts.
+    if !rows::user_active(db, user_id)? || rows::live_doc_place(db, doc_id)?.is_none() {
+        return Ok(None);
+    }
+    let mut roots: Vec<BulletRoot> = Vec::new();
+    let mut best = Best::default();
+    for a in rows::bullet_accesses(db, doc_id, user_id)? {
+        let role = Role::from_access(&a.access);
+        best.offer(role, || match &a.team {
+            Some(team) => format!("bullet:team:{team}"),
+            None => "bullet".into(),
+        });
+        match roots.iter_mut().find(|r| r.block_id == a.block_id) {
+            Some(r) => r.role = r.role.max(role),
+            None => roots.push(BulletRoot {
+                block_id: a.block_id,
+                role,
+            }),
+        }
+    }
+    Ok(best.0.map(|grant| View {
+        grant,
+        reach: Reach::Bullets(roots.into()),
+    }))
 }
 
 pub fn doc_role(db: &mut Db, user_id: &str, doc_id: &str) -> Result<Option<Role>> {

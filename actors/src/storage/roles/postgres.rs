@@ -2,7 +2,7 @@
 
 use postgres::GenericClient;
 
-use super::types::{ChainAccess, DocPlace, DocRow, FolderRow};
+use super::types::{BulletAccess, ChainAccess, DocPlace, DocRow, FolderRow};
 use crate::storage::error::Result;
 
 /// Every folder from `$1` up to the root, nearest first (cycle-safe).
@@ -114,10 +114,35 @@ pub fn chain_accesses(
         .collect())
 }
 
+pub fn bullet_accesses(
+    c: &mut impl GenericClient,
+    doc_id: &str,
+    user_id: &str,
+) -> Result<Vec<BulletAccess>> {
+    Ok(c.query(
+        "SELECT block_id, access, NULL::text FROM block_shares
+          WHERE doc_id = $1 AND kind = 'user' AND principal_id = $2
+         UNION ALL
+         SELECT s.block_id, s.access, t.name FROM block_shares s
+           JOIN team_members m ON m.team_id = s.principal_id JOIN teams t ON t.id = s.principal_id
+          WHERE s.doc_id = $1 AND s.kind = 'team' AND m.user_id = $2
+         ORDER BY 1, 3",
+        &[&doc_id, &user_id],
+    )?
+    .iter()
+    .map(|r| BulletAccess {
+        block_id: r.get(0),
+        access: r.get(1),
+        team: r.get(2),
+    })
+    .collect())
+}
+
 pub fn has_doc_shares(c: &mut impl GenericClient, doc_id: &str) -> Result<bool> {
     Ok(c.query_one(
         "SELECT EXISTS(SELECT 1 FROM doc_shares WHERE doc_id = $1)
-             OR EXISTS(SELECT 1 FROM doc_team_shares WHERE doc_id = $1)",
+             OR EXISTS(SELECT 1 FROM doc_team_shares WHERE doc_id = $1)
+             OR EXISTS(SELECT 1 FROM block_shares WHERE doc_id = $1)",
         &[&doc_id],
     )?
     .get(0))

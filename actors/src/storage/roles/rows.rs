@@ -3,7 +3,7 @@
 
 use super::postgres;
 use super::sqlite;
-use super::types::{ChainAccess, DocPlace, DocRow, FolderRow};
+use super::types::{BulletAccess, ChainAccess, DocPlace, DocRow, FolderRow};
 use crate::storage::db::{row_questions, Db};
 use crate::storage::error::Result;
 
@@ -21,7 +21,10 @@ row_questions! {
     /// How the user reaches the folder chain from `folder_id` up: owned folders first, then
     /// shares; each nearest first.
     pub fn chain_accesses(folder_id: &str, user_id: &str) -> Vec<ChainAccess>;
-    /// Whether the document is shared directly or with a team.
+    /// The bullets of the document shared with the user or a team of theirs, by block ID
+    /// (direct shares before team shares of the same bullet).
+    pub fn bullet_accesses(doc_id: &str, user_id: &str) -> Vec<BulletAccess>;
+    /// Whether the document, or a bullet of it, is shared with a person or a team.
     pub fn has_doc_shares(doc_id: &str) -> bool;
     /// Whether a folder on the chain from `folder_id` up is shared, or owned by anyone but
     /// `owner_id`.

@@ -2,7 +2,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::types::{ChainAccess, DocPlace, DocRow, FolderRow};
+use super::types::{BulletAccess, ChainAccess, DocPlace, DocRow, FolderRow};
 use crate::storage::error::Result;
 
 /// Every folder from `folder` up to the root, nearest first (cycle-safe).
@@ -96,11 +96,38 @@ pub fn chain_accesses(
     Ok(rows)
 }
 
+pub fn bullet_accesses(
+    conn: &Connection,
+    doc_id: &str,
+    user_id: &str,
+) -> Result<Vec<BulletAccess>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT block_id, access, NULL FROM block_shares
+          WHERE doc_id = ?1 AND kind = 'user' AND principal_id = ?2
+         UNION ALL
+         SELECT s.block_id, s.access, t.name FROM block_shares s
+           JOIN team_members m ON m.team_id = s.principal_id JOIN teams t ON t.id = s.principal_id
+          WHERE s.doc_id = ?1 AND s.kind = 'team' AND m.user_id = ?2
+         ORDER BY 1, 3",
+    )?;
+    let rows = stmt
+        .query_map(params![doc_id, user_id], |r| {
+            Ok(BulletAccess {
+                block_id: r.get(0)?,
+                access: r.get(1)?,
+                team: r.get(2)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
 pub fn has_doc_shares(conn: &Connection, doc_id: &str) -> Result<bool> {
     Ok(conn
         .prepare_cached(
             "SELECT EXISTS(SELECT 1 FROM doc_shares WHERE doc_id = ?1)
-                 OR EXISTS(SELECT 1 FROM doc_team_shares WHERE doc_id = ?1)",
+                 OR EXISTS(SELECT 1 FROM doc_team_shares WHERE doc_id = ?1)
+                 OR EXISTS(SELECT 1 FROM block_shares WHERE doc_id = ?1)",
         )?
         .query_row([doc_id], |r| r.get(0))?)
 }

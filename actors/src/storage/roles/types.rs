@@ -50,11 +50,49 @@ impl Role {
     }
 }
 
+/// A bullet shared with the user, directly (`team` None) or with a team of theirs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BulletAccess {
+    pub block_id: String,
+    /// `read` or `write`.
+    pub access: String,
+    pub team: Option<String>,
+}
+
+/// What of a document a grant reaches: all of it, or only the subtrees of shared bullets
+/// (PROTOCOL §10) — each root with the role its shares give there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    Document,
+    Bullets(std::sync::Arc<[BulletRoot]>),
+}
+
+impl Reach {
+    pub fn is_document(&self) -> bool {
+        matches!(self, Reach::Document)
+    }
+}
+
+/// A shared bullet: the root of a subtree a guest sees, and their role inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BulletRoot {
+    pub block_id: String,
+    pub role: Role,
+}
+
 /// A role and the path it came by (`owner`, `direct`, `team:<name>`, `folder:<name>`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Grant {
     pub role: Role,
     pub via: String,
+}
+
+/// The role function's whole answer for a document: the best role, how it came, and what
+/// of the document it reaches. A bullet guest's `role` is the best of their bullets'.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    pub grant: Grant,
+    pub reach: Reach,
 }
 
 /// One line of a user's document list: the document and the caller's role on it, with how

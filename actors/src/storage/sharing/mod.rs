@@ -9,11 +9,12 @@ mod rows;
 mod sqlite;
 mod types;
 
+pub use rows::{block_in_doc, block_shares};
 pub use rows::{
     doc_owner, doc_shares, docs_under_folder, folder, folder_shares, leave_doc_share,
     leave_folder_share, leave_team, rename_folder, set_doc_folder,
 };
-pub use types::{Access, Folder, NamedShare, Share, ShareKind, Team};
+pub use types::{Access, Folder, NamedShare, Share, ShareKind, SharedBullet, Team};
 
 use std::collections::HashSet;
 
@@ -103,6 +104,50 @@ pub fn set_doc_shares(db: &mut Db, doc_id: &str, owner_id: &str, shares: &[Share
         }
     }
     Ok(())
+}
+
+/// Replaces a bullet's whole share list (PROTOCOL §10; a share to the document's owner is
+/// dropped: they see everything).
+pub fn set_block_shares(
+    db: &mut Db,
+    doc_id: &str,
+    block_id: &str,
+    owner_id: &str,
+    shares: &[Share],
+) -> Result<()> {
+    check_principals(db, shares)?;
+    rows::clear_block_shares(db, doc_id, block_id)?;
+    for s in shares {
+        if !(s.kind == ShareKind::User && s.id == owner_id) {
+            rows::insert_block_share(db, doc_id, block_id, s)?;
+        }
+    }
+    Ok(())
+}
+
+/// The bullets shared with the user that they do not see anyway (a person with a role on
+/// the whole document opens the document itself), each with their role on it.
+pub fn shared_bullets(db: &mut Db, user_id: &str) -> Result<Vec<SharedBullet>> {
+    let mut out = Vec::new();
+    for row in rows::shared_bullets(db, user_id)? {
+        let Some(view) = super::roles::doc_view(db, user_id, &row.doc_id)? else {
+            continue;
+        };
+        let super::roles::Reach::Bullets(roots) = &view.reach else {
+            continue;
+        };
+        let Some(root) = roots.iter().find(|r| r.block_id == row.block_id) else {
+            continue;
+        };
+        out.push(SharedBullet {
+            doc_id: row.doc_id,
+            block_id: row.block_id,
+            title: row.content.unwrap_or_default(),
+            role: root.role,
+            deleted: row.deleted,
+        });
+    }
+    Ok(out)
 }
 
 /// Replaces the folder's whole share list.

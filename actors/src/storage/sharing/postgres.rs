@@ -2,7 +2,7 @@
 
 use postgres::GenericClient;
 
-use super::types::{Access, Folder, Share, ShareKind};
+use super::types::{Access, Folder, Share, ShareKind, SharedBulletRow};
 use crate::storage::error::Result;
 
 fn ids(c: &mut impl GenericClient, sql: &str, arg: &str) -> Result<Vec<String>> {
@@ -315,4 +315,80 @@ pub fn folders_shared_with_team(c: &mut impl GenericClient, team_id: &str) -> Re
         "SELECT folder_id FROM workspace_folder_shares WHERE kind = 'team' AND principal_id = $1",
         team_id,
     )
+}
+
+pub fn block_shares(
+    c: &mut impl GenericClient,
+    doc_id: &str,
+    block_id: &str,
+) -> Result<Vec<Share>> {
+    Ok(c.query(
+        "SELECT kind, principal_id, access FROM block_shares
+          WHERE doc_id = $1 AND block_id = $2 ORDER BY kind DESC, principal_id",
+        &[&doc_id, &block_id],
+    )?
+    .iter()
+    .map(|r| Share {
+        kind: ShareKind::parse(r.get(0)),
+        id: r.get(1),
+        access: Access::parse(r.get(2)),
+    })
+    .collect())
+}
+
+pub fn clear_block_shares(c: &mut impl GenericClient, doc_id: &str, block_id: &str) -> Result<()> {
+    c.execute(
+        "DELETE FROM block_shares WHERE doc_id = $1 AND block_id = $2",
+        &[&doc_id, &block_id],
+    )?;
+    Ok(())
+}
+
+pub fn insert_block_share(
+    c: &mut impl GenericClient,
+    doc_id: &str,
+    block_id: &str,
+    share: &Share,
+) -> Result<()> {
+    c.execute(
+        "INSERT INTO block_shares (doc_id, block_id, kind, principal_id, access)
+         VALUES ($1, $2, $3, $4, $5)",
+        &[
+            &doc_id,
+            &block_id,
+            &share.kind.as_str(),
+            &share.id,
+            &share.access.as_str(),
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn shared_bullets(c: &mut impl GenericClient, user_id: &str) -> Result<Vec<SharedBulletRow>> {
+    Ok(c.query(
+        "SELECT s.doc_id, s.block_id, min(b.content), bool_and(b.deleted) FROM block_shares s
+           JOIN documents d ON d.id = s.doc_id AND d.trashed_at IS NULL
+           LEFT JOIN blocks b ON b.id = s.block_id AND b.doc_id = s.doc_id
+          WHERE (s.kind = 'user' AND s.principal_id = $1)
+             OR (s.kind = 'team' AND s.principal_id IN
+                    (SELECT team_id FROM team_members WHERE user_id = $1))
+          GROUP BY s.doc_id, s.block_id ORDER BY s.doc_id, s.block_id",
+        &[&user_id],
+    )?
+    .iter()
+    .map(|r| SharedBulletRow {
+        doc_id: r.get(0),
+        block_id: r.get(1),
+        content: r.get(2),
+        deleted: r.get::<_, Option<bool>>(3).unwrap_or(true),
+    })
+    .collect())
+}
+
+pub fn block_in_doc(c: &mut impl GenericClient, doc_id: &str, block_id: &str) -> Result<bool> {
+    Ok(c.query_opt(
+        "SELECT 1 FROM blocks WHERE id = $1 AND doc_id = $2",
+        &[&block_id, &doc_id],
+    )?
+    .is_some())
 }

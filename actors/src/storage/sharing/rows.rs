@@ -3,7 +3,7 @@
 
 use super::postgres;
 use super::sqlite;
-use super::types::{Folder, Share};
+use super::types::{Folder, Share, SharedBulletRow};
 use crate::storage::db::{row_questions, Db};
 use crate::storage::error::Result;
 
@@ -59,4 +59,13 @@ row_questions! {
     pub fn docs_shared_with_team(team_id: &str) -> Vec<String>;
     /// Folders shared with the team.
     pub fn folders_shared_with_team(team_id: &str) -> Vec<String>;
+    /// Whether the document has a block of that ID (deleted or not).
+    pub fn block_in_doc(doc_id: &str, block_id: &str) -> bool;
+    /// A bullet's shares: user shares by user ID, then team shares by team ID.
+    pub fn block_shares(doc_id: &str, block_id: &str) -> Vec<Share>;
+    pub fn clear_block_shares(doc_id: &str, block_id: &str) -> ();
+    pub fn insert_block_share(doc_id: &str, block_id: &str, share: &Share) -> ();
+    /// The bullets shared with the user or a team of theirs, in documents not in the
+    /// trash, each once, with the bullet's text as stored.
+    pub fn shared_bullets(user_id: &str) -> Vec<SharedBulletRow>;
 }

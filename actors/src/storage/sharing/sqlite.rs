@@ -2,7 +2,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::types::{Access, Folder, Share, ShareKind};
+use super::types::{Access, Folder, Share, ShareKind, SharedBulletRow};
 use crate::storage::error::Result;
 
 fn exists(conn: &Connection, sql: &str, id: &str) -> Result<bool> {
@@ -317,4 +317,78 @@ pub fn folders_shared_with_team(conn: &Connection, team_id: &str) -> Result<Vec<
         "SELECT folder_id FROM workspace_folder_shares WHERE kind = 'team' AND principal_id = ?1",
         team_id,
     )
+}
+
+pub fn block_shares(conn: &Connection, doc_id: &str, block_id: &str) -> Result<Vec<Share>> {
+    let rows = conn
+        .prepare_cached(
+            "SELECT kind, principal_id, access FROM block_shares
+              WHERE doc_id = ?1 AND block_id = ?2 ORDER BY kind DESC, principal_id",
+        )?
+        .query_map(params![doc_id, block_id], |r| {
+            Ok(Share {
+                kind: ShareKind::parse(&r.get::<_, String>(0)?),
+                id: r.get(1)?,
+                access: Access::parse(&r.get::<_, String>(2)?),
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+pub fn clear_block_shares(conn: &Connection, doc_id: &str, block_id: &str) -> Result<()> {
+    conn.execute(
+        "DELETE FROM block_shares WHERE doc_id = ?1 AND block_id = ?2",
+        params![doc_id, block_id],
+    )?;
+    Ok(())
+}
+
+pub fn insert_block_share(
+    conn: &Connection,
+    doc_id: &str,
+    block_id: &str,
+    share: &Share,
+) -> Result<()> {
+    conn.execute(
+        "INSERT INTO block_shares (doc_id, block_id, kind, principal_id, access)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            doc_id,
+            block_id,
+            share.kind.as_str(),
+            share.id,
+            share.access.as_str()
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn shared_bullets(conn: &Connection, user_id: &str) -> Result<Vec<SharedBulletRow>> {
+    let rows = conn
+        .prepare_cached(
+            "SELECT s.doc_id, s.block_id, b.content, b.deleted FROM block_shares s
+               JOIN documents d ON d.id = s.doc_id AND d.trashed_at IS NULL
+               LEFT JOIN blocks b ON b.id = s.block_id AND b.doc_id = s.doc_id
+              WHERE (s.kind = 'user' AND s.principal_id = ?1)
+                 OR (s.kind = 'team' AND s.principal_id IN
+                        (SELECT team_id FROM team_members WHERE user_id = ?1))
+              GROUP BY s.doc_id, s.block_id ORDER BY s.doc_id, s.block_id",
+        )?
+        .query_map([user_id], |r| {
+            Ok(SharedBulletRow {
+                doc_id: r.get(0)?,
+                block_id: r.get(1)?,
+                content: r.get(2)?,
+                deleted: r.get::<_, Option<bool>>(3)?.unwrap_or(true),
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+pub fn block_in_doc(conn: &Connection, doc_id: &str, block_id: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM blocks WHERE id = ?1 AND doc_id = ?2")?
+        .exists(params![block_id, doc_id])?)
 }

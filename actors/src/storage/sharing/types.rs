@@ -93,3 +93,26 @@ impl ShareKind {
         }
     }
 }
+
+/// A bullet shared with someone, as their home page lists it (rows of `shared_bullets`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedBulletRow {
+    pub doc_id: String,
+    pub block_id: String,
+    /// The bullet's text; None when its row is gone (purged).
+    pub content: Option<String>,
+    pub deleted: bool,
+}
+
+/// A bullet shared with the caller (`GET /shared/bullets`): the document it is in, the
+/// bullet (the root of what they see), its text as the title, and their role there.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SharedBullet {
+    pub doc_id: String,
+    pub block_id: String,
+    pub title: String,
+    pub role: crate::storage::roles::Role,
+    /// The bullet is deleted (its owner may restore it; until then there is nothing to see).
+    pub deleted: bool,
+}

@@ -1,0 +1,455 @@
+//! The tabs of bullet guests (PROTOCOL §10): people who see only the subtrees of the bullets
+//! shared with them. A guest is never sent the document's log — each entry could name a
+//! block, a text or an author from elsewhere. Instead each guest tab is sent its *view*:
+//! what it was last sent is remembered here, and its next reply carries exactly what changed
+//! in it — blocks new to the view or changed since (as they are now) and a purge for every
+//! block it had that is no longer in it (moved out, or the share ended) — as one entry at
+//! the durable head. Nothing outside the view is ever looked at to build it.
+//!
+//! A tab whose cursor is not the one it was last given (a reply lost on the way, a restarted
+//! actor that remembers no views) is told to reload (`resync`): its snapshot opens the view
+//! again. Owned by the actor; nothing else reaches inside.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::collab::block::Block;
+use crate::collab::document::DocState;
+use crate::collab::op::{Effect, LogEntry, Op, OpKind, OpResult, RejectReason};
+use crate::collab::rules::{conflict_copy_id, rescue_block_id};
+use crate::collab::subtree;
+use crate::storage::roles::{BulletRoot, Role};
+
+use super::encoded::SnapshotBlock;
+
+/// What one guest tab has been sent.
+struct View {
+    /// Every block of the view as last sent: the state's own `Arc` (a change to a block
+    /// replaces its `Arc`, so a different pointer is a change to send).
+    sent: HashMap<String, Arc<Block>>,
+    /// The top roots when last sent (sent re-parented to the guest's top level).
+    tops: HashSet<String>,
+    /// The cursor the tab was given with it.
+    seq: i64,
+}
+
+/// What a guest tab's reply carries.
+#[derive(Debug)]
+pub(super) enum Catch {
+    /// The tab must reload its snapshot.
+    Resync,
+    /// Its new cursor and, if anything in its view changed, the one entry that brings it
+    /// there.
+    Caught { seq: i64, entry: Option<LogEntry> },
+}
+
+#[derive(Default)]
+pub(super) struct GuestViews {
+    by_client: HashMap<String, View>,
+}
+
+/// The share roots' block IDs.
+pub(super) fn root_ids(roots: &[BulletRoot]) -> Vec<String> {
+    roots.iter().map(|r| r.block_id.clone()).collect()
+}
+
+/// The view of `roots` in `doc`: the blocks as stored, and the top roots.
+fn view_of(doc: &DocState, roots: &[String]) -> (Vec<Arc<Block>>, HashSet<String>) {
+    let tops = subtree::top_roots(doc, roots)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    (subtree::blocks(doc, roots), tops)
+}
+
+/// A guest's role at block `id`: the best of the shared bullets on its ancestry.
+fn role_at(doc: &DocState, roots: &[BulletRoot], id: &str) -> Option<Role> {
+    let ids = root_ids(roots);
+    subtree::covering(doc, &ids, id)
+        .into_iter()
+        .filter_map(|r| roots.iter().find(|b| b.block_id == r).map(|b| b.role))
+        .max()
+}
+
+fn writable_at(doc: &DocState, roots: &[BulletRoot], id: &str) -> bool {
+    role_at(doc, roots, id).is_some_and(Role::can_write)
+}
+
+/// The blocks of `list` inside the guest's view that they may write (a lease wish for
+/// anything else is dropped unanswered, as for a block that does not exist).
+pub(super) fn writable_only(doc: &DocState, roots: &[BulletRoot], list: &[String]) -> Vec<String> {
+    list.iter()
+        .filter(|id| writable_at(doc, roots, id))
+        .cloned()
+        .collect()
+}
+
+/// Where a guest's text goes that has no place of its own inside their view (an insert at
+/// their top level, text for a block that left it): the first top root they may write
+/// under that is not deleted.
+pub(super) fn home(doc: &DocState, roots: &[BulletRoot]) -> Option<String> {
+    subtree::top_roots(doc, &root_ids(roots))
+        .into_iter()
+        .find(|r| writable_at(doc, roots, r) && doc.get(r).is_some_and(|b| !b.deleted))
+        .map(str::to_string)
+}
+
+/// What a guest's op becomes before the rules see it (PROTOCOL §10): ops on blocks inside
+/// their view pass as they are; an insert or move to their top level goes under their home
+/// root; text for a block outside it — one that left their view, or was never in it — is
+/// kept as a new bullet at the end of their home root, as text for an unknown block is kept
+/// at the end of a document; anything else naming a block outside is answered exactly as
+/// an unknown block. Inside a bullet shared read-only, writes are refused (`invalid`).
+pub(super) enum Confined {
+    Apply(Op),
+    Answer(OpResult),
+}
+
+pub(super) fn confine(doc: &DocState, roots: &[BulletRoot], op: &Op) -> Confined {
+    let ids = root_ids(roots);
+    let inside = |id: &str| subtree::inside(doc, &ids, id);
+    let unknown = |id: &str| {
+        Confined::Answer(OpResult::rejected(
+            &op.op_id,
+            Some(id),
+            RejectReason::UnknownBlock,
+        ))
+    };
+    let refused = |id: Option<&str>| {
+        Confined::Answer(OpResult::rejected(&op.op_id, id, RejectReason::Invalid))
+    };
+    let with = |kind: OpKind| {
+        Confined::Apply(Op {
+            op_id: op.op_id.clone(),
+            kind,
+        })
+    };
+    // The parent a guest's block may go under: one inside their view they may write under,
+    // or for their top level (or a parent they cannot see) their home root.
+    let place = |parent: Option<&str>| -> Result<String, Box<Confined>> {
+        match parent {
+            Some(p) if inside(p) && writable_at(doc, roots, p) => Ok(p.to_string()),
+            Some(p) if inside(p) => Err(Box::new(refused(Some(p)))),
+            _ => home(doc, roots).ok_or_else(|| Box::new(refused(parent))),
+        }
+    };
+    match &op.kind {
+        OpKind::Insert {
+            block_id,
+            parent_id,
+            order_key,
+            content,
+            block_type,
+            checked,
+            language,
+        } => match place(parent_id.as_deref()) {
+            Ok(parent) => {
+                let order_key = if parent_id.as_deref() == Some(parent.as_str()) {
+                    order_key.clone()
+                } else {
+                    doc.key_at_end(Some(&parent))
+                };
+                with(OpKind::Insert {
+                    block_id: block_id.clone(),
+                    parent_id: Some(parent),
+                    order_key,
+                    content: content.clone(),
+                    block_type: *block_type,
+                    checked: *checked,
+                    language: language.clone(),
+                })
+            }
+            Err(answer) => *answer,
+        },
+        OpKind::SetContent {
+            block_id, content, ..
+        } if !inside(block_id) => match place(None) {
+            Ok(parent) => with(OpKind::Insert {
+                block_id: rescue_block_id(&doc.doc_id, &op.op_id),
+                order_key: doc.key_at_end(Some(&parent)),
+                parent_id: Some(parent),
+                content: content.clone(),
+                block_type: None,
+                checked: None,
+                language: None,
+            }),
+            Err(answer) => *answer,
+        },
+        OpKind::Move {
+            block_id,
+            parent_id,
+            order_key,
+        } => {
+            if !inside(block_id) {
+                return unknown(block_id);
+            }
+            if !writable_at(doc, roots, block_id) {
+                return refused(Some(block_id));
+            }
+            let top = subtree::top_roots(doc, &ids).contains(&block_id.as_str());
+            match parent_id.as_deref() {
+                // A shared bullet's place among its real siblings is not the guest's to change.
+                None if top => refused(Some(block_id)),
+                Some(p) if !inside(p) => unknown(p),
+                parent => match place(parent) {
+                    Ok(p) => {
+                        let order_key = if parent == Some(p.as_str()) {
+                            order_key.clone()
+                        } else {
+                            doc.key_at_end(Some(&p))
+                        };
+                        with(OpKind::Move {
+                            block_id: block_id.clone(),
+                            parent_id: Some(p),
+                            order_key,
+                        })
+                    }
+                    Err(answer) => *answer,
+                },
+            }
+        }
+        OpKind::SetContent { block_id, .. }
+        | OpKind::SetProps { block_id, .. }
+        | OpKind::Delete { block_id }
+        | OpKind::Restore { block_id } => {
+            if !inside(block_id) {
+                unknown(block_id)
+            } else if !writable_at(doc, roots, block_id) {
+                refused(Some(block_id))
+            } else {
+                Confined::Apply(op.clone())
+            }
+        }
+        // The document's title is not theirs (their title is their root's text).
+        OpKind::SetTitle { .. } => refused(None),
+    }
+}
+
+/// After a guest's op: a bullet it made that the rules placed outside the guest's view (a
+/// conflict copy beside their shared bullet, an insert under a deleted parent placed at the
+/// nearest live ancestor) goes to the end of their home root instead, so they keep seeing
+/// their text. Returns the block as it is now, to log in place of the one made.
+pub(super) fn keep_inside(
+    doc: &mut DocState,
+    roots: &[BulletRoot],
+    op: &Op,
+    made: &Arc<Block>,
+) -> Option<Arc<Block>> {
+    let new_ids = [
+        conflict_copy_id(&doc.doc_id, &op.op_id),
+        rescue_block_id(&doc.doc_id, &op.op_id),
+    ];
+    let inserted = matches!(&op.kind, OpKind::Insert { block_id, .. } if *block_id == made.id);
+    if !(inserted || new_ids.contains(&made.id)) {
+        return None;
+    }
+    if subtree::inside(doc, &root_ids(roots), &made.id) {
+        return None;
+    }
+    let home = home(doc, roots)?;
+    let mut b = (**made).clone();
+    b.order_key = doc.key_at_end(Some(&home));
+    b.parent_id = Some(home);
+    Some(doc.put(Arc::new(b)))
+}
+
+impl GuestViews {
+    /// A guest tab opens its view (a snapshot at `seq`): the blocks it shows, as the guest
+    /// sees them (top roots at the top level, depths from there), in view order. `client`
+    /// None (a plain read) remembers nothing.
+    pub(super) fn open(
+        &mut self,
+        client: Option<&str>,
+        doc: &DocState,
+        roots: &[BulletRoot],
+        seq: i64,
+    ) -> Vec<SnapshotBlock> {
+        let (blocks, tops) = view_of(doc, &root_ids(roots));
+        let mut depth: HashMap<&str, u32> = HashMap::new();
+        let mut out = Vec::with_capacity(blocks.len());
+        for b in &blocks {
+            let d = match b.parent_id.as_deref() {
+                Some(p) if !tops.contains(&b.id) => depth.get(p).map_or(0, |d| d + 1),
+                _ => 0,
+            };
+            depth.insert(&b.id, d);
+            out.push(SnapshotBlock {
+                block: subtree::as_seen(b, tops.contains(&b.id)),
+                depth: d,
+            });
+        }
+        if let Some(client) = client {
+            let sent = blocks.iter().map(|b| (b.id.clone(), b.clone())).collect();
+            self.by_client
+                .insert(client.to_string(), View { sent, tops, seq });
+        }
+        out
+    }
+
+    /// What a guest tab that has seen `last_seq` is sent now, at the durable head `head`
+    /// (`at`: the entry's time).
+    pub(super) fn catch_up(
+        &mut self,
+        client: &str,
+        doc: &DocState,
+        roots: &[BulletRoot],
+        last_seq: i64,
+        head: i64,
+        at: i64,
+    ) -> Catch {
+        let Some(view) = self.by_client.get_mut(client) else {
+            return Catch::Resync;
+        };
+        if view.seq != last_seq {
+            self.by_client.remove(client);
+            return Catch::Resync;
+        }
+        let (blocks, tops) = view_of(doc, &root_ids(roots));
+        let mut effects = Vec::new();
+        let mut now: HashMap<String, Arc<Block>> = HashMap::with_capacity(blocks.len());
+        for b in blocks {
+            let top = tops.contains(&b.id);
+            let same = view
+                .sent
+                .get(&b.id)
+                .is_some_and(|s| Arc::ptr_eq(s, &b) && view.tops.contains(&b.id) == top);
+            if !same {
+                effects.push(Effect::Block {
+                    block: subtree::as_seen(&b, top),
+                });
+            }
+            now.insert(b.id.clone(), b);
+        }
+        let mut gone: Vec<String> = view
+            .sent
+            .keys()
+            .filter(|id| !now.contains_key(*id))
+            .cloned()
+            .collect();
+        if !gone.is_empty() {
+            gone.sort();
+            effects.push(Effect::Purge { block_ids: gone });
+        }
+        view.sent = now;
+        view.tops = tops;
+        if effects.is_empty() {
+            return Catch::Caught {
+                seq: view.seq,
+                entry: None,
+            };
+        }
+        view.seq = head.max(view.seq);
+        Catch::Caught {
+            seq: view.seq,
+            entry: Some(LogEntry {
+                seq: view.seq,
+                op_id: format!("view-{}", view.seq),
+                kind: "view".into(),
+                client_id: String::new(),
+                user_id: String::new(),
+                at,
+                effects,
+            }),
+        }
+    }
+
+    /// Whether a change to any of `touched` concerns the guest tab `client` with `roots`:
+    /// the block is in its view now, or was in what it was last sent.
+    pub(super) fn concerns(
+        &self,
+        client: Option<&str>,
+        doc: &DocState,
+        roots: &[BulletRoot],
+        touched: &HashSet<String>,
+    ) -> bool {
+        let ids = root_ids(roots);
+        let sent = client.and_then(|c| self.by_client.get(c));
+        touched.iter().any(|id| {
+            sent.is_some_and(|v| v.sent.contains_key(id)) || subtree::inside(doc, &ids, id)
+        })
+    }
+
+    /// Forgets the views of tabs that are gone.
+    pub(super) fn retain(&mut self, present: impl Fn(&str) -> bool) {
+        self.by_client.retain(|c, _| present(c));
+    }
+
+    pub(super) fn forget(&mut self, client: &str) {
+        self.by_client.remove(client);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::roles::Role;
+
+    fn put(d: &mut DocState, id: &str, parent: Option<&str>, key: &str) {
+        d.put(Arc::new(Block::new(
+            id.into(),
+            parent.map(str::to_string),
+            key.into(),
+            format!("text of {id}"),
+            0,
+            "usr_o",
+        )));
+    }
+
+    fn root(id: &str) -> Vec<BulletRoot> {
+        vec![BulletRoot {
+            block_id: id.into(),
+            role: Role::Editor,
+        }]
+    }
+
+    fn ids_in(entry: &LogEntry) -> (Vec<String>, Vec<String>) {
+        let mut blocks = Vec::new();
+        let mut purged = Vec::new();
+        for e in &entry.effects {
+            match e {
+                Effect::Block { block } => blocks.push(block.id.clone()),
+                Effect::Purge { block_ids } => purged.extend(block_ids.iter().cloned()),
+                Effect::Title { .. } => panic!("a guest never gets the title"),
+            }
+        }
+        (blocks, purged)
+    }
+
+    #[test]
+    fn a_guest_is_sent_what_changed_in_its_view_and_loses_what_left_it() {
+        let mut d = DocState::new("doc_g", "Secret title");
+        put(&mut d, "r", None, "a");
+        put(&mut d, "c", Some("r"), "a");
+        put(&mut d, "x", None, "b");
+        let mut views = GuestViews::default();
+        let snap = views.open(Some("cl_g"), &d, &root("r"), 3);
+        assert_eq!(snap.len(), 2);
+        assert!(snap[0].block.parent_id.is_none());
+        assert_eq!(snap[1].depth, 1);
+        // Nothing changed in the view: no entry, same cursor.
+        put(&mut d, "x", None, "c");
+        match views.catch_up("cl_g", &d, &root("r"), 3, 4, 0) {
+            Catch::Caught {
+                seq: 3,
+                entry: None,
+            } => {}
+            other => panic!("{other:?}"),
+        }
+        // `x` moves in, `c` moves out.
+        put(&mut d, "x", Some("r"), "b");
+        put(&mut d, "c", None, "d");
+        let Catch::Caught {
+            seq: 6,
+            entry: Some(e),
+        } = views.catch_up("cl_g", &d, &root("r"), 3, 6, 0)
+        else {
+            panic!("expected an entry");
+        };
+        assert_eq!(ids_in(&e), (vec!["x".to_string()], vec!["c".to_string()]));
+        // A stale cursor reloads.
+        assert!(matches!(
+            views.catch_up("cl_g", &d, &root("r"), 3, 6, 0),
+            Catch::Resync
+        ));
+    }
+}
