@@ -8,6 +8,7 @@ mod common;
 
 mod api;
 mod bad_input;
+mod bullet_shares;
 mod channels;
 mod client_ids;
 mod cluster;

@@ -480,6 +480,35 @@ fn requests_shaped_as_the_protocol_says_and_the_real_answers_fit_the_document() 
         .0,
         200
     );
+    // A bullet shared with someone who has no other access (PROTOCOL §10).
+    let gwen = srv.add_user("gwen");
+    let gwen_id = common::channels::user_id(&srv.url(""), &gwen);
+    let bullet = d(&format!("/blocks/{a}/shares"));
+    let (s, _) = c.call(
+        &alice,
+        "PUT",
+        "/api/v1/docs/{id}/blocks/{blockId}/shares",
+        &bullet,
+        Some(json!([{"kind": "user", "id": gwen_id, "access": "write"}])),
+    );
+    assert_eq!(s, 200);
+    let (s, _) = c.call(
+        &alice,
+        "GET",
+        "/api/v1/docs/{id}/blocks/{blockId}/shares",
+        &bullet,
+        None,
+    );
+    assert_eq!(s, 200);
+    let (s, shared) = c.call(
+        &gwen,
+        "GET",
+        "/api/v1/shared/bullets",
+        "/api/v1/shared/bullets",
+        None,
+    );
+    assert_eq!(s, 200);
+    assert_eq!(shared["bullets"][0]["blockId"], a.as_str(), "{shared}");
     let head = reply["headSeq"].as_i64().unwrap();
     let (s, _) = c.call(
         &alice,

@@ -1,0 +1,399 @@
+//! Sharing one bullet (PROTOCOL §10) over real HTTP: who may share a bullet, what its
+//! guests get from every path that names the document (a table: their view where the path
+//! shows one, 404 everywhere else — never a text, an ID or a title from outside), their
+//! home list, their writes kept inside, bad share lists refused without a trace, and an
+//! ended share closing the guest's stream. What a guest sees while the document changes
+//! is the randomized actor test's (`actors/src/document/guest_tests.rs`).
+
+use crate::common;
+
+use std::time::Duration;
+
+use common::channels::{Sse, SseNext};
+use common::*;
+use serde_json::{json, Value};
+
+/// Words only the parts outside the shared bullet contain.
+const OUTSIDE: &str = "quarterlyzebra";
+const TITLE: &str = "Board secrets";
+
+struct World {
+    srv: TestServer,
+    alice: String,
+    /// Bullet editor (direct share).
+    bob: String,
+    /// Bullet viewer (through a team).
+    carol: String,
+    /// Nobody.
+    dave: String,
+    /// An editor of the whole document.
+    erin: String,
+    doc: String,
+    outside: String,
+    root: String,
+    inside: String,
+}
+
+fn uid(srv: &TestServer, token: &str, name: &str) -> String {
+    let (s, v) = srv.get(token, &format!("/api/v1/users?name={name}"));
+    assert_eq!(s, 200, "{v}");
+    v["id"].as_str().unwrap().to_string()
+}
+
+fn world_with(env: &[(&str, &str)]) -> World {
+    let srv = TestServer::start_with(env);
+    let alice = srv.add_user("alice");
+    let (bob, carol, dave, erin) = (
+        srv.add_user("bob"),
+        srv.add_user("carol"),
+        srv.add_user("dave"),
+        srv.add_user("erin"),
+    );
+    let doc = srv.create_doc(&alice, TITLE);
+    let (outside, root, inside) = (id("blk_"), id("blk_"), id("blk_"));
+    srv.sync_ok(
+        &alice,
+        &doc,
+        "cl_setup",
+        0,
+        vec![
+            insert(&outside, None, "a0", &format!("{OUTSIDE} budget")),
+            insert(&root, None, "a1", "Launch plan"),
+            insert(&inside, Some(&root), "a0", "Book the venue"),
+        ],
+    );
+    let (s, v) = srv.post(&alice, "/api/v1/teams", &json!({"name": "readers"}));
+    assert_eq!(s, 201, "{v}");
+    let team = v["teamId"].as_str().unwrap().to_string();
+    let carol_id = uid(&srv, &alice, "carol");
+    let (s, v) = srv.put(
+        &alice,
+        &format!("/api/v1/teams/{team}/members"),
+        &json!({"members": [carol_id]}),
+    );
+    assert!(s == 200 || s == 204, "{v}");
+    let (s, v) = srv.put(
+        &alice,
+        &format!("/api/v1/docs/{doc}/shares"),
+        &json!([{"kind": "user", "id": uid(&srv, &alice, "erin"), "access": "write"}]),
+    );
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = srv.put(
+        &alice,
+        &format!("/api/v1/docs/{doc}/blocks/{root}/shares"),
+        &json!([
+            {"kind": "user", "id": uid(&srv, &alice, "bob"), "access": "write"},
+            {"kind": "team", "id": team, "access": "read"},
+        ]),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["shares"].as_array().unwrap().len(), 2, "{v}");
+    World {
+        srv,
+        alice,
+        bob,
+        carol,
+        dave,
+        erin,
+        doc,
+        outside,
+        root,
+        inside,
+    }
+}
+
+/// Nothing from outside the shared bullet: not its text, its ID, or the document's title.
+fn assert_no_leak(w: &World, what: &str, body: &str) {
+    for secret in [OUTSIDE, TITLE, w.outside.as_str(), "cl_setup"] {
+        assert!(!body.contains(secret), "{what} leaked {secret:?}: {body}");
+    }
+}
+
+#[test]
+fn a_bullet_guest_gets_their_view_where_a_path_shows_one_and_404_everywhere_else() {
+    let w = world_with(&[]);
+    let doc = w.doc.as_str();
+    // (path, method, body, expected status for bob, carol, dave)
+    let table: Vec<(&str, String, Option<Value>, [u16; 3])> = vec![
+        (
+            "GET",
+            format!("/api/v1/docs/{doc}/snapshot"),
+            None,
+            [200, 200, 404],
+        ),
+        (
+            "POST",
+            format!("/api/v1/docs/{doc}/sync"),
+            Some(json!({"lastSeq": 0})),
+            [200, 200, 404],
+        ),
+        (
+            "GET",
+            format!("/api/v1/docs/{doc}/markdown"),
+            None,
+            [404, 404, 404],
+        ),
+        (
+            "GET",
+            format!("/api/v1/docs/{doc}/backlinks"),
+            None,
+            [404, 404, 404],
+        ),
+        (
+            "GET",
+            format!("/api/v1/docs/{doc}/shares"),
+            None,
+            [404, 404, 404],
+        ),
+        (
+            "GET",
+            format!("/api/v1/docs/{doc}/access"),
+            None,
+            [404, 404, 404],
+        ),
+        (
+            "GET",
+            format!("/api/v1/docs/{doc}/versions"),
+            None,
+            [404, 404, 404],
+        ),
+        (
+            "GET",
+            "/api/v1/conflicts".to_string(),
+            None,
+            [200, 200, 200],
+        ),
+        (
+            "GET",
+            format!("/api/v1/docs/{doc}/usage"),
+            None,
+            [404, 404, 404],
+        ),
+        (
+            "GET",
+            format!("/api/v1/docs/{doc}/blocks/{}/history", w.inside),
+            None,
+            [404, 404, 404],
+        ),
+        (
+            "GET",
+            format!("/api/v1/docs/{doc}/blocks/{}/shares", w.root),
+            None,
+            [404, 404, 404],
+        ),
+        (
+            "PATCH",
+            format!("/api/v1/docs/{doc}"),
+            Some(json!({"icon": "x"})),
+            [404, 404, 404],
+        ),
+        (
+            "GET",
+            format!("/api/v1/search?q={OUTSIDE}"),
+            None,
+            [200, 200, 200],
+        ),
+        ("GET", "/api/v1/docs".to_string(), None, [200, 200, 200]),
+        ("GET", "/api/v1/tags".to_string(), None, [200, 200, 200]),
+    ];
+    let mut fails = Vec::new();
+    for (method, path, body, expect) in &table {
+        for (i, token) in [&w.bob, &w.carol, &w.dave].into_iter().enumerate() {
+            let before = w.srv.fingerprint();
+            // Each tab its own client ID (one belongs to one person).
+            let body = body.clone().map(|mut b| {
+                if *method == "POST" {
+                    b["clientId"] = json!(format!("cl_probe{i}"));
+                }
+                b
+            });
+            let r = w
+                .srv
+                .send(method, path, &Auth::Bearer(token), &[], body.as_ref());
+            if r.status != expect[i] {
+                fails.push(format!(
+                    "{} {method} {path}: {} (expected {})",
+                    ["bob", "carol", "dave"][i],
+                    r.status,
+                    expect[i]
+                ));
+            }
+            assert_no_leak(&w, path, &r.body.to_string());
+            if *method != "POST" {
+                w.srv.assert_unchanged(&before, &format!("{method} {path}"));
+            }
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+
+    // Their view: the shared bullet at the top level, what is below it, its text as the
+    // title, their role there.
+    for (token, role) in [(&w.bob, "editor"), (&w.carol, "viewer")] {
+        let snap = w.srv.snapshot(token, doc);
+        let ids: Vec<&str> = snap["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, [w.root.as_str(), w.inside.as_str()], "{snap}");
+        assert_eq!(snap["blocks"][0]["parentId"], Value::Null);
+        assert_eq!(snap["title"], "Launch plan");
+        assert_eq!(snap["role"], role);
+        // Home: "Shared with me: bullets".
+        let (s, v) = w.srv.get(token, "/api/v1/shared/bullets");
+        assert_eq!(s, 200);
+        assert_eq!(
+            v["bullets"],
+            json!([{"docId": doc, "blockId": w.root, "title": "Launch plan", "role": role,
+                    "deleted": false}])
+        );
+        // Not a document of theirs.
+        let (_, list) = w.srv.get(token, "/api/v1/docs");
+        assert!(!list.to_string().contains(doc), "{list}");
+    }
+    let (_, v) = w.srv.get(&w.dave, "/api/v1/shared/bullets");
+    assert_eq!(v["bullets"], json!([]));
+    // Someone who sees the whole document opens the document, not the bullet.
+    let (_, v) = w.srv.get(&w.erin, "/api/v1/shared/bullets");
+    assert_eq!(v["bullets"], json!([]));
+}
+
+#[test]
+fn a_bullet_guests_writes_stay_inside_and_a_viewer_writes_nothing() {
+    let w = world_with(&[]);
+    let doc = w.doc.as_str();
+    // Bob edits inside: applied.
+    let (s, v) = w.srv.sync(
+        &w.bob,
+        doc,
+        &json!({"clientId": "cl_bob", "lastSeq": 0, "ops": [set_content(&w.inside, "Book the hall", 1)]}),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["results"][0]["status"], "applied", "{v}");
+    // Text for the block outside is kept, as a new bullet under the shared one; the outside
+    // block is untouched, and the answer is the one an unknown block gets.
+    let (s, v) = w.srv.sync(
+        &w.bob,
+        doc,
+        &json!({"clientId": "cl_bob", "lastSeq": 0, "ops": [set_content(&w.outside, "mine now", 1)]}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let made = v["results"][0]["blockId"].as_str().unwrap().to_string();
+    assert_ne!(made, w.outside);
+    assert_no_leak(&w, "bob's sync", &v.to_string());
+    let owner = snapshot_blocks(&w.srv.snapshot(&w.alice, doc));
+    assert_eq!(owner[&w.outside]["content"], format!("{OUTSIDE} budget"));
+    assert_eq!(owner[&made]["parentId"], w.root.as_str());
+    assert_eq!(owner[&made]["content"], "mine now");
+    // A delete of the outside block is answered as for an unknown one, and leaves it be.
+    let (s, v) = w.srv.sync(
+        &w.bob,
+        doc,
+        &json!({"clientId": "cl_bob", "lastSeq": 0,
+                "ops": [{"opId": id("op_"), "kind": "delete", "blockId": w.outside}]}),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["results"][0]["reason"], "unknown_block", "{v}");
+    let after = snapshot_blocks(&w.srv.snapshot(&w.alice, doc));
+    assert_eq!(after[&w.outside]["deleted"], false);
+    // Carol only reads.
+    let before = w.srv.fingerprint();
+    let (s, v) = w.srv.sync(
+        &w.carol,
+        doc,
+        &json!({"clientId": "cl_carol", "lastSeq": 0, "ops": [set_content(&w.inside, "x", 2)]}),
+    );
+    assert_eq!(s, 403, "{v}");
+    w.srv.assert_unchanged(&before, "a bullet viewer's write");
+}
+
+#[test]
+fn who_may_share_a_bullet_and_bad_share_lists_change_nothing() {
+    let w = world_with(&[]);
+    let path = format!("/api/v1/docs/{}/blocks/{}/shares", w.doc, w.inside);
+    let bob_id = uid(&w.srv, &w.alice, "bob");
+    let one = json!([{"kind": "user", "id": bob_id, "access": "read"}]);
+    // An editor of the document may not (by default); a bullet guest sees no such thing.
+    let before = w.srv.fingerprint();
+    let (s, v) = w.srv.put(&w.erin, &path, &one);
+    assert_eq!(s, 403, "{v}");
+    assert!(v["error"]["message"].is_string(), "{v}");
+    let (s, _) = w.srv.put(&w.bob, &path, &one);
+    assert_eq!(s, 404);
+    // Bad lists: an unknown person, a person twice, an unknown bullet, not a list.
+    let cases: Vec<(String, Value, u16)> = vec![
+        (
+            path.clone(),
+            json!([{"kind": "user", "id": "usr_nobody", "access": "read"}]),
+            400,
+        ),
+        (
+            path.clone(),
+            json!([{"kind": "user", "id": bob_id, "access": "read"},
+                   {"kind": "user", "id": bob_id, "access": "write"}]),
+            400,
+        ),
+        (
+            format!("/api/v1/docs/{}/blocks/blk_nope/shares", w.doc),
+            one.clone(),
+            404,
+        ),
+        (
+            format!("/api/v1/docs/{}/blocks/{}/shares", w.doc, w.inside),
+            json!({"kind": "user"}),
+            400,
+        ),
+    ];
+    for (p, body, want) in cases {
+        let (s, v) = w.srv.put(&w.alice, &p, &body);
+        assert_eq!(s, want, "PUT {p} {body}: {v}");
+        assert!(v["error"]["message"].is_string(), "{v}");
+    }
+    w.srv.assert_unchanged(&before, "refused bullet shares");
+    // With `sharing.editors_share_bullets`, an editor of the document may.
+    let w2 = world_with(&[("DOCSYNC_SHARING__EDITORS_SHARE_BULLETS", "true")]);
+    let path = format!("/api/v1/docs/{}/blocks/{}/shares", w2.doc, w2.inside);
+    let dave_id = uid(&w2.srv, &w2.alice, "dave");
+    let (s, v) = w2.srv.put(
+        &w2.erin,
+        &path,
+        &json!([{"kind": "user", "id": dave_id, "access": "read"}]),
+    );
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = w2.srv.get(&w2.dave, "/api/v1/shared/bullets");
+    assert_eq!(s, 200);
+    assert_eq!(v["bullets"][0]["title"], "Book the venue", "{v}");
+}
+
+#[test]
+fn an_ended_bullet_share_ends_the_guests_stream_and_their_next_sync() {
+    let w = world_with(&[]);
+    let doc = w.doc.as_str();
+    let mut sse = Sse::open(&w.srv.url(""), &w.bob, doc, Some("cl_bob"));
+    let (s, _) = w.srv.put(
+        &w.alice,
+        &format!("/api/v1/docs/{doc}/blocks/{}/shares", w.root),
+        &json!([]),
+    );
+    assert_eq!(s, 200);
+    // The stream ends (no more events), and the next sync is a stranger's.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match sse.next(Duration::from_secs(10)) {
+            SseNext::End => break,
+            SseNext::Timeout => panic!("the guest's stream stayed open"),
+            SseNext::Event(_, data) => assert_no_leak(&w, "an event", &data.to_string()),
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the guest's stream stayed open"
+        );
+    }
+    let (s, _) = w
+        .srv
+        .sync(&w.bob, doc, &json!({"clientId": "cl_bob", "lastSeq": 0}));
+    assert_eq!(s, 404);
+    let (_, v) = w.srv.get(&w.bob, "/api/v1/shared/bullets");
+    assert_eq!(v["bullets"], json!([]));
+}
