@@ -397,3 +397,39 @@ fn an_ended_bullet_share_ends_the_guests_stream_and_their_next_sync() {
     let (_, v) = w.srv.get(&w.bob, "/api/v1/shared/bullets");
     assert_eq!(v["bullets"], json!([]));
 }
+
+#[test]
+fn the_owner_hears_a_guests_edit_at_once() {
+    let w = world_with(&[]);
+    let doc = w.doc.as_str();
+    let mut sse = Sse::open(&w.srv.url(""), &w.alice, doc, Some("cl_alice"));
+    // The stream is ready before the guest writes.
+    match sse.next(Duration::from_secs(10)) {
+        SseNext::Event(name, _) => assert_eq!(name, "ready"),
+        other => panic!("no ready event: {other:?}"),
+    }
+    let (s, v) = w.srv.sync(
+        &w.bob,
+        doc,
+        &json!({"clientId": "cl_bob", "lastSeq": 0,
+                "ops": [insert(&id("blk_"), Some(&w.root), "a5", "from bob")]}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let head = v["results"][0]["seq"].as_i64().expect("applied");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the owner never heard of it"
+        );
+        match sse.next(Duration::from_secs(10)) {
+            SseNext::Event(name, data) if name == "doc_seq" => {
+                if data["headSeq"].as_i64() >= Some(head) {
+                    break;
+                }
+            }
+            SseNext::Event(..) => {}
+            other => panic!("the owner's stream: {other:?}"),
+        }
+    }
+}

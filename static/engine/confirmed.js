@@ -40,6 +40,8 @@ export class Confirmed {
   #mode = 'full';
   #shared = false;
   #sessions = 0;
+  /** The user sees only bullets shared with them (PROTOCOL §10): the title is not theirs. */
+  #bulletGuest = false;
   /** Who has the document open, one per person (live only, never stored). @type {import('./types.js').Person[]} */
   #people = [];
   /** The meta record last written (to skip writes when a sync changed nothing). */
@@ -91,6 +93,10 @@ export class Confirmed {
     return this.#sessions;
   }
 
+  get bulletGuest() {
+    return this.#bulletGuest;
+  }
+
   /**
    * The copy this device stored (opening: shown at once, also offline).
    * @param {{meta: DocMeta, blocks: Block[]}} stored
@@ -106,6 +112,7 @@ export class Confirmed {
     this.#mode = m.mode;
     this.#shared = m.shared;
     this.#sessions = m.sessions;
+    this.#bulletGuest = m.bulletGuest === true;
     this.#loaded = true;
   }
 
@@ -118,6 +125,7 @@ export class Confirmed {
     if (r.role) this.#role = r.role;
     if (typeof r.shared === 'boolean') this.#shared = r.shared;
     if (typeof r.sessions === 'number') this.#sessions = r.sessions;
+    if (typeof r.bulletGuest === 'boolean') this.#bulletGuest = r.bulletGuest;
     if (Array.isArray(r.people) && JSON.stringify(r.people) !== JSON.stringify(this.#people)) this.#people = r.people;
     let iconChanged = false;
     if (r.icon !== undefined && r.icon !== this.#model.icon) {
@@ -229,6 +237,7 @@ export class Confirmed {
       mode: this.#mode,
       shared: this.#shared,
       sessions: this.#sessions,
+      bulletGuest: this.#bulletGuest,
       savedAt: this.#now(),
       purged: this.#purged,
     };
@@ -237,5 +246,5 @@ export class Confirmed {
 
 /** The meta fields whose change is worth a write. @param {Record<string, any>} m */
 function signature(m) {
-  return JSON.stringify([m.title, m.titleVersion, m.icon, m.lastSeq, m.role, m.mode, m.shared, m.sessions, m.purged.length]);
+  return JSON.stringify([m.title, m.titleVersion, m.icon, m.lastSeq, m.role, m.mode, m.shared, m.sessions, m.bulletGuest, m.purged.length]);
 }

@@ -218,6 +218,11 @@ export class DocSyncEngine {
     return this.confirmed.sessions;
   }
 
+  /** The user sees only the bullets shared with them (PROTOCOL §10). */
+  get bulletGuest() {
+    return this.confirmed.bulletGuest;
+  }
+
   /** A confirmed state exists (from this device or the server). */
   get loaded() {
     return this.confirmed.loaded;
@@ -646,6 +651,7 @@ export class DocSyncEngine {
       mode: this.mode,
       shared: this.shared,
       sessions: this.sessions,
+      bulletGuest: this.bulletGuest,
       people: this.confirmed.people,
       rows: this.local.rowList(),
       locks: this.locks,

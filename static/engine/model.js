@@ -527,7 +527,12 @@ export class DocModel {
 
   /** Mirrors replay.rs `apply_effect`. @param {Effect} e */
   applyEffect(e) {
-    if (e.e === 'block') this._put(normalize(e.block));
+    if (e.e === 'block') {
+      // Back from a purge: a bullet guest's view purges what leaves it (PROTOCOL §10) and
+      // sends it again when it comes back.
+      this._purged.delete(e.block.id);
+      this._put(normalize(e.block));
+    }
     else if (e.e === 'title') {
       this.title = e.title;
       this.titleVersion = e.titleVersion;

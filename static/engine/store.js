@@ -17,7 +17,7 @@ import { mergeJournal } from './journal.js';
  * `purged`: IDs removed for good by compaction (so late edits to them are recognised).
  * @typedef {{docId: string, title: string, titleVersion: number, icon: string|null,
  *   lastSeq: number, role: Role|null, mode: Mode, shared: boolean, sessions: number,
- *   savedAt: number, buckets: number, purged?: string[]}} DocMeta
+ *   bulletGuest?: boolean, savedAt: number, buckets: number, purged?: string[]}} DocMeta
  */
 
 /**

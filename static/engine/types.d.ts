@@ -127,6 +127,8 @@ export interface Snapshot {
   headSeq: number;
   logFloor: number;
   role: Role;
+  /** Only bullets shared with the caller are in it (PROTOCOL §10). */
+  bulletGuest?: boolean;
   shared: boolean;
   mode: Mode;
   sessions: number;
@@ -156,6 +158,7 @@ export interface SyncReply {
     others: LeaseOfOther[];
   };
   role: Role;
+  bulletGuest?: boolean;
   shared: boolean;
   sessions: number;
   people?: Person[];
@@ -223,6 +226,8 @@ export interface EngineState {
   mode: Mode;
   shared: boolean;
   sessions: number;
+  /** The user sees only the bullets shared with them (PROTOCOL §10): the title is not theirs. */
+  bulletGuest: boolean;
   /** Who has it open, one per person (us included when the server has seen us). */
   people: Person[];
   rows: Row[];

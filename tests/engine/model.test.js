@@ -121,6 +121,16 @@ describe('DocModel', () => {
     expect(m.childIds('blk_d')).toEqual([]);
   });
 
+  it('a block sent again after its purge is back (a bullet guest\'s view: moved out, then in again)', () => {
+    const m = fixtureModel('tree');
+    const d = /** @type {import('../../static/engine/types.js').Block} */ (m.get('blk_d'));
+    m.applyEntry({ seq: 7, opId: 'view-7', kind: 'view', clientId: '', userId: '', at: 0, effects: [{ e: 'purge', blockIds: ['blk_d'] }] });
+    expect(m.isPurged('blk_d')).toBe(true);
+    m.applyEntry({ seq: 9, opId: 'view-9', kind: 'view', clientId: '', userId: '', at: 0, effects: [{ e: 'block', block: d }] });
+    expect(m.get('blk_d')?.content).toBe(d.content);
+    expect(m.isPurged('blk_d')).toBe(false);
+  });
+
   it('fromSnapshot drops the snapshot-only depth and keeps headSeq as lastSeq', () => {
     const m = DocModel.fromSnapshot({ docId: 'doc_1', title: 'T', titleVersion: 2, icon: '📝', headSeq: 41, blocks: [
       { ...vectors.fixtures.tree.blocks[0], depth: 0 },

@@ -111,6 +111,8 @@ pub struct SyncFields {
     pub lease_seq: u64,
     pub leases: LeasesReply,
     pub role: Role,
+    /// The caller sees only the bullets shared with them (PROTOCOL §10).
+    pub bullet_guest: bool,
     pub shared: bool,
     pub sessions: usize,
     /// Who has the document open, one entry per person.

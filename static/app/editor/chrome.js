@@ -229,7 +229,8 @@ export class EditorChrome {
     if (e.classList.contains('is-readonly') !== ro) e.classList.toggle('is-readonly', ro);
     this.viewOnly.hidden = s.role !== 'viewer';
     // Everyone who can open it may see who has access; only the owner changes it.
-    this.share.hidden = s.role == null;
+    // A bullet guest sees nothing of the document's sharing.
+    this.share.hidden = s.role == null || s.bulletGuest;
     const shareLabel = s.role === 'owner' ? 'Share' : 'Who has access';
     if (this.share.textContent !== shareLabel) this.share.textContent = shareLabel;
     this.#renderConflicts(s);
@@ -243,8 +244,10 @@ export class EditorChrome {
       }
       this.doc.title = `${s.title || 'Untitled'} · docsync`;
     }
-    if (!ro && !title.hasAttribute('contenteditable')) title.setAttribute('contenteditable', 'plaintext-only');
-    else if (ro && title.hasAttribute('contenteditable')) title.removeAttribute('contenteditable');
+    // A bullet guest's title is their shared bullet's text: not theirs to rename.
+    const titleRo = ro || s.bulletGuest;
+    if (!titleRo && !title.hasAttribute('contenteditable')) title.setAttribute('contenteditable', 'plaintext-only');
+    else if (titleRo && title.hasAttribute('contenteditable')) title.removeAttribute('contenteditable');
     this.#renderZoom(s, how.zoomPath);
     this.#renderStatus(s, how.signedOut);
     this.#renderNotices(s, how.signedOut);

@@ -26,7 +26,7 @@ export interface MountOptions extends EditorRoute {
   me: Me;
   clientId: string;
   api: Api;
-  openShareDialog: (docId: string) => void;
+  openShareDialog: (docId: string, opts?: { title?: string; blockId?: string; onChanged?: () => void }) => void;
   /** Goes to a URL of the app (the router's navigate): used for zooming, so Back zooms out. */
   navigate: (url: string) => void;
   /** A snapshot fetched while the editor's modules loaded (used once, then dropped). */

@@ -21,6 +21,7 @@ export const KEYS = [
   ['Ctrl+F', 'Find in the document'],
   ['Alt+H', 'History of this bullet'],
   ['Alt+Shift+H', 'History and versions of the document'],
+  ['Alt+S', 'Share this bullet (and everything below it)'],
   ['Ctrl+Shift+↓ / ↑', 'Expand all / collapse all'],
   ['Ctrl+Z / Ctrl+Shift+Z', 'Undo / redo'],
   ['[ ]  #  ##  >  ```', 'At the start of a bullet: todo, heading, quote, code'],

@@ -1,12 +1,14 @@
 // The editor page's keys outside the outline's own: Ctrl+F (find), Alt+H / Alt+Shift+H (a
-// bullet's / the document's history), `?` (the keys help) anywhere on the page but a dialog's
-// field; and a viewer's typing, which goes nowhere, is answered once per key with why.
+// bullet's / the document's history), Alt+S (share the bullet), `?` (the keys help) anywhere
+// on the page but a dialog's field; and a viewer's typing, which goes nowhere, is answered
+// once per key with why.
 
 /**
  * @typedef {object} PageKeysDeps
  * @property {HTMLElement} editor the editor's element (keys from elsewhere are not ours)
  * @property {() => void} find
  * @property {(whole: boolean) => void} history
+ * @property {() => void} shareBullet
  * @property {() => void} help
  * @property {() => boolean} viewer
  * @property {(text: string) => void} notice
@@ -29,6 +31,11 @@ export function pageKeyHandler(o) {
     if (e.altKey && !e.ctrlKey && !e.metaKey && e.code === 'KeyH') {
       e.preventDefault();
       o.history(e.shiftKey);
+      return;
+    }
+    if (e.altKey && !e.ctrlKey && !e.metaKey && !e.shiftKey && e.code === 'KeyS') {
+      e.preventDefault();
+      o.shareBullet();
       return;
     }
     if (e.key === '?' && !typingField && !e.ctrlKey && !e.metaKey) {

@@ -117,13 +117,14 @@ export async function mountEditor(root, opts) {
   const chrome = new EditorChrome(document, {
     docId,
     userId: me?.userId ?? me?.id ?? '',
-    onShare: () => openShareDialog?.(docId),
+    onShare: () => openShareDialog?.(docId, { onChanged: () => void engine.syncNow() }),
     onZoom: (id) => zoomTo(id),
     onConflicts: () => void panels.openConflicts(),
     menu: [
       { label: 'Find in document (Ctrl+F)', icon: 'search', onSelect: () => void panels.openFind() },
       { label: 'History and versions (Alt+Shift+H)', onSelect: () => void panels.openHistory() },
       { label: 'History of this bullet (Alt+H)', onSelect: () => void panels.openBulletHistory() },
+      { label: 'Share this bullet… (Alt+S)', icon: 'team', onSelect: () => shareBullet() },
       { label: 'Review conflicts', onSelect: () => void panels.openConflicts() },
       { label: 'Expand all', onSelect: () => void controller.foldAll(false) },
       { label: 'Collapse all', onSelect: () => void controller.foldAll(true) },
@@ -273,6 +274,20 @@ export async function mountEditor(root, opts) {
     return [...ancestorIndices(all, i).reverse().map((k) => all[k]), all[i]];
   }
 
+  /**
+   * The sharing dialog of the bullet with the caret (PROTOCOL §10): it and everything below
+   * it, shared without the rest of the document.
+   */
+  function shareBullet() {
+    const id = view.focusedId ?? lastFocusedId;
+    const row = id ? /** @type {Row[]} */ (engine.state.rows).find((r) => r.id === id) : null;
+    if (!row) {
+      chrome.showNotice('Put the caret into a bullet to share it with everything below it.');
+      return;
+    }
+    void openShareDialog?.(docId, { blockId: row.id, title: row.content, onChanged: () => void engine.syncNow() });
+  }
+
   // ---- zoom ---------------------------------------------------------------------------------
   /** Zooms via the URL (so Back zooms out again). @param {string|null} id */
   function zoomTo(id) {
@@ -331,6 +346,7 @@ export async function mountEditor(root, opts) {
     editor: chrome.editor,
     find: () => void panels.openFind(),
     history: (whole) => void (whole ? panels.openHistory() : panels.openBulletHistory()),
+    shareBullet: () => shareBullet(),
     help: () => void panels.openKeysHelp(),
     viewer: () => state?.role === 'viewer',
     notice: (text) => chrome.showNotice(text),

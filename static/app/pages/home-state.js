@@ -15,11 +15,15 @@ import { buildTree } from './home-model.js';
 export const DOC_PAGE = 50;
 const COLLAPSED_KEY = 'docsync.collapsedFolders';
 
+/** A bullet shared with me: its document, the bullet, its text, my role there. @typedef {{docId: string, blockId: string, title: string, role: 'editor'|'viewer', deleted: boolean}} SharedBullet */
+
 export class HomeLists {
   /** @type {DocSummary[]} */
   #docs = [];
   /** @type {FolderInfo[]} */
   #folders = [];
+  /** @type {SharedBullet[]} */
+  #bullets = [];
   #tree = buildTree([], []);
   /** @type {string|null} */
   #selected = null;
@@ -54,6 +58,16 @@ export class HomeLists {
     this.#docs = docs;
     this.#folders = folders;
     this.#rebuild();
+  }
+
+  /** Bullets shared with me (PROTOCOL §10), each opened as the part of its document I see. */
+  get bullets() {
+    return this.#bullets;
+  }
+
+  /** @param {SharedBullet[]} bullets */
+  setBullets(bullets) {
+    this.#bullets = bullets;
   }
 
   /** @param {string} docId */

@@ -79,7 +79,8 @@ export class HomeTree {
     const restore = focusSelector(this.#o.main);
     const tree = this.#o.lists.tree;
     this.#updateTarget();
-    if (!this.#o.lists.docs.length && !tree.roots.length) {
+    const bullets = this.#o.lists.bullets;
+    if (!this.#o.lists.docs.length && !tree.roots.length && !bullets.length) {
       replaceChildren(this.#o.main, emptyState(icon('doc', { size: 28 }), 'No documents yet',
         'Create your first outline with “New document”, or ask a teammate to share one with you.',
         h('button', { type: 'button', class: 'btn btn-primary', onclick: () => this.#o.act.createDoc() }, icon('plus', { size: 16 }), 'New document')));
@@ -103,6 +104,11 @@ export class HomeTree {
       parts.push(h('section', { class: 'doc-section', 'aria-labelledby': 'sec-shared' },
         h('h2', { class: 'section-title', id: 'sec-shared' }, 'Shared with me'),
         h('ul', { class: 'doc-tree', role: 'list' }, this.#paged('shared', shared))));
+    }
+    if (bullets.length) {
+      parts.push(h('section', { class: 'doc-section', 'aria-labelledby': 'sec-bullets', id: 'shared-bullets' },
+        h('h2', { class: 'section-title', id: 'sec-bullets' }, 'Shared with me: bullets'),
+        h('ul', { class: 'doc-tree', role: 'list' }, bullets.map((b) => this.#bulletItem(b)))));
     }
     replaceChildren(this.#o.main, ...parts);
     if (restore) /** @type {HTMLElement|null} */ (this.#o.main.querySelector(restore))?.focus();
@@ -201,6 +207,23 @@ export class HomeTree {
       items.push({ label: 'Delete…', icon: 'trash', danger: true, className: 'act-delete', onSelect: () => this.#o.act.deleteDoc(d) });
     }
     return h('li', { class: 'doc' }, h('div', { class: 'doc-row' }, link, items.length ? menuButton({ label: `Actions for ${title}`, items }) : null));
+  }
+
+  /**
+   * A bullet shared with me: opens zoomed into it, so its children are the page's top level
+   * and its text the title.
+   * @param {import('./home-state.js').SharedBullet} b @returns {HTMLLIElement}
+   */
+  #bulletItem(b) {
+    const href = `/d/${encodeURIComponent(b.docId)}/b/${encodeURIComponent(b.blockId)}`;
+    return /** @type {HTMLLIElement} */ (h('li', { class: 'doc' }, h('div', { class: 'doc-row' },
+      h('a', { href, class: 'doc-link', dataset: { docId: b.docId, blockId: b.blockId } },
+        h('span', { class: 'doc-icon', 'aria-hidden': 'true' }, icon('share', { size: 18 })),
+        h('span', { class: 'doc-text' },
+          h('span', { class: `doc-title${b.title.trim() ? '' : ' is-untitled'}` }, b.title.trim() || 'Untitled bullet'),
+          h('span', { class: 'doc-meta' },
+            h('span', { class: `badge badge-${b.role}` }, roleLabel(b.role)),
+            h('span', { class: 'via' }, b.deleted ? 'deleted by its owner' : 'one bullet and what is below it')))))));
   }
 
   #updateTarget() {

@@ -144,10 +144,11 @@ export function renderHome(root, ctx) {
   async function load() {
     if (!lists.docs.length) replaceChildren(main, h('p', { class: 'muted loading', 'aria-busy': 'true' }, 'Loading documents…'));
     try {
-      const [list, fl] = await Promise.all([api.get('/docs'), loadFolders()]);
+      const [list, fl, bullets] = await Promise.all([api.get('/docs'), loadFolders(), loadBullets()]);
       if (destroyed) return;
       void loadConflicts();
       lists.setAll(list.documents ?? [], fl);
+      lists.setBullets(bullets);
       for (const d of lists.docs) {
         pendingTitles.set(d.docId, { title: d.title, icon: d.icon });
         rememberTitle(d);
@@ -160,6 +161,16 @@ export function renderHome(root, ctx) {
       else replaceChildren(main, errorBox(describeError(e), load));
     }
     loadTags();
+  }
+
+  /** The bullets shared with me (none from a server without bullet shares). */
+  async function loadBullets() {
+    try {
+      const r = await api.get('/shared/bullets', { quiet401: true });
+      return r?.bullets ?? [];
+    } catch {
+      return [];
+    }
   }
 
   /** Open conflict copies per document, shown beside each document that has any. */

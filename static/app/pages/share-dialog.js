@@ -1,5 +1,7 @@
-// Sharing: dialog#share-dialog lists a document's (or folder's) shares, adds a person (picked
-// by part of their name or display name) or one of my teams, changes read/write, removes.
+// Sharing: dialog#share-dialog lists a document's (or folder's, or one bullet's) shares, adds
+// a person (picked by part of their name or display name) or one of my teams, changes
+// read/write, removes. A bullet's share (PROTOCOL §10) lets them see that bullet and
+// everything below it, nothing else of the document.
 // Every change is one PUT of the whole list; errors are shown inline and the list is re-read
 // from the server. For a document, "Everyone with access" (#share-everyone) lists every person
 // and team who can open it, with their role and how they got it — the server's role function's
@@ -33,14 +35,21 @@ async function getApi() {
 }
 
 /**
- * Open the sharing dialog for a document (the editor calls this from #share-button).
+ * Open the sharing dialog for a document (the editor calls this from #share-button), or with
+ * `blockId` for one bullet of it and everything below it.
+ * `onChanged` runs after each change saved (the editor syncs at once: a document that was
+ * private until now hears of its new readers without waiting for its next quiet sync).
  * @param {string} docId
- * @param {{title?: string}} [opts]
+ * @param {{title?: string, blockId?: string, onChanged?: () => void}} [opts]
  */
 export function openShareDialog(docId, opts = {}) {
+  if (opts.blockId) {
+    const text = (opts.title ?? '').trim();
+    return openSharing({ kind: 'bullet', id: docId, blockId: opts.blockId, label: text.length > 60 ? `${text.slice(0, 57)}…` : text || null, onChanged: opts.onChanged });
+  }
   // From the editor: take the title shown on the page (DOM contract: #doc-title).
   const shown = document.querySelector(`#editor[data-doc-id="${CSS.escape(docId)}"] #doc-title`)?.textContent ?? '';
-  return openSharing({ kind: 'doc', id: docId, label: opts.title?.trim() || shown.trim() || null });
+  return openSharing({ kind: 'doc', id: docId, label: opts.title?.trim() || shown.trim() || null, onChanged: opts.onChanged });
 }
 
 /**
@@ -74,13 +83,19 @@ export function upsertShare(shares, share) {
 }
 
 /**
- * @param {{kind: 'doc'|'folder', id: string, label: string|null}} target
+ * @param {{kind: 'doc'|'folder'|'bullet', id: string, blockId?: string, label: string|null, onChanged?: () => void}} target
+ *   `id`: the document's or folder's; `blockId`: the bullet's (kind `bullet`)
  */
 async function openSharing(target) {
   document.getElementById('share-dialog')?.closest('dialog')?.close();
   const api = await getApi();
   const me = currentUser();
-  const base = target.kind === 'doc' ? `/docs/${seg(target.id)}/shares` : `/folders/${seg(target.id)}/shares`;
+  const base = target.kind === 'doc'
+    ? `/docs/${seg(target.id)}/shares`
+    : target.kind === 'bullet'
+      ? `/docs/${seg(target.id)}/blocks/${seg(target.blockId ?? '')}/shares`
+      : `/folders/${seg(target.id)}/shares`;
+  const onDoc = target.kind !== 'folder';
   /** @type {Share[]} */
   let shares = [];
   /** @type {Team[]} */
@@ -93,7 +108,8 @@ async function openSharing(target) {
   const errorEl = h('p', { id: 'share-error', class: 'form-error', role: 'alert', hidden: true });
   const list = h('ul', { class: 'share-list', role: 'list', 'aria-labelledby': listTitleId, id: 'share-list' });
   const status = h('p', { class: 'muted small', role: 'status', id: 'share-status' });
-  const listHead = h('h3', { class: 'subhead', id: listTitleId }, target.kind === 'doc' ? 'Shared directly' : 'Who has access');
+  const listHead = h('h3', { class: 'subhead', id: listTitleId },
+    target.kind === 'doc' ? 'Shared directly' : target.kind === 'bullet' ? 'Shared with this bullet' : 'Who has access');
 
   // Add form: a person by user name, or one of my teams.
   const kindSel = h('select', { name: 'kind', class: 'input', 'aria-label': 'Share with' },
@@ -104,8 +120,9 @@ async function openSharing(target) {
     autocapitalize: 'none', spellcheck: 'false', 'aria-label': 'Person (name or user name)', 'aria-describedby': 'share-error',
     list: peopleList.id,
   });
-  const everyoneHead = h('h3', { class: 'subhead', id: 'share-everyone-title', hidden: target.kind !== 'doc' }, 'Everyone with access');
-  const everyone = h('ul', { class: 'share-list share-everyone', role: 'list', id: 'share-everyone', 'aria-labelledby': 'share-everyone-title', hidden: target.kind !== 'doc' });
+  const everyoneHead = h('h3', { class: 'subhead', id: 'share-everyone-title', hidden: !onDoc },
+    target.kind === 'bullet' ? 'Everyone with access to the whole document' : 'Everyone with access');
+  const everyone = h('ul', { class: 'share-list share-everyone', role: 'list', id: 'share-everyone', 'aria-labelledby': 'share-everyone-title', hidden: !onDoc });
   const teamSel = h('select', { name: 'team', class: 'input', 'aria-label': 'Team', hidden: true });
   const accessSel = accessSelect('read', 'Access for the new share');
   const addBtn = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add');
@@ -114,16 +131,20 @@ async function openSharing(target) {
 
   const title = target.kind === 'doc'
     ? (target.label ? `Share “${target.label}”` : 'Share document')
-    : target.label && target.label !== 'Folder' ? `Share folder “${target.label}”` : 'Share folder';
+    : target.kind === 'bullet'
+      ? (target.label ? `Share the bullet “${target.label}”` : 'Share this bullet')
+      : target.label && target.label !== 'Folder' ? `Share folder “${target.label}”` : 'Share folder';
   const description = target.kind === 'doc'
     ? 'People and teams you add can open this document. “Can edit” lets them change it.'
-    : 'Shares of a folder apply to every document and folder inside it.';
+    : target.kind === 'bullet'
+      ? 'People and teams you add see this bullet and everything below it — nothing else of the document, not even its title. “Can edit” lets them change it.'
+      : 'Shares of a folder apply to every document and folder inside it.';
   const { dialog, close } = openModal({
     id: 'share-dialog', title, description, wide: true,
     content: [addForm, newTeamBtn, errorEl, listHead, list, status, everyoneHead, everyone,
       h('div', { class: 'dialog-actions' }, h('button', { type: 'button', class: 'btn', onclick: () => close() }, 'Done'))],
   });
-  dialog.dataset.target = `${target.kind}:${target.id}`;
+  dialog.dataset.target = target.kind === 'bullet' ? `bullet:${target.id}/${target.blockId}` : `${target.kind}:${target.id}`;
 
   // People to pick: by part of a name or display name, as the person types.
   let searchTimer = 0;
@@ -268,7 +289,7 @@ async function openSharing(target) {
     }
     if (!shares.length) {
       replaceChildren(list, h('li', { class: 'share-empty muted' },
-        target.kind === 'doc' ? 'Not shared directly yet. Add a person or team above.' : 'Not shared yet. Add a person or team above.'));
+        target.kind === 'doc' ? 'Not shared directly yet. Add a person or team above.' : target.kind === 'bullet' ? 'This bullet is not shared on its own yet. Add a person or team above.' : 'Not shared yet. Add a person or team above.'));
       return;
     }
     // Keep keyboard focus on the same row's control across the re-render.
@@ -310,6 +331,7 @@ async function openSharing(target) {
       shares = r.shares ?? next;
       renderList();
       status.textContent = done;
+      target.onChanged?.();
       void loadEveryone();
       return true;
     } catch (e) {
@@ -328,7 +350,9 @@ async function openSharing(target) {
       renderList();
     } catch (e) {
       if (e instanceof ApiError && e.status === 403) {
-        showError(target.kind === 'doc' ? 'Only the owner of this document can change who has access.' : 'Only the owner of this folder can change who has access.');
+        showError(target.kind === 'doc' ? 'Only the owner of this document can change who has access.'
+          : target.kind === 'bullet' ? 'Only the owner of this document can share its bullets.'
+            : 'Only the owner of this folder can change who has access.');
         denied = true;
         renderList();
       } else {
@@ -339,7 +363,7 @@ async function openSharing(target) {
 
   /** Every person and team who can open the document, as the server decides it. */
   async function loadEveryone() {
-    if (target.kind !== 'doc') return;
+    if (!onDoc) return;
     try {
       const r = await api.get(`/docs/${seg(target.id)}/access`);
       replaceChildren(everyone, ...everyoneRows(r, me?.id ?? null));

@@ -40,6 +40,9 @@ pub struct SnapshotReply {
     pub log_floor: i64,
     pub lease_seq: u64,
     pub role: Role,
+    /// The caller sees only the bullets shared with them (PROTOCOL §10): the title is their
+    /// shared bullet's text, not the document's, and not theirs to change.
+    pub bullet_guest: bool,
     pub shared: bool,
     pub mode: Mode,
     pub sessions: usize,
@@ -95,6 +98,7 @@ impl Handler<Snapshot> for DocumentActor {
             log_floor: state.log_floor,
             lease_seq: self.announcer.lease_seq(),
             role: caller.role,
+            bullet_guest: caller.bullets().is_some(),
             shared: caller.shared,
             mode: self.mode(caller.shared),
             sessions,

@@ -180,6 +180,7 @@ impl DocumentActor {
                     others,
                 },
                 role: caller.role,
+                bullet_guest: caller.bullets().is_some(),
                 shared: caller.shared,
                 sessions,
                 people,

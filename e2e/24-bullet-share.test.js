@@ -1,0 +1,86 @@
+// @ts-check
+// Scenario 24: sharing one bullet (PROTOCOL §10). Alice shares "Launch plan" — not the
+// document — with Bob from the bullet's own dialog (Alt+S). Bob's home lists it under
+// "Shared with me: bullets"; opening it shows that bullet's children and nothing else of the
+// document (not its title, not the other bullets); what he types reaches Alice live, and a
+// bullet Alice moves out of the shared one disappears from his page. E2E_SHOTS=<dir> saves
+// the dialog, Bob's home and Bob's page.
+
+import assert from 'node:assert/strict';
+
+import { scenario, waitFor, readRows, SEL } from './harness.js';
+import { setup, focusEnd, rowOf } from './fixtures.js';
+
+const shots = process.env.E2E_SHOTS;
+const SECRET = 'quarterlyzebra';
+
+scenario('24 bullet share: one bullet shared, its guest sees it live and nothing else', async (h) => {
+  const s = await setup(h, {
+    users: ['alice', 'bob'],
+    shareTo: [],
+    title: 'Board secrets',
+    seed: [`Budget ${SECRET}`, 'Launch plan', 'Book the venue'],
+    open: ['alice'],
+  });
+  const { doc, ids, users, pages } = s;
+  const [, plan, venue] = ids;
+  const alice = pages.alice;
+  // "Book the venue" goes under "Launch plan".
+  await focusEnd(alice, venue);
+  await alice.keyboard.press('Tab');
+  await waitFor(async () => (await rowOf(alice, venue))?.level === 2, { message: 'the venue bullet indented' });
+
+  // Alice shares the bullet from its own dialog.
+  await focusEnd(alice, plan);
+  await alice.keyboard.press('Alt+S');
+  const dialog = alice.locator('#share-dialog');
+  await dialog.waitFor({ timeout: 10_000 });
+  assert.match((await dialog.textContent()) ?? '', /Share the bullet “Launch plan”/);
+  await alice.locator('#share-add [name=name]').fill('bob');
+  await alice.locator('#share-add [name=access]').selectOption('write');
+  await alice.locator('#share-add button[type=submit]').click();
+  await waitFor(async () => ((await alice.locator('#share-list').textContent()) ?? '').includes('bob'), {
+    message: 'bob listed as sharing the bullet',
+  });
+  if (shots) await alice.screenshot({ path: `${shots}/bullet-share-dialog.png` });
+  await alice.keyboard.press('Escape');
+
+  // Bob's home lists the bullet, not the document.
+  const bobCtx = await h.loggedIn('bob', s.base, users.bob);
+  const bob = await bobCtx.newPage();
+  await bob.goto('/');
+  const entry = bob.locator(`#shared-bullets a[data-block-id="${plan}"]`);
+  await entry.waitFor({ timeout: 15_000 });
+  assert.equal((await entry.locator('.doc-title').textContent())?.trim(), 'Launch plan');
+  const home = (await bob.locator('#home-main').textContent()) ?? '';
+  assert.ok(!home.includes('Board secrets'), `the document's title is not on bob's home: ${home}`);
+  if (shots) await bob.screenshot({ path: `${shots}/bullet-share-home.png` });
+
+  // Opening it: the bullet's children, the bullet's text as the title, nothing else.
+  await entry.click();
+  await bob.locator(`#editor[data-doc-id="${doc}"]`).waitFor({ timeout: 15_000 });
+  await waitFor(async () => (await rowOf(bob, venue))?.text === 'Book the venue', { message: 'bob sees the venue bullet' });
+  const page = (await bob.locator(SEL.editor).textContent()) ?? '';
+  assert.ok(!page.includes(SECRET) && !page.includes('Board secrets'), `nothing from outside on bob's page: ${page}`);
+  const titleEditable = await bob.locator('#doc-title').evaluate((el) => /** @type {HTMLElement} */ (el).isContentEditable);
+  assert.equal(titleEditable, false, 'a bullet guest does not rename the document');
+
+  // Bob writes; Alice sees it under her bullet.
+  await focusEnd(bob, venue);
+  await bob.keyboard.press('Enter');
+  await bob.keyboard.type('Send invites');
+  await waitFor(async () => (await readRows(alice)).some((r) => r.text === 'Send invites' && r.level === 2), {
+    timeout: 20_000,
+    message: "bob's bullet reaches alice under Launch plan",
+  });
+  if (shots) await bob.screenshot({ path: `${shots}/bullet-share-guest.png` });
+
+  // Alice moves "Book the venue" out of the shared bullet: it leaves bob's page.
+  await focusEnd(alice, venue);
+  await alice.keyboard.press('Shift+Tab');
+  await waitFor(async () => !(await readRows(bob)).some((r) => r.id === venue), {
+    timeout: 20_000,
+    message: 'the bullet moved out disappears for bob',
+  });
+  assert.ok((await readRows(bob)).some((r) => r.text === 'Send invites'), 'what is still inside stays');
+});
