@@ -62,15 +62,6 @@ pub struct CloseDocument {
     pub doc_id: DocId,
 }
 
-/// Shares changed for these documents: tell their open actors (mode may flip, streams must
-/// re-check access). Documents without an open actor need nothing.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct AccessChangedFor {
-    /// As storage lists them (only looked up: an ID of no open actor is ignored).
-    pub doc_ids: Vec<String>,
-}
-
 /// Handles of every open actor (operator views).
 #[derive(Message)]
 #[rtype(result = "Vec<DocHandle>")]
@@ -94,6 +85,21 @@ impl Documents {
         Documents {
             registry: registry.start(),
             open,
+        }
+    }
+
+    /// Rights to these documents may have changed (a share, a folder, a team): each open
+    /// actor re-checks its streams, leases and sessions, and everyone hears the news (the
+    /// document's `shared` and mode may have flipped). Sent from the caller straight to the
+    /// actors' mailboxes, before the caller answers its own request: whatever that client
+    /// sends next reaches the actor after it. Documents without an open actor need nothing.
+    pub fn access_changed(&self, doc_ids: Vec<String>) {
+        let open = self.open.read().unwrap_or_else(|e| e.into_inner());
+        for id in doc_ids {
+            let Ok(id) = DocId::parse(&id) else { continue };
+            if let Some(h) = open.get(&id) {
+                h.addr.do_send(AccessChanged { shares: true });
+            }
         }
     }
 
@@ -249,19 +255,6 @@ impl Handler<RelinquishAll> for Registry {
             h.addr.do_send(crate::document::Relinquish);
         }
         all.len()
-    }
-}
-
-impl Handler<AccessChangedFor> for Registry {
-    type Result = ();
-
-    fn handle(&mut self, msg: AccessChangedFor, _ctx: &mut Context<Self>) {
-        let docs = self.docs();
-        for id in msg.doc_ids {
-            if let Some(h) = docs.get(id.as_str()) {
-                h.addr.do_send(AccessChanged { shares: true });
-            }
-        }
     }
 }
 

@@ -6,7 +6,6 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Serialize;
 
-use docsync_actors::registry::AccessChangedFor;
 use docsync_actors::storage::audit;
 use docsync_actors::storage::sharing::{self, NamedShare, Share, SharedBullet};
 use docsync_actors::storage::StorageError;
@@ -156,9 +155,7 @@ pub async fn put_block_shares(
         .await
         .map_err(invalid)?;
     // Open streams and sessions are checked again: a guest whose share ended hears no more.
-    state.registry.do_send(AccessChangedFor {
-        doc_ids: vec![doc.to_string()],
-    });
+    state.registry.access_changed(vec![doc.to_string()]);
     let shares = state
         .storage
         .read(move |c| {

@@ -5,7 +5,6 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
 
 use docsync_actors::document::SetIcon;
-use docsync_actors::registry::AccessChangedFor;
 use docsync_actors::storage::accounts;
 use docsync_actors::storage::roles::{self, FolderSummary};
 use docsync_actors::storage::sharing::{self, NamedShare, Share, Team};
@@ -147,9 +146,7 @@ pub async fn put_doc_shares(
         })
         .await
         .map_err(invalid)?;
-    state.registry.do_send(AccessChangedFor {
-        doc_ids: vec![doc.to_string()],
-    });
+    state.registry.access_changed(vec![doc.to_string()]);
     let shares = state
         .storage
         .read(move |c| {
@@ -230,9 +227,7 @@ pub async fn patch_doc(
             .storage
             .write(move |c| sharing::set_doc_folder(c, d.as_str(), folder.as_deref(), now))
             .await?;
-        state.registry.do_send(AccessChangedFor {
-            doc_ids: vec![doc.to_string()],
-        });
+        state.registry.access_changed(vec![doc.to_string()]);
     }
     if let Some(icon) = body.icon {
         docsync_actors::ask::ask(&state.registry, &doc, SetIcon { icon }).await?;
@@ -354,7 +349,7 @@ pub async fn patch_folder(
         .await
         .map_err(invalid)?;
     if !doc_ids.is_empty() {
-        state.registry.do_send(AccessChangedFor { doc_ids });
+        state.registry.access_changed(doc_ids);
     }
     let updated = state
         .storage
@@ -392,7 +387,7 @@ pub async fn delete_folder(
         .storage
         .write(move |c| sharing::delete_folder(c, &folder, now))
         .await?;
-    state.registry.do_send(AccessChangedFor { doc_ids });
+    state.registry.access_changed(doc_ids);
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -474,7 +469,7 @@ pub async fn put_folder_shares(
         })
         .await
         .map_err(invalid)
-        .map(|doc_ids| state.registry.do_send(AccessChangedFor { doc_ids }))?;
+        .map(|doc_ids| state.registry.access_changed(doc_ids))?;
     let shares = state
         .storage
         .read(move |c| {
@@ -617,7 +612,7 @@ pub async fn put_members(
         })
         .await
         .map_err(invalid)
-        .map(|doc_ids| state.registry.do_send(AccessChangedFor { doc_ids }))?;
+        .map(|doc_ids| state.registry.access_changed(doc_ids))?;
     let t = team.team_id.clone();
     let team = state.storage.read(move |c| sharing::team(c, &t)).await?;
     Ok(HttpResponse::Ok().json(team))
@@ -780,9 +775,7 @@ pub async fn leave_doc_share(
     if !left {
         return Err(ApiError::NotFound);
     }
-    state
-        .registry
-        .do_send(AccessChangedFor { doc_ids: vec![doc] });
+    state.registry.access_changed(vec![doc]);
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -819,7 +812,7 @@ pub async fn leave_folder_share(
     let Some(doc_ids) = left else {
         return Err(ApiError::NotFound);
     };
-    state.registry.do_send(AccessChangedFor { doc_ids });
+    state.registry.access_changed(doc_ids);
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -862,6 +855,6 @@ pub async fn leave_team(
             sharing::docs_reached_by_team(c, &team_id)
         })
         .await?;
-    state.registry.do_send(AccessChangedFor { doc_ids });
+    state.registry.access_changed(doc_ids);
     Ok(HttpResponse::NoContent().finish())
 }

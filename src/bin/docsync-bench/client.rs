@@ -175,6 +175,13 @@ impl Api {
             .ok_or_else(|| anyhow!("no docId in {body}"))
     }
 
+    /// `PUT` a JSON body to `path` (under `/api/v1`); the answer's JSON.
+    pub async fn put_json(&self, path: &str, body: &Value) -> Result<Value> {
+        let url = format!("{}{path}", self.base);
+        let reply = self.send(self.http.put(url).json(body)).await?;
+        Ok(serde_json::from_slice(&reply)?)
+    }
+
     pub async fn sync(&self, doc_id: &str, request: &Value) -> Result<Value> {
         let url = format!("{}/docs/{doc_id}/sync", self.base);
         let reply = self.send(self.http.post(url).json(request)).await?;

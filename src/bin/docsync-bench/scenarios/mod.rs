@@ -1,5 +1,6 @@
 //! The scenarios: which exist, which `--scenario` selects, and running one.
 
+mod bullet_shares;
 mod cluster;
 mod compaction;
 pub mod fanout;
@@ -50,6 +51,8 @@ pub enum ScenarioArg {
     Hostile,
     Typists,
     Cluster,
+    #[value(alias = "bullet_shares")]
+    Bullets,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -74,6 +77,8 @@ pub enum Scenario {
     Typists(typists::Rule, u32),
     /// Cluster mode on PostgreSQL: 1, 2 and 3 nodes, and failover after `kill -9`.
     Cluster,
+    /// A 10,000-bullet document with 100 shared bullets: the owner's costs, a guest's snapshot.
+    BulletShares,
 }
 
 impl Scenario {
@@ -92,6 +97,7 @@ impl Scenario {
             Scenario::Hostile => "hostile",
             Scenario::Typists(..) => "typists",
             Scenario::Cluster => "cluster",
+            Scenario::BulletShares => "bullet_shares",
         }
     }
 
@@ -145,6 +151,7 @@ impl Scenario {
                     Scenario::History,
                     Scenario::Versions,
                     Scenario::Hostile,
+                    Scenario::BulletShares,
                 ],
                 typists.clone(),
                 vec![Scenario::Cluster],
@@ -163,6 +170,7 @@ impl Scenario {
             ScenarioArg::Hostile => vec![Scenario::Hostile],
             ScenarioArg::Typists => typists,
             ScenarioArg::Cluster => vec![Scenario::Cluster],
+            ScenarioArg::Bullets => vec![Scenario::BulletShares],
         }
     }
 }
@@ -196,5 +204,6 @@ pub async fn run(scenario: Scenario, env: &Env) -> Result<Line> {
         Scenario::Hostile => hostile::run(env).await,
         Scenario::Typists(rule, rate) => typists::run(api, rule, rate, env.duration, pid).await,
         Scenario::Cluster => cluster::run(env).await,
+        Scenario::BulletShares => bullet_shares::run(env).await,
     }
 }
