@@ -6,15 +6,16 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Serialize;
 
+use docsync_actors::collab::validate::DocId;
 use docsync_actors::storage::audit;
 use docsync_actors::storage::sharing::{self, NamedShare, Share, SharedBullet};
-use docsync_actors::storage::StorageError;
 
 use super::access::{access, read_as};
 use super::audited::{share_changes, Actor};
 use super::auth::Credentials;
 use super::body::read_json_array;
 use super::error::ApiError;
+use super::sharing::invalid;
 use super::state::AppState;
 
 use docsync_actors::collab::validate::fixed::MAX_SHARES;
@@ -66,11 +67,20 @@ async fn manageable(
     Ok((doc, user))
 }
 
-fn invalid(e: StorageError) -> ApiError {
-    match e {
-        StorageError::Invalid(m) => ApiError::BadRequest(m),
-        other => other.into(),
-    }
+/// The bullet's shares with the names of whom they name, as the answer.
+async fn named_shares(
+    state: &AppState,
+    doc: DocId,
+    block: String,
+) -> Result<HttpResponse, ApiError> {
+    let shares = state
+        .storage
+        .read(move |c| {
+            let shares = sharing::block_shares(c, doc.as_str(), &block)?;
+            sharing::with_names(c, shares)
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(BulletSharesReply { shares }))
 }
 
 #[utoipa::path(
@@ -96,14 +106,7 @@ pub async fn get_block_shares(
 ) -> Result<HttpResponse, ApiError> {
     let (doc, block) = path.into_inner();
     let (doc, _) = manageable(&state, &creds, &doc, &block).await?;
-    let shares = state
-        .storage
-        .read(move |c| {
-            let shares = sharing::block_shares(c, doc.as_str(), &block)?;
-            sharing::with_names(c, shares)
-        })
-        .await?;
-    Ok(HttpResponse::Ok().json(BulletSharesReply { shares }))
+    named_shares(&state, doc, block).await
 }
 
 #[utoipa::path(
@@ -156,14 +159,7 @@ pub async fn put_block_shares(
         .map_err(invalid)?;
     // Open streams and sessions are checked again: a guest whose share ended hears no more.
     state.registry.access_changed(vec![doc.to_string()]);
-    let shares = state
-        .storage
-        .read(move |c| {
-            let shares = sharing::block_shares(c, doc.as_str(), &block)?;
-            sharing::with_names(c, shares)
-        })
-        .await?;
-    Ok(HttpResponse::Ok().json(BulletSharesReply { shares }))
+    named_shares(&state, doc, block).await
 }
 
 #[utoipa::path(

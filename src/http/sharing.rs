@@ -31,7 +31,8 @@ fn check_name(field: &str, name: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn invalid(e: StorageError) -> ApiError {
+/// A share list the storage refused as invalid is the request's fault: 400.
+pub(crate) fn invalid(e: StorageError) -> ApiError {
     match e {
         StorageError::Invalid(m) => ApiError::BadRequest(m),
         other => other.into(),

@@ -9,8 +9,12 @@ fn ids(c: &mut impl GenericClient, sql: &str, arg: &str) -> Result<Vec<String>> 
     Ok(c.query(sql, &[&arg])?.iter().map(|r| r.get(0)).collect())
 }
 
-fn shares(c: &mut impl GenericClient, sql: &str, id: &str) -> Result<Vec<Share>> {
-    Ok(c.query(sql, &[&id])?
+fn shares(
+    c: &mut impl GenericClient,
+    sql: &str,
+    args: &[&(dyn postgres::types::ToSql + Sync)],
+) -> Result<Vec<Share>> {
+    Ok(c.query(sql, args)?
         .iter()
         .map(|r| Share {
             kind: ShareKind::parse(r.get(0)),
@@ -79,12 +83,12 @@ pub fn doc_shares(c: &mut impl GenericClient, doc_id: &str) -> Result<Vec<Share>
     let mut out = shares(
         c,
         "SELECT 'user', user_id, access FROM doc_shares WHERE doc_id = $1 ORDER BY user_id",
-        doc_id,
+        &[&doc_id],
     )?;
     out.extend(shares(
         c,
         "SELECT 'team', team_id, access FROM doc_team_shares WHERE doc_id = $1 ORDER BY team_id",
-        doc_id,
+        &[&doc_id],
     )?);
     Ok(out)
 }
@@ -111,7 +115,7 @@ pub fn folder_shares(c: &mut impl GenericClient, folder_id: &str) -> Result<Vec<
         c,
         "SELECT kind, principal_id, access FROM workspace_folder_shares WHERE folder_id = $1
           ORDER BY kind, principal_id",
-        folder_id,
+        &[&folder_id],
     )
 }
 

@@ -17,10 +17,10 @@ fn ids(conn: &Connection, sql: &str, arg: &str) -> Result<Vec<String>> {
     Ok(ids)
 }
 
-fn shares(conn: &Connection, sql: &str, id: &str) -> Result<Vec<Share>> {
+fn shares(conn: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<Vec<Share>> {
     let rows = conn
         .prepare_cached(sql)?
-        .query_map([id], |r| {
+        .query_map(args, |r| {
             Ok(Share {
                 kind: ShareKind::parse(&r.get::<_, String>(0)?),
                 id: r.get(1)?,
@@ -80,12 +80,12 @@ pub fn doc_shares(conn: &Connection, doc_id: &str) -> Result<Vec<Share>> {
     let mut out = shares(
         conn,
         "SELECT 'user', user_id, access FROM doc_shares WHERE doc_id = ?1 ORDER BY user_id",
-        doc_id,
+        [doc_id],
     )?;
     out.extend(shares(
         conn,
         "SELECT 'team', team_id, access FROM doc_team_shares WHERE doc_id = ?1 ORDER BY team_id",
-        doc_id,
+        [doc_id],
     )?);
     Ok(out)
 }
@@ -111,7 +111,7 @@ pub fn folder_shares(conn: &Connection, folder_id: &str) -> Result<Vec<Share>> {
     shares(
         conn,
         "SELECT kind, principal_id, access FROM workspace_folder_shares WHERE folder_id = ?1 ORDER BY kind, principal_id",
-        folder_id,
+        [folder_id],
     )
 }
 
@@ -320,20 +320,12 @@ pub fn folders_shared_with_team(conn: &Connection, team_id: &str) -> Result<Vec<
 }
 
 pub fn block_shares(conn: &Connection, doc_id: &str, block_id: &str) -> Result<Vec<Share>> {
-    let rows = conn
-        .prepare_cached(
-            "SELECT kind, principal_id, access FROM block_shares
-              WHERE doc_id = ?1 AND block_id = ?2 ORDER BY kind DESC, principal_id",
-        )?
-        .query_map(params![doc_id, block_id], |r| {
-            Ok(Share {
-                kind: ShareKind::parse(&r.get::<_, String>(0)?),
-                id: r.get(1)?,
-                access: Access::parse(&r.get::<_, String>(2)?),
-            })
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
+    shares(
+        conn,
+        "SELECT kind, principal_id, access FROM block_shares
+          WHERE doc_id = ?1 AND block_id = ?2 ORDER BY kind DESC, principal_id",
+        params![doc_id, block_id],
+    )
 }
 
 pub fn clear_block_shares(conn: &Connection, doc_id: &str, block_id: &str) -> Result<()> {
