@@ -9,7 +9,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::channels::{Sse, SseNext};
+use common::channels::{wait_subscribers, Sse, SseNext};
 use common::*;
 use serde_json::{json, Value};
 
@@ -432,4 +432,63 @@ fn the_owner_hears_a_guests_edit_at_once() {
             other => panic!("the owner's stream: {other:?}"),
         }
     }
+}
+
+#[test]
+fn a_guests_long_poll_is_answered_by_a_change_to_their_part_not_by_one_elsewhere() {
+    let w = world_with(&[]);
+    let doc = w.doc.as_str();
+    // Bob's view, and his cursor.
+    let (s, v) = w
+        .srv
+        .sync(&w.bob, doc, &json!({"clientId": "cl_bob", "lastSeq": 0}));
+    assert_eq!(s, 200, "{v}");
+    assert!(
+        v["resync"].as_bool().unwrap(),
+        "a first sync of a guest tab reloads: {v}"
+    );
+    let (_, snap) = w.srv.get(
+        &w.bob,
+        &format!("/api/v1/docs/{doc}/snapshot?clientId=cl_bob"),
+    );
+    let since = snap["headSeq"].as_i64().unwrap();
+    let lease = snap["leaseSeq"].as_i64().unwrap();
+    let url = format!(
+        "/api/v1/docs/{doc}/changes?since={since}&leaseSeq={lease}&wait=20&clientId=cl_bob"
+    );
+    let (srv_url, token) = (w.srv.url(&url), w.bob.clone());
+    let poll = std::thread::spawn(move || {
+        let r = reqwest::blocking::Client::new()
+            .get(srv_url)
+            .bearer_auth(token)
+            .send()
+            .expect("long-poll");
+        (r.status().as_u16(), r.json::<Value>().expect("json"))
+    });
+    // Waiting on the server (`/metrics` counts the waiters of every actor).
+    wait_subscribers(&w.srv, "long_poll", 1, Duration::from_secs(10));
+    // A change outside his part, then one inside: the answer is the second one's.
+    let outside = w.srv.sync_ok(
+        &w.alice,
+        doc,
+        "cl_alice",
+        0,
+        vec![set_content(&w.outside, &format!("{OUTSIDE} revised"), 1)],
+    );
+    let inside = w.srv.sync_ok(
+        &w.alice,
+        doc,
+        "cl_alice",
+        0,
+        vec![set_content(&w.inside, "Book the big hall", 1)],
+    );
+    let (s, answer) = poll.join().unwrap();
+    assert_eq!(s, 200, "{answer}");
+    let at_outside = outside["results"][0]["seq"].as_i64().unwrap();
+    let at_inside = inside["results"][0]["seq"].as_i64().unwrap();
+    assert!(at_outside < at_inside);
+    assert!(
+        answer["headSeq"].as_i64().unwrap() >= at_inside,
+        "answered by the change elsewhere: {answer}"
+    );
 }

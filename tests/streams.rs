@@ -12,7 +12,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
 
-use common::channels::{put_shares, seqs, user_id, Ws};
+use common::channels::{put_shares, seqs, user_id, wait_subscribers, Ws};
 use common::{insert, TestServer};
 use serde_json::{json, Value};
 
@@ -63,33 +63,6 @@ fn open_sse(s: &TestServer, token: &str, doc: &str, extra: &str) -> TcpStream {
 fn close(c: TcpStream) {
     c.shutdown(Shutdown::Both).unwrap();
     drop(c);
-}
-
-/// `subscribers{channel="…"}` from `/metrics`.
-fn subscribers(s: &TestServer, channel: &str) -> i64 {
-    let (status, text) = s.get_text("", "/metrics");
-    assert_eq!(status, 200);
-    let prefix = format!("docsync_subscribers{{channel=\"{channel}\"}} ");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .map_or(0, |v| v.trim().parse().unwrap())
-}
-
-/// Polls until `subscribers(channel) == want`; the bound is generous, the usual wait is a
-/// few milliseconds (SSE) or one actor tick (long-poll, 1 s).
-fn wait_subscribers(s: &TestServer, channel: &str, want: i64, within: Duration) {
-    let deadline = Instant::now() + within;
-    loop {
-        let now = subscribers(s, channel);
-        if now == want {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{channel} subscribers still {now}, expected {want} within {within:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn setup(s: &TestServer, name: &str) -> (String, String) {

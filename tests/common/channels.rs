@@ -727,3 +727,30 @@ impl Open {
         self.lp_from = (head, lease);
     }
 }
+
+/// `subscribers{channel="…"}` from `/metrics`.
+pub fn subscribers(s: &super::TestServer, channel: &str) -> i64 {
+    let (status, text) = s.get_text("", "/metrics");
+    assert_eq!(status, 200);
+    let prefix = format!("docsync_subscribers{{channel=\"{channel}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map_or(0, |v| v.trim().parse().unwrap())
+}
+
+/// Polls until `subscribers(channel) == want`; the bound is generous, the usual wait is a
+/// few milliseconds (SSE) or one actor tick (long-poll, 1 s).
+pub fn wait_subscribers(s: &super::TestServer, channel: &str, want: i64, within: Duration) {
+    let deadline = Instant::now() + within;
+    loop {
+        let now = subscribers(s, channel);
+        if now == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{channel} subscribers still {now}, expected {want} within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -378,7 +378,7 @@ impl DocumentActor {
         let stale = self
             .subscribers
             .announce(wake, epoch, self.clock.now_ms(), concerns);
-        self.waiters.answer(news.head, news.lease_seq);
+        self.waiters.answer(news.head, news.lease_seq, concerns);
         if stale && self.recheck.ask_by_message() {
             if let Some(me) = self.me.as_ref().and_then(|m| m.upgrade()) {
                 me.do_send(AccessChanged { shares: false });

@@ -3,8 +3,8 @@
 //! leases by the owner and by the guest, and the guest's wake-up stream. After every step
 //! the guest's copy (built only from what it was sent) equals the owner's subtree exactly,
 //! nothing it was ever sent names a block outside its view at that moment (a purge names
-//! only blocks it had), and its stream heard of the step exactly when the step touched its
-//! view.
+//! only blocks it had), and its stream and its long-poll heard of the step exactly when the
+//! step touched its view.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -493,6 +493,21 @@ async fn run(seed: u64, steps: usize) {
             1..=3 => r.guest_step().await,
             _ => {
                 let held: HashSet<String> = r.copy.blocks.keys().cloned().collect();
+                // The guest's long-poll, waiting from its cursor: its copy is up to date.
+                let wait = WaitChanges {
+                    since: r.copy.seq,
+                    lease_seq: 0,
+                    client: Some(client("cl_guest")),
+                    user_id: GUEST.into(),
+                    reach: Reach::Bullets(r.roots.clone().into()),
+                };
+                let Changes::Later { mut rx, .. } =
+                    r.addr.send(wait).await.unwrap().expect("waiting")
+                else {
+                    panic!(
+                        "seed {seed} step {step}: a guest with nothing new was answered at once"
+                    );
+                };
                 let touched = r.owner_step().await;
                 let doc = owner_blocks(&r.addr, &r.f).await;
                 let inside: HashSet<String> = expected_view(&doc, &r.roots).into_keys().collect();
@@ -509,6 +524,11 @@ async fn run(seed: u64, steps: usize) {
                     concerns,
                     "seed {seed} step {step}: touched {touched:?}, guest had {held:?}, \
                      inside now {inside:?}: heard {wakes:?}"
+                );
+                assert_eq!(
+                    rx.try_recv().is_ok(),
+                    concerns,
+                    "seed {seed} step {step}: the guest's long-poll (touched {touched:?})"
                 );
             }
         }

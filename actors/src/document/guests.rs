@@ -353,6 +353,32 @@ impl GuestViews {
         }
     }
 
+    /// Whether the guest tab `client`, whose cursor is `since`, has anything to fetch: a
+    /// view it was never given or a cursor behind the one it was given (it must reload), or
+    /// a block of its view changed, new or gone since it was last sent. A cursor ahead of
+    /// its view's (a wake-up's head, its pull under way) has news only if the view changed.
+    /// Changes nothing.
+    pub(super) fn has_news(
+        &self,
+        client: Option<&str>,
+        doc: &DocState,
+        roots: &[BulletRoot],
+        since: i64,
+    ) -> bool {
+        let Some(view) = client.and_then(|c| self.by_client.get(c)) else {
+            return true;
+        };
+        if since < view.seq {
+            return true;
+        }
+        let (blocks, tops) = view_of(doc, &root_ids(roots));
+        blocks.len() != view.sent.len()
+            || tops != view.tops
+            || blocks
+                .iter()
+                .any(|b| !view.sent.get(&b.id).is_some_and(|s| Arc::ptr_eq(s, b)))
+    }
+
     /// Whether a change to any of `touched` concerns the guest tab `client` with `roots`:
     /// the block is in its view now, or was in what it was last sent.
     pub(super) fn concerns(

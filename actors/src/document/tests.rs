@@ -182,6 +182,7 @@ async fn a_vanished_long_poll_is_forgotten_on_the_next_tick() {
         lease_seq: 0,
         client: None,
         user_id: f.user.id.clone(),
+        reach: crate::storage::roles::Reach::Document,
     };
     let Changes::Later { rx, .. } = addr.send(wait).await.unwrap().expect("waiting") else {
         panic!("nothing changed yet: the waiter must wait");

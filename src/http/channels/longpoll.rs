@@ -14,7 +14,7 @@ use serde::Deserialize;
 use docsync_actors::collab::validate::fixed::MAX_LONG_POLL_WAIT_SECS;
 use docsync_actors::document::{Changes, WaitChanges};
 
-use super::super::access::{access, doc_access};
+use super::super::access::view_access;
 use super::super::auth::Credentials;
 use super::super::error::ApiError;
 use super::super::state::AppState;
@@ -76,7 +76,9 @@ pub async fn changes(
     );
     let mut epoch_moves = state.storage.access_epoch().changes();
     epoch_moves.borrow_and_update();
-    let (doc, user, _, _) = access(&state, &creds, &path.into_inner()).await?;
+    // A bullet guest waits for changes to their part only (PROTOCOL §10).
+    let (doc, d) = view_access(&state, &creds, &path.into_inner()).await?;
+    let user = d.user;
     let doc_id = doc.as_str();
     state
         .client_owners
@@ -89,6 +91,7 @@ pub async fn changes(
         lease_seq: q.lease_seq,
         client,
         user_id: user.id,
+        reach: d.reach,
     };
     let (head, lease) = match docsync_actors::ask::ask(&state.registry, &doc, msg).await? {
         Changes::Now {
@@ -111,7 +114,7 @@ pub async fn changes(
                         if moved.is_err() {
                             break (head_seq, lease_seq);
                         }
-                        doc_access(&state, &creds, doc_id).await?;
+                        view_access(&state, &creds, doc_id).await?;
                     }
                 }
             }
@@ -119,7 +122,7 @@ pub async fn changes(
     };
     // The rights may have ended while the request waited (cheap when nothing changed: the
     // access cache answers while the epoch stands).
-    doc_access(&state, &creds, doc_id).await?;
+    view_access(&state, &creds, doc_id).await?;
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "no-store"))
         .json(Heads {

@@ -69,6 +69,9 @@ pub struct WaitChanges {
     pub lease_seq: u64,
     pub client: Option<ClientId>,
     pub user_id: String,
+    /// What of the document the caller sees: a bullet guest's long-poll is answered at once
+    /// only when their view has news, else by the first change that touches it.
+    pub reach: Reach,
 }
 
 pub enum Changes {
@@ -139,6 +142,26 @@ impl Handler<WaitChanges> for DocumentActor {
         self.see(msg.client.as_ref(), &msg.user_id, "", now);
         self.settle();
         let (head, lease) = (self.announcer.durable_head(), self.announcer.lease_seq());
+        if let Reach::Bullets(roots) = msg.reach {
+            let client = msg.client.as_ref().map(ClientId::as_str);
+            let news = self
+                .state
+                .as_ref()
+                .is_none_or(|doc| self.guests.has_news(client, doc, &roots, msg.since));
+            if news {
+                return Ok(Changes::Now {
+                    head_seq: head,
+                    lease_seq: lease,
+                });
+            }
+            // Nothing new for them: what the answer says when the wait runs out is their own
+            // cursor back (no pull), not the document's head.
+            return Ok(Changes::Later {
+                head_seq: msg.since,
+                lease_seq: msg.lease_seq,
+                rx: self.waiters.add_guest(msg.client, roots),
+            });
+        }
         if head > msg.since || lease != msg.lease_seq {
             return Ok(Changes::Now {
                 head_seq: head,
