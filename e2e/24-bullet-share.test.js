@@ -42,6 +42,10 @@ scenario('24 bullet share: one bullet shared, its guest sees it live and nothing
   await waitFor(async () => ((await alice.locator('#share-list').textContent()) ?? '').includes('bob'), {
     message: 'bob listed as sharing the bullet',
   });
+  // Who sees the bullet, and through what: Alice owns the document, Bob has this bullet.
+  await waitFor(async () => /Bob[\s\S]*through the bullet “Launch plan”/.test((await alice.locator('#share-everyone').textContent()) ?? ''), {
+    message: 'the dialog says bob sees the bullet through its share',
+  });
   if (shots) await alice.screenshot({ path: `${shots}/bullet-share-dialog.png` });
   await alice.keyboard.press('Escape');
 

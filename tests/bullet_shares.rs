@@ -492,3 +492,56 @@ fn a_guests_long_poll_is_answered_by_a_change_to_their_part_not_by_one_elsewhere
         "answered by the change elsewhere: {answer}"
     );
 }
+
+#[test]
+fn who_sees_a_bullet_names_the_shares_of_the_bullets_above_it() {
+    let w = world_with(&[]);
+    let doc = w.doc.as_str();
+    let people = |block: &str| -> Vec<(String, String, String)> {
+        let (s, v) = w.srv.get(
+            &w.alice,
+            &format!("/api/v1/docs/{doc}/blocks/{block}/access"),
+        );
+        assert_eq!(s, 200, "{v}");
+        assert_no_leak(
+            &w,
+            "who sees a bullet",
+            &v["people"].to_string().replace(TITLE, ""),
+        );
+        v["people"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                let s = |k: &str| p[k].as_str().unwrap().to_string();
+                (s("name"), s("role"), s("via"))
+            })
+            .collect()
+    };
+    // Below the shared bullet: its guests are named, through it.
+    let inside = people(&w.inside);
+    for want in [
+        ("alice", "owner", "owner"),
+        ("erin", "editor", "direct"),
+        ("bob", "editor", "bullet:Launch plan"),
+        ("carol", "viewer", "bullet:Launch plan"),
+    ] {
+        assert!(
+            inside
+                .iter()
+                .any(|(n, r, v)| (n.as_str(), r.as_str(), v.as_str()) == want),
+            "{want:?} not in {inside:?}"
+        );
+    }
+    assert!(!inside.iter().any(|(n, ..)| n == "dave"), "{inside:?}");
+    // Elsewhere in the document: only the document's readers.
+    let outside = people(&w.outside);
+    let names: Vec<&str> = outside.iter().map(|(n, ..)| n.as_str()).collect();
+    assert_eq!(names, ["alice", "erin"], "{outside:?}");
+    // A guest sees no such list (it would name the document's readers).
+    let (s, _) = w.srv.get(
+        &w.bob,
+        &format!("/api/v1/docs/{doc}/blocks/{}/access", w.inside),
+    );
+    assert_eq!(s, 404);
+}

@@ -500,6 +500,14 @@ fn requests_shaped_as_the_protocol_says_and_the_real_answers_fit_the_document() 
         None,
     );
     assert_eq!(s, 200);
+    let (s, _) = c.call(
+        &alice,
+        "GET",
+        "/api/v1/docs/{id}/blocks/{blockId}/access",
+        &d(&format!("/blocks/{a}/access")),
+        None,
+    );
+    assert_eq!(s, 200);
     let (s, shared) = c.call(
         &gwen,
         "GET",

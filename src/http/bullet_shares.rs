@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use docsync_actors::collab::validate::DocId;
 use docsync_actors::storage::audit;
+use docsync_actors::storage::roles;
 use docsync_actors::storage::sharing::{self, NamedShare, Share, SharedBullet};
 
 use super::access::{access, read_as};
@@ -160,6 +161,37 @@ pub async fn put_block_shares(
     // Open streams and sessions are checked again: a guest whose share ended hears no more.
     state.registry.access_changed(vec![doc.to_string()]);
     named_shares(&state, doc, block).await
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/docs/{id}/blocks/{blockId}/access",
+    tag = "sharing",
+    summary = "Who sees a bullet, and through what (the document, a folder, a team, a bullet)",
+    params(
+        ("id" = String, Path, description = "The document's ID"),
+        ("blockId" = String, Path, description = "The bullet's ID"),
+    ),
+    responses(
+        (status = 200, description = "people (owner first, by role) and teams", body = roles::AccessList),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 404, description = "no such thing, or the caller may not read it", body = crate::http::error::ErrorBody),
+    ),
+)]
+pub async fn who_sees_bullet(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (doc, block) = path.into_inner();
+    // Anyone who reads the whole document may see who else does (as for the document).
+    let (doc, ..) = access(&state, &creds, &doc).await?;
+    let list = state
+        .storage
+        .read(move |c| roles::who_has_access_to_bullet(c, doc.as_str(), &block))
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(HttpResponse::Ok().json(list))
 }
 
 #[utoipa::path(

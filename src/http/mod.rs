@@ -144,6 +144,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                     web::put().to(bullet_shares::put_block_shares),
                 )
                 .route(
+                    "/docs/{id}/blocks/{blockId}/access",
+                    web::get().to(bullet_shares::who_sees_bullet),
+                )
+                .route(
                     "/shared/bullets",
                     web::get().to(bullet_shares::shared_with_me),
                 )

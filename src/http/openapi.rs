@@ -171,6 +171,7 @@ impl Modify for EveryAnswer {
         crate::http::bullet_shares::get_block_shares,
         crate::http::bullet_shares::put_block_shares,
         crate::http::bullet_shares::shared_with_me,
+        crate::http::bullet_shares::who_sees_bullet,
         crate::http::sharing::who_has_access,
         crate::http::sharing::search_users,
         crate::http::sharing::put_doc_shares,

@@ -121,7 +121,7 @@ async function openSharing(target) {
     list: peopleList.id,
   });
   const everyoneHead = h('h3', { class: 'subhead', id: 'share-everyone-title', hidden: !onDoc },
-    target.kind === 'bullet' ? 'Everyone with access to the whole document' : 'Everyone with access');
+    target.kind === 'bullet' ? 'Everyone who sees this bullet' : 'Everyone with access');
   const everyone = h('ul', { class: 'share-list share-everyone', role: 'list', id: 'share-everyone', 'aria-labelledby': 'share-everyone-title', hidden: !onDoc });
   const teamSel = h('select', { name: 'team', class: 'input', 'aria-label': 'Team', hidden: true });
   const accessSel = accessSelect('read', 'Access for the new share');
@@ -365,7 +365,9 @@ async function openSharing(target) {
   async function loadEveryone() {
     if (!onDoc) return;
     try {
-      const r = await api.get(`/docs/${seg(target.id)}/access`);
+      const r = await api.get(target.kind === 'bullet'
+        ? `/docs/${seg(target.id)}/blocks/${seg(target.blockId ?? '')}/access`
+        : `/docs/${seg(target.id)}/access`);
       replaceChildren(everyone, ...everyoneRows(r, me?.id ?? null));
     } catch (e) {
       replaceChildren(everyone, h('li', { class: 'muted small' }, describeError(e)));
@@ -397,10 +399,12 @@ function accessSelect(value, label) {
 const ROLE_LABELS = { owner: 'Owner', editor: 'Can edit', viewer: 'Can view' };
 
 /**
- * How someone got their access, in words: `owner`, `direct`, `team:NAME`, `folder:NAME`.
+ * How someone got their access, in words: `owner`, `direct`, `team:NAME`, `folder:NAME`,
+ * `bullet:TEXT` (a share of that bullet, which holds the one asked about).
  * @param {string} via
  */
 export function viaWords(via) {
+  if (via.startsWith('bullet:')) return `through the bullet “${via.slice(7)}”`;
   if (via === 'owner') return 'owns it';
   if (via === 'direct') return 'shared directly';
   if (via.startsWith('team:')) return `through team “${via.slice(5)}”`;

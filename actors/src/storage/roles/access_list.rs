@@ -1,14 +1,16 @@
 //! Who has access to a document and through what — the share dialog's "Who has access". Each
 //! person's role and path are the role function's own answer (`doc_grant`), so the list can
 //! never say more or less than what is enforced; the candidates are everyone a share, a team
-//! or a folder on the document's chain names. Teams are listed with their members.
+//! or a folder on the document's chain names. Teams are listed with their members. For one
+//! bullet (`who_has_access_to_bullet`), also everyone a share of it or of a bullet above it
+//! reaches (`bullet:TEXT`), each with the role `doc_view` gives them there.
 
 use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::types::Role;
-use super::{doc_grant, rows};
+use super::types::{Reach, Role};
+use super::{doc_grant, doc_view, rows};
 use crate::storage::accounts;
 use crate::storage::db::Db;
 use crate::storage::error::Result;
@@ -96,6 +98,91 @@ pub fn who_has_access(db: &mut Db, doc_id: &str) -> Result<Option<AccessList>> {
             display_name: u.display_name,
             role: grant.role,
             via: grant.via,
+        });
+    }
+    list.people.sort_by(|a, b| {
+        b.role.cmp(&a.role).then_with(|| {
+            a.display_name
+                .to_lowercase()
+                .cmp(&b.display_name.to_lowercase())
+        })
+    });
+    Ok(Some(list))
+}
+
+/// Everyone who can see the bullet `block_id` of the document (None: no such live document or
+/// bullet): the document's readers, then those a share of this bullet or of one above it
+/// reaches — the nearest shared bullet first — with their role there, `via: bullet:TEXT`.
+pub fn who_has_access_to_bullet(
+    db: &mut Db,
+    doc_id: &str,
+    block_id: &str,
+) -> Result<Option<AccessList>> {
+    let Some(mut list) = who_has_access(db, doc_id)? else {
+        return Ok(None);
+    };
+    if sharing::block_parent(db, doc_id, block_id)?.is_none() {
+        return Ok(None);
+    }
+    let mut candidates = BTreeSet::new();
+    let mut via_of: Vec<(String, String)> = Vec::new();
+    let (mut cur, mut seen) = (Some(block_id.to_string()), BTreeSet::new());
+    while let Some(id) = cur {
+        if !seen.insert(id.clone()) {
+            break; // defensive: a corrupt cycle must not spin
+        }
+        let Some((parent, text)) = sharing::block_parent(db, doc_id, &id)? else {
+            break;
+        };
+        let via = format!("bullet:{}", text.chars().take(80).collect::<String>());
+        let shares = sharing::block_shares(db, doc_id, &id)?;
+        let before: BTreeSet<String> = candidates.clone();
+        add_shares(db, shares, &via, &mut candidates, &mut list)?;
+        via_of.extend(
+            candidates
+                .difference(&before)
+                .map(|u| (u.clone(), via.clone())),
+        );
+        cur = parent;
+    }
+    for user_id in candidates {
+        if list.people.iter().any(|p| p.user_id == user_id) {
+            continue; // reads the whole document: listed with that role
+        }
+        let Some(view) = doc_view(db, &user_id, doc_id)? else {
+            continue;
+        };
+        let Reach::Bullets(roots) = &view.reach else {
+            continue;
+        };
+        // Their role here: the best of their shared bullets on this bullet's ancestry.
+        let mut chain = Vec::new();
+        let mut cur = Some(block_id.to_string());
+        while let Some(id) = cur.filter(|_| chain.len() < 10_000) {
+            cur = sharing::block_parent(db, doc_id, &id)?.and_then(|(p, _)| p);
+            chain.push(id);
+        }
+        let Some(role) = roots
+            .iter()
+            .filter(|r| chain.contains(&r.block_id))
+            .map(|r| r.role)
+            .max()
+        else {
+            continue;
+        };
+        let Some(u) = accounts::user_by_id(db, &user_id)? else {
+            continue;
+        };
+        let via = via_of
+            .iter()
+            .find(|(id, _)| *id == user_id)
+            .map_or_else(|| "bullet".to_string(), |(_, v)| v.clone());
+        list.people.push(PersonAccess {
+            user_id: u.id,
+            name: u.name,
+            display_name: u.display_name,
+            role,
+            via,
         });
     }
     list.people.sort_by(|a, b| {

@@ -21,7 +21,9 @@ mod rows;
 pub(crate) mod sqlite;
 mod types;
 
-pub use access_list::{who_has_access, AccessList, Member, PersonAccess, TeamAccess};
+pub use access_list::{
+    who_has_access, who_has_access_to_bullet, AccessList, Member, PersonAccess, TeamAccess,
+};
 pub use rows::readable_doc_ids;
 pub use types::{BulletAccess, BulletRoot, DocSummary, FolderSummary, Grant, Reach, Role, View};
 

@@ -9,7 +9,7 @@ mod rows;
 mod sqlite;
 mod types;
 
-pub use rows::{block_in_doc, block_shares};
+pub use rows::{block_in_doc, block_parent, block_shares};
 pub use rows::{
     doc_owner, doc_shares, docs_under_folder, folder, folder_shares, leave_doc_share,
     leave_folder_share, leave_team, rename_folder, set_doc_folder,

@@ -396,3 +396,15 @@ pub fn block_in_doc(c: &mut impl GenericClient, doc_id: &str, block_id: &str) ->
     )?
     .is_some())
 }
+
+pub fn block_parent(
+    c: &mut impl GenericClient,
+    doc_id: &str,
+    block_id: &str,
+) -> Result<Option<(Option<String>, String)>> {
+    Ok(c.query_opt(
+        "SELECT parent_id, content FROM blocks WHERE id = $1 AND doc_id = $2",
+        &[&block_id, &doc_id],
+    )?
+    .map(|r| (r.get(0), r.get(1))))
+}

@@ -61,6 +61,8 @@ row_questions! {
     pub fn folders_shared_with_team(team_id: &str) -> Vec<String>;
     /// Whether the document has a block of that ID (deleted or not).
     pub fn block_in_doc(doc_id: &str, block_id: &str) -> bool;
+    /// A block's parent and text, if the document has it.
+    pub fn block_parent(doc_id: &str, block_id: &str) -> Option<(Option<String>, String)>;
     /// A bullet's shares: user shares by user ID, then team shares by team ID.
     pub fn block_shares(doc_id: &str, block_id: &str) -> Vec<Share>;
     pub fn clear_block_shares(doc_id: &str, block_id: &str) -> ();

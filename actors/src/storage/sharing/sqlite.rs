@@ -384,3 +384,14 @@ pub fn block_in_doc(conn: &Connection, doc_id: &str, block_id: &str) -> Result<b
         .prepare_cached("SELECT 1 FROM blocks WHERE id = ?1 AND doc_id = ?2")?
         .exists(params![block_id, doc_id])?)
 }
+
+pub fn block_parent(
+    conn: &Connection,
+    doc_id: &str,
+    block_id: &str,
+) -> Result<Option<(Option<String>, String)>> {
+    Ok(conn
+        .prepare_cached("SELECT parent_id, content FROM blocks WHERE id = ?1 AND doc_id = ?2")?
+        .query_row(params![block_id, doc_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?)
+}
