@@ -60,6 +60,9 @@ scenario('19 folders: the owner renames, moves and deletes a folder from its men
     const f = (await api.json('GET', '/api/v1/folders')).folders.find((/** @type {any} */ x) => x.folderId === plans);
     return f && f.parentId === null;
   }, { message: 'Plans moved to the top level' });
+  // The page's list is drawn again once it has read the lists back: open the menu after.
+  await waitFor(async () => (await page.locator(`li.folder[data-folder-id="${work}"] li.folder[data-folder-id="${plans}"]`).count()) === 0
+    && (await page.locator(`li.folder[data-folder-id="${plans}"]`).count()) === 1, { message: 'Plans shown at the top level' });
   await menuOf(plans, 'Delete folder');
   await page.locator('dialog button.btn-danger').click();
   await waitFor(async () => (await page.locator(`li.folder[data-folder-id="${plans}"]`).count()) === 0, { message: 'the folder is gone from the page' });
