@@ -100,13 +100,7 @@ pub fn who_has_access(db: &mut Db, doc_id: &str) -> Result<Option<AccessList>> {
             via: grant.via,
         });
     }
-    list.people.sort_by(|a, b| {
-        b.role.cmp(&a.role).then_with(|| {
-            a.display_name
-                .to_lowercase()
-                .cmp(&b.display_name.to_lowercase())
-        })
-    });
+    sort_people(&mut list.people);
     Ok(Some(list))
 }
 
@@ -126,11 +120,14 @@ pub fn who_has_access_to_bullet(
     }
     let mut candidates = BTreeSet::new();
     let mut via_of: Vec<(String, String)> = Vec::new();
-    let (mut cur, mut seen) = (Some(block_id.to_string()), BTreeSet::new());
+    // The bullet and those above it, nearest first.
+    let mut chain: Vec<String> = Vec::new();
+    let mut cur = Some(block_id.to_string());
     while let Some(id) = cur {
-        if !seen.insert(id.clone()) {
+        if chain.contains(&id) {
             break; // defensive: a corrupt cycle must not spin
         }
+        chain.push(id.clone());
         let Some((parent, text)) = sharing::block_parent(db, doc_id, &id)? else {
             break;
         };
@@ -156,12 +153,6 @@ pub fn who_has_access_to_bullet(
             continue;
         };
         // Their role here: the best of their shared bullets on this bullet's ancestry.
-        let mut chain = Vec::new();
-        let mut cur = Some(block_id.to_string());
-        while let Some(id) = cur.filter(|_| chain.len() < 10_000) {
-            cur = sharing::block_parent(db, doc_id, &id)?.and_then(|(p, _)| p);
-            chain.push(id);
-        }
         let Some(role) = roots
             .iter()
             .filter(|r| chain.contains(&r.block_id))
@@ -185,14 +176,19 @@ pub fn who_has_access_to_bullet(
             via,
         });
     }
-    list.people.sort_by(|a, b| {
+    sort_people(&mut list.people);
+    Ok(Some(list))
+}
+
+/// Highest role first, then by display name (any case).
+fn sort_people(people: &mut [PersonAccess]) {
+    people.sort_by(|a, b| {
         b.role.cmp(&a.role).then_with(|| {
             a.display_name
                 .to_lowercase()
                 .cmp(&b.display_name.to_lowercase())
         })
     });
-    Ok(Some(list))
 }
 
 /// The principals of a share list: users become candidates; teams are listed (the first

@@ -326,18 +326,12 @@ pub fn block_shares(
     doc_id: &str,
     block_id: &str,
 ) -> Result<Vec<Share>> {
-    Ok(c.query(
+    shares(
+        c,
         "SELECT kind, principal_id, access FROM block_shares
           WHERE doc_id = $1 AND block_id = $2 ORDER BY kind DESC, principal_id",
         &[&doc_id, &block_id],
-    )?
-    .iter()
-    .map(|r| Share {
-        kind: ShareKind::parse(r.get(0)),
-        id: r.get(1),
-        access: Access::parse(r.get(2)),
-    })
-    .collect())
+    )
 }
 
 pub fn clear_block_shares(c: &mut impl GenericClient, doc_id: &str, block_id: &str) -> Result<()> {
