@@ -3,8 +3,9 @@
 // document — with Bob from the bullet's own dialog (Alt+S). Bob's home lists it under
 // "Shared with me: bullets"; opening it shows that bullet's children and nothing else of the
 // document (not its title, not the other bullets); what he types reaches Alice live, and a
-// bullet Alice moves out of the shared one disappears from his page. E2E_SHOTS=<dir> saves
-// the dialog, Bob's home and Bob's page.
+// bullet Alice moves out of the shared one disappears from his page. His history panel and
+// his search show his part only. E2E_SHOTS=<dir> saves the dialog, Bob's home, Bob's page
+// and his history panel.
 
 import assert from 'node:assert/strict';
 
@@ -22,7 +23,7 @@ scenario('24 bullet share: one bullet shared, its guest sees it live and nothing
     seed: [`Budget ${SECRET}`, 'Launch plan', 'Book the venue'],
     open: ['alice'],
   });
-  const { doc, ids, users, pages } = s;
+  const { api, doc, ids, users, pages } = s;
   const [, plan, venue] = ids;
   const alice = pages.alice;
   // "Book the venue" goes under "Launch plan".
@@ -87,4 +88,31 @@ scenario('24 bullet share: one bullet shared, its guest sees it live and nothing
     message: 'the bullet moved out disappears for bob',
   });
   assert.ok((await readRows(bob)).some((r) => r.text === 'Send invites'), 'what is still inside stays');
+
+  // History: Alice names a version; Bob sees his part of it, unnamed, and may restore it but
+  // name none.
+  await api.json('POST', `/api/v1/docs/${doc}/versions`, { name: `Before the ${SECRET} talks` });
+  await bob.locator('#editor-menu .menu-trigger').click();
+  await bob.locator('#editor-menu [role=menuitem]', { hasText: 'History and versions' }).click();
+  const item = bob.locator('#history-panel .hist-item').first();
+  await item.waitFor({ timeout: 10_000 });
+  await item.click();
+  await bob.locator('#history-panel #restore-all').waitFor({ timeout: 10_000 });
+  await waitFor(async () => ((await bob.locator('#history-panel .hist-preview').textContent()) ?? '').includes('Send invites'), {
+    message: "bob's part of the version in its preview",
+  });
+  const panel = (await bob.locator('#history-panel').textContent()) ?? '';
+  assert.ok(!panel.includes(SECRET) && !panel.includes('Board secrets'), `nothing from outside in bob's history: ${panel}`);
+  assert.equal(await bob.locator('#name-version').count(), 0, 'a bullet guest names no version');
+  if (shots) await bob.screenshot({ path: `${shots}/bullet-share-history.png` });
+  await bob.keyboard.press('Escape');
+
+  // Search from his home finds his bullets, titled by the shared one, and nothing outside.
+  await bob.goto('/');
+  await bob.locator('#search').fill('invites');
+  const hit = bob.locator('#home-main .result-link').first();
+  await hit.waitFor({ timeout: 10_000 });
+  assert.match((await hit.textContent()) ?? '', /Send invites[\s\S]*Launch plan/);
+  await bob.locator('#search').fill(SECRET);
+  await bob.locator('#home-main', { hasText: 'Nothing found' }).waitFor({ timeout: 10_000 });
 });

@@ -1,8 +1,9 @@
 //! Sharing one bullet (PROTOCOL §10) over real HTTP: who may share a bullet, what its
 //! guests get from every path that names the document (a table: their view where the path
 //! shows one, 404 everywhere else — never a text, an ID or a title from outside), their
-//! home list, their writes kept inside, bad share lists refused without a trace, and an
-//! ended share closing the guest's stream. What a guest sees while the document changes
+//! home list, their writes kept inside, their search, tags, backlinks, export, versions and
+//! history over their part only, bad share lists refused without a trace, and an ended
+//! share closing the guest's stream. What a guest sees while the document changes
 //! is the randomized actor test's (`actors/src/document/guest_tests.rs`).
 
 use crate::common;
@@ -131,13 +132,13 @@ fn a_bullet_guest_gets_their_view_where_a_path_shows_one_and_404_everywhere_else
             "GET",
             format!("/api/v1/docs/{doc}/markdown"),
             None,
-            [404, 404, 404],
+            [200, 200, 404],
         ),
         (
             "GET",
             format!("/api/v1/docs/{doc}/backlinks"),
             None,
-            [404, 404, 404],
+            [200, 200, 404],
         ),
         (
             "GET",
@@ -155,7 +156,7 @@ fn a_bullet_guest_gets_their_view_where_a_path_shows_one_and_404_everywhere_else
             "GET",
             format!("/api/v1/docs/{doc}/versions"),
             None,
-            [404, 404, 404],
+            [200, 200, 404],
         ),
         (
             "GET",
@@ -172,6 +173,12 @@ fn a_bullet_guest_gets_their_view_where_a_path_shows_one_and_404_everywhere_else
         (
             "GET",
             format!("/api/v1/docs/{doc}/blocks/{}/history", w.inside),
+            None,
+            [200, 200, 404],
+        ),
+        (
+            "GET",
+            format!("/api/v1/docs/{doc}/blocks/{}/history", w.outside),
             None,
             [404, 404, 404],
         ),
@@ -544,4 +551,207 @@ fn who_sees_a_bullet_names_the_shares_of_the_bullets_above_it() {
         &format!("/api/v1/docs/{doc}/blocks/{}/access", w.inside),
     );
     assert_eq!(s, 404);
+}
+
+/// The owner's current version of a block.
+fn version_of(w: &World, block: &str) -> i64 {
+    snapshot_blocks(&w.srv.snapshot(&w.alice, &w.doc))[block]["version"]
+        .as_i64()
+        .unwrap()
+}
+
+fn hit_ids(v: &Value, key: &str) -> Vec<String> {
+    v[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("{key} in {v}"))
+        .iter()
+        .map(|h| h["blockId"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn op(kind: &str, block: &str, extra: Value) -> Value {
+    let mut v = json!({"opId": id("op_"), "kind": kind, "blockId": block});
+    for (k, x) in extra.as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    v
+}
+
+#[test]
+fn a_bullet_guest_searches_exports_and_goes_back_in_history_inside_their_part_only() {
+    let w = world_with(&[]);
+    let (srv, doc) = (&w.srv, w.doc.as_str());
+    let target = srv.create_doc(&w.alice, "Venues");
+    let (s, v) = srv.put(
+        &w.alice,
+        &format!("/api/v1/docs/{target}/shares"),
+        &json!([{"kind": "user", "id": uid(srv, &w.alice, "bob"), "access": "read"}]),
+    );
+    assert_eq!(s, 200, "{v}");
+    let moved_in = id("blk_");
+    let (inside_v, outside_v) = (version_of(&w, &w.inside), version_of(&w, &w.outside));
+    let owner_writes = |ops: Vec<Value>| srv.sync_ok(&w.alice, doc, "cl_setup", 0, ops);
+    owner_writes(vec![
+        set_content(
+            &w.inside,
+            &format!("Book the venue #logistics lanternfish [[{target}]]"),
+            inside_v,
+        ),
+        set_content(
+            &w.outside,
+            &format!("{OUTSIDE} budget #logistics lanternfish [[{target}]]"),
+            outside_v,
+        ),
+        insert(&moved_in, None, "a2", &format!("{OUTSIDE} first draft")),
+    ]);
+    owner_writes(vec![set_content(
+        &moved_in,
+        "Catering",
+        version_of(&w, &moved_in),
+    )]);
+    owner_writes(vec![op(
+        "move",
+        &moved_in,
+        json!({"parentId": w.root, "orderKey": "a5"}),
+    )]);
+
+    // Search, tags and backlinks: a reader of the whole document finds both bullets under
+    // its title; a guest only theirs, titled by the shared bullet.
+    let (_, v) = srv.get(&w.erin, "/api/v1/search?q=lanternfish");
+    assert_eq!(hit_ids(&v, "results").len(), 2, "{v}");
+    assert_eq!(v["results"][0]["docTitle"], TITLE);
+    for token in [&w.bob, &w.carol] {
+        let (s, v) = srv.get(token, "/api/v1/search?q=lanternfish");
+        assert_eq!(s, 200);
+        assert_eq!(hit_ids(&v, "results"), vec![w.inside.clone()], "{v}");
+        assert_eq!(v["results"][0]["docTitle"], "Launch plan");
+        assert_no_leak(&w, "search", &v.to_string());
+        let (_, v) = srv.get(token, "/api/v1/search?q=draft");
+        assert!(hit_ids(&v, "results").is_empty(), "{v}");
+        let (_, v) = srv.get(token, "/api/v1/tags");
+        assert_eq!(
+            v["tags"],
+            json!([{"tag": "logistics", "blocks": 1, "documents": 1}]),
+            "{v}"
+        );
+        let (_, v) = srv.get(token, "/api/v1/tags/logistics");
+        assert_eq!(hit_ids(&v, "blocks"), vec![w.inside.clone()], "{v}");
+        assert_no_leak(&w, "a tag's bullets", &v.to_string());
+    }
+    let (_, v) = srv.get(&w.erin, "/api/v1/tags");
+    assert_eq!(v["tags"][0]["blocks"], 2, "{v}");
+    let (_, v) = srv.get(&w.bob, &format!("/api/v1/docs/{target}/backlinks"));
+    assert_eq!(hit_ids(&v, "backlinks"), vec![w.inside.clone()], "{v}");
+    assert_no_leak(&w, "backlinks", &v.to_string());
+    // A deleted bullet below the shared one is found no more; restored, it is again.
+    owner_writes(vec![op("delete", &w.inside, json!({}))]);
+    let (_, v) = srv.get(&w.bob, "/api/v1/search?q=lanternfish");
+    assert!(hit_ids(&v, "results").is_empty(), "{v}");
+    owner_writes(vec![op("restore", &w.inside, json!({}))]);
+    let (_, v) = srv.get(&w.bob, "/api/v1/search?q=lanternfish");
+    assert_eq!(hit_ids(&v, "results"), vec![w.inside.clone()], "{v}");
+
+    // Markdown: their part, without the document's title.
+    let (s, md) = srv.get_text(&w.bob, &format!("/api/v1/docs/{doc}/markdown"));
+    assert_eq!(s, 200);
+    assert!(md.starts_with("- Launch plan\n  - Book the venue"), "{md}");
+    assert!(md.contains("\n  - Catering"), "{md}");
+    assert_no_leak(&w, "markdown", &md);
+
+    // A bullet moved in from outside: its life outside stays out of its history for guests.
+    let history = |token: &str, block: &str| {
+        srv.get(token, &format!("/api/v1/docs/{doc}/blocks/{block}/history"))
+    };
+    let (s, v) = history(&w.bob, &moved_in);
+    assert_eq!(s, 200, "{v}");
+    let kinds: Vec<&str> = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["move"], "{v}");
+    assert_no_leak(&w, "history", &v.to_string());
+    let (_, v) = history(&w.alice, &moved_in);
+    assert_eq!(v["changes"].as_array().unwrap().len(), 3, "{v}");
+    let (_, v) = history(&w.bob, &w.inside);
+    assert!(v["changes"].as_array().unwrap().len() >= 3, "{v}");
+    assert_no_leak(&w, "history", &v.to_string());
+
+    // Versions: listed without name, author or sizes; opened and compared as their part.
+    let (s, v) = srv.post(
+        &w.alice,
+        &format!("/api/v1/docs/{doc}/versions"),
+        &json!({"name": "Before the zebra talks"}),
+    );
+    assert_eq!(s, 201, "{v}");
+    let vid = v["versionId"].as_str().unwrap().to_string();
+    owner_writes(vec![
+        set_content(&w.inside, "Venue cancelled", version_of(&w, &w.inside)),
+        set_content(
+            &w.outside,
+            &format!("{OUTSIDE} cut"),
+            version_of(&w, &w.outside),
+        ),
+    ]);
+    let (s, v) = srv.get(&w.bob, &format!("/api/v1/docs/{doc}/versions"));
+    assert_eq!(s, 200, "{v}");
+    let listed = v["versions"].as_array().unwrap();
+    assert!(listed.iter().any(|m| m["versionId"] == vid.as_str()), "{v}");
+    for m in listed {
+        assert!(
+            m.get("name").is_none() && m.get("createdBy").is_none(),
+            "{m}"
+        );
+        assert_eq!(m["rawBytes"], 0, "{m}");
+    }
+    assert!(!v.to_string().contains("zebra"), "{v}");
+    let (s, v) = srv.get(&w.bob, &format!("/api/v1/docs/{doc}/versions/{vid}"));
+    assert_eq!(s, 200, "{v}");
+    let ids: Vec<&str> = v["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 3, "{v}");
+    assert_eq!(ids[0], w.root);
+    assert_eq!(v["blocks"][0]["parentId"], Value::Null);
+    assert_eq!(v["title"], "Launch plan");
+    assert_eq!(v["version"]["blocks"], 3);
+    assert_no_leak(&w, "a version", &v.to_string());
+    let (s, v) = srv.get(&w.bob, &format!("/api/v1/docs/{doc}/versions/{vid}/diff"));
+    assert_eq!(s, 200, "{v}");
+    assert!(v.to_string().contains("Venue cancelled"), "{v}");
+    assert_no_leak(&w, "a diff", &v.to_string());
+    let (_, whole) = srv.get(&w.alice, &format!("/api/v1/docs/{doc}/versions/{vid}/diff"));
+    assert!(whole.to_string().contains(OUTSIDE), "{whole}");
+
+    // Restore: a read-only guest may not; a writing guest brings back their part only.
+    let rpath = format!("/api/v1/docs/{doc}/versions/{vid}/restore");
+    let before = srv.fingerprint();
+    let restore = |token: &str, body: Value| srv.post(token, &rpath, &body);
+    let (s, _) = restore(
+        &w.carol,
+        json!({"clientId": "cl_carol", "opIdPrefix": "op_cr"}),
+    );
+    assert_eq!(s, 403);
+    let (s, _) = restore(
+        &w.dave,
+        json!({"clientId": "cl_dave", "opIdPrefix": "op_dr"}),
+    );
+    assert_eq!(s, 404);
+    let (s, e) = restore(
+        &w.bob,
+        json!({"clientId": "cl_bob", "opIdPrefix": "op_br", "blockIds": [w.outside]}),
+    );
+    assert_eq!(s, 400, "{e}");
+    srv.assert_unchanged(&before, "refused guest restores");
+    let (s, v) = restore(&w.bob, json!({"clientId": "cl_bob", "opIdPrefix": "op_br"}));
+    assert_eq!(s, 200, "{v}");
+    assert_no_leak(&w, "a restore's answer", &v.to_string());
+    let owner = snapshot_blocks(&srv.snapshot(&w.alice, doc));
+    let text = owner[&w.inside]["content"].as_str().unwrap();
+    assert!(text.starts_with("Book the venue"), "{text}");
+    assert_eq!(owner[&w.outside]["content"], format!("{OUTSIDE} cut"));
 }

@@ -14,20 +14,23 @@ use serde::{Deserialize, Serialize};
 use docsync_actors::ask::{ask, ask_renewing};
 use docsync_actors::collab::block::Block;
 use docsync_actors::collab::diff::{self, Diff};
+use docsync_actors::collab::subtree;
 use docsync_actors::collab::validate::{check_id, ClientId, DocId};
 use docsync_actors::document::{Caller, GetSize, Restore, RestoreReply, TakeVersion};
 use docsync_actors::registry::CloseDocument;
 use docsync_actors::storage::conflicts::{self, OpenConflict};
 use docsync_actors::storage::documents;
 use docsync_actors::storage::log::{self, BlockChange, Precheck};
+use docsync_actors::storage::roles::Reach;
 use docsync_actors::storage::trash::{self, TrashedDoc};
 use docsync_actors::storage::versions::{self, VersionKind, VersionMeta, VersionState};
 
-use super::access::{caller, doc_access, read_as};
+use super::access::{caller, doc_access, read_as, view_access};
 use super::audited::Actor;
 use super::auth::Credentials;
 use super::body::read_json;
 use super::error::ApiError;
+use super::guest_part::{self, HistoryLens};
 use super::state::AppState;
 use super::sync::charge_bytes;
 use docsync_actors::storage::audit::{self, actions};
@@ -84,7 +87,7 @@ pub async fn block_history(
     query: web::Query<HistoryQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (doc, block) = path.into_inner();
-    let (doc, _) = doc_access(&state, &creds, &doc).await?;
+    let (doc, d) = view_access(&state, &creds, &doc).await?;
     check_id("blockId", &block, "blk_", state.limits.max_id_bytes)?;
     let q = query.into_inner();
     let limit = q.limit.unwrap_or(HISTORY_PAGE);
@@ -92,11 +95,23 @@ pub async fn block_history(
         return Err(ApiError::BadRequest(format!("limit: 1 to {HISTORY_PAGE}")));
     }
     let before = q.before.unwrap_or(i64::MAX);
-    let (changes, more) = state
+    let guest = guest_part::guest_roots(&d.reach);
+    let found = state
         .storage
         .read(move |c| {
+            // A bullet guest: only a bullet inside their part, seen through their lens.
+            let mut lens = guest.as_deref().map(HistoryLens::new);
+            if let Some(l) = &mut lens {
+                if !l.inside(c, doc.as_str(), &block)? {
+                    return Ok(None);
+                }
+            }
             let mut changes = log::block_history(c, doc.as_str(), &block, before, limit + 1)?;
-            if changes.len() <= limit {
+            let raw_more = changes.len() > limit;
+            if let Some(l) = &mut lens {
+                changes = l.changes(c, doc.as_str(), &block, changes)?;
+            }
+            if !raw_more && changes.len() <= limit {
                 // The log has no older change of this bullet: what versions older than the
                 // log's floor kept of it follows (one entry per different text).
                 let floor = documents::load_floor(c, doc.as_str())?;
@@ -107,21 +122,37 @@ pub async fn block_history(
                     if changes.len() > limit {
                         break;
                     }
-                    let Some(b) = s.blocks.iter().find(|b| b.id == block) else {
+                    let b = match &lens {
+                        Some(l) => l.in_version(&s, &block),
+                        None => s.blocks.iter().find(|b| b.id == block).cloned(),
+                    };
+                    let Some(b) = b else {
                         continue;
                     };
                     if last.as_deref() == Some(b.content.as_str()) {
                         continue;
                     }
                     last = Some(b.content.clone());
-                    changes.push(version_state(&m, b));
+                    let entry = match &mut lens {
+                        Some(l) => l
+                            .changes(
+                                c,
+                                doc.as_str(),
+                                &block,
+                                vec![version_state(&guest_part::meta(m, 0), &b)],
+                            )?
+                            .pop(),
+                        None => Some(version_state(&m, &b)),
+                    };
+                    changes.extend(entry);
                 }
             }
-            let more = changes.len() > limit;
+            let more = raw_more || changes.len() > limit;
             changes.truncate(limit);
-            Ok((changes, more))
+            Ok(Some((changes, more)))
         })
         .await?;
+    let (changes, more) = found.ok_or(ApiError::NotFound)?;
     Ok(HttpResponse::Ok().json(BlockHistory { changes, more }))
 }
 
@@ -166,11 +197,17 @@ pub async fn list_versions(
     creds: Credentials,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let (doc, _) = doc_access(&state, &creds, &path.into_inner()).await?;
-    let versions = state
+    let (doc, d) = view_access(&state, &creds, &path.into_inner()).await?;
+    let mut versions = state
         .storage
         .read(move |c| versions::list(c, doc.as_str()))
         .await?;
+    if !d.reach.is_document() {
+        versions = versions
+            .into_iter()
+            .map(|m| guest_part::meta(m, 0))
+            .collect();
+    }
     Ok(HttpResponse::Ok().json(VersionList { versions }))
 }
 
@@ -201,6 +238,26 @@ async fn editor(
 ) -> Result<(DocId, super::access_cache::Decision), ApiError> {
     let (doc, d) = doc_access(state, creds, doc).await?;
     if !d.role.can_write() {
+        return Err(ApiError::Forbidden(
+            "this document is read-only for you".into(),
+        ));
+    }
+    Ok((doc, d))
+}
+
+/// Who may restore: editors of the document, and bullet guests with a share they may
+/// write (their restore is confined to it); anyone else who reads it gets 403.
+async fn restorer(
+    state: &AppState,
+    creds: &Credentials,
+    doc: &str,
+) -> Result<(DocId, super::access_cache::Decision), ApiError> {
+    let (doc, d) = view_access(state, creds, doc).await?;
+    let may = match &d.reach {
+        Reach::Document => d.role.can_write(),
+        Reach::Bullets(roots) => !guest_part::writable_roots(roots).is_empty(),
+    };
+    if !may {
         return Err(ApiError::Forbidden(
             "this document is read-only for you".into(),
         ));
@@ -301,8 +358,13 @@ pub async fn get_version(
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (doc, vid) = path.into_inner();
-    let (doc, _) = doc_access(&state, &creds, &doc).await?;
-    let (meta, s) = load_version(&state, &doc, vid).await?;
+    let (doc, d) = view_access(&state, &creds, &doc).await?;
+    let (mut meta, mut s) = load_version(&state, &doc, vid).await?;
+    if let Some(roots) = guest_part::guest_roots(&d.reach) {
+        s = guest_part::state(&s, &roots);
+        s.title = guest_part::title(&s.blocks);
+        meta = guest_part::meta(meta, s.blocks.len() as i64);
+    }
     Ok(HttpResponse::Ok().json(VersionBody {
         doc_id: doc.into_string(),
         head_seq: meta.seq,
@@ -440,10 +502,10 @@ pub async fn diff_version(
     query: web::Query<DiffQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (doc, vid) = path.into_inner();
-    let (doc, _) = doc_access(&state, &creds, &doc).await?;
+    let (doc, access) = view_access(&state, &creds, &doc).await?;
     let to = query.into_inner().to.filter(|t| t != "head");
-    let (from, before) = load_version(&state, &doc, vid).await?;
-    let (to_meta, to_seq, after) = match to {
+    let (mut from, mut before) = load_version(&state, &doc, vid).await?;
+    let (mut to_meta, to_seq, mut after) = match to {
         Some(other) => {
             let (m, s) = load_version(&state, &doc, other).await?;
             (Some(m.clone()), m.seq, s)
@@ -465,6 +527,13 @@ pub async fn diff_version(
             )
         }
     };
+    // A bullet guest compares their part of each side, and nothing else.
+    if let Some(roots) = guest_part::guest_roots(&access.reach) {
+        before = guest_part::state(&before, &roots);
+        after = guest_part::state(&after, &roots);
+        from = guest_part::meta(from, before.blocks.len() as i64);
+        to_meta = to_meta.map(|m| guest_part::meta(m, after.blocks.len() as i64));
+    }
     let d =
         web::block(move || diff::diff(&before.title, &before.blocks, &after.title, &after.blocks))
             .await
@@ -519,7 +588,7 @@ pub async fn restore_version(
 ) -> Result<HttpResponse, ApiError> {
     let body: RestoreBody = read_json(&req, payload, state.max_body()).await?;
     let (raw_doc, vid) = path.into_inner();
-    let (doc, d) = editor(&state, &creds, &raw_doc).await?;
+    let (doc, d) = restorer(&state, &creds, &raw_doc).await?;
     let client = ClientId::parse(&body.client_id, &state.limits)?;
     // Op IDs of the restore are `{prefix}:{n}`: the prefix leaves room for the counter.
     let max = state.limits.max_id_bytes.saturating_sub(16);
@@ -539,11 +608,31 @@ pub async fn restore_version(
         }
     };
     let (meta, version) = load_version(&state, &doc, vid.clone()).await?;
+    // A bullet guest restores only their writable part of the version (and what they
+    // named of it): never the title, never a bullet outside; the actor confines the ops
+    // like any of theirs.
+    let only = match &d.reach {
+        Reach::Document => only,
+        Reach::Bullets(roots) => {
+            let part = subtree::part_of(&version.blocks, &guest_part::writable_roots(roots));
+            let mine: HashSet<String> = part
+                .iter()
+                .map(|b| b.id.clone())
+                .filter(|id| only.as_ref().is_none_or(|o| o.contains(id)))
+                .collect();
+            if mine.is_empty() {
+                return Err(ApiError::BadRequest(
+                    "this version holds none of the bullets you may restore".into(),
+                ));
+            }
+            Some(mine)
+        }
+    };
     // A restore writes at most the version's bullets again: charged like writing them.
     charge_bytes(&state, &d.user.id, &doc, meta.raw_bytes.max(1024) as u64)?;
-    let label = match &meta.name {
-        Some(name) => format!("“{name}”"),
-        None => "an earlier version".to_string(),
+    let label = match (&meta.name, d.reach.is_document()) {
+        (Some(name), true) => format!("“{name}”"),
+        _ => "an earlier version".to_string(),
     };
     state.client_owners.claim(&d.user.id, &client).await?;
     let marker = format!("{}:restore", body.op_id_prefix);
@@ -557,7 +646,7 @@ pub async fn restore_version(
             },
             role: d.role,
             shared: d.shared,
-            reach: docsync_actors::storage::roles::Reach::Document,
+            reach: d.reach,
         },
         version_label: label.clone(),
         version: version.clone(),
@@ -567,7 +656,7 @@ pub async fn restore_version(
     };
     let first = build(d, marker_precheck(&state, &doc, &marker).await?);
     let renew = || async {
-        let (doc, d) = editor(&state, &creds, &raw_doc).await?;
+        let (doc, d) = restorer(&state, &creds, &raw_doc).await?;
         let pre = marker_precheck(&state, &doc, &marker).await?;
         Ok::<_, ApiError>(build(d, pre))
     };

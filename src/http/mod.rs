@@ -18,6 +18,7 @@ pub mod client_owners;
 pub mod compression;
 pub mod docs;
 pub mod error;
+pub mod guest_part;
 pub mod head_requests;
 pub mod health;
 pub mod history;

@@ -1,6 +1,8 @@
 //! Read-only views over committed data: markdown export, backlinks, full-text search and
-//! tags. They read SQLite directly (derived data is written with each change), never an
-//! actor; rights come from `access.rs` like everywhere.
+//! tags. They read the database directly (derived data is written with each change), never
+//! an actor; rights come from `access.rs` like everywhere. A bullet guest (PROTOCOL §10)
+//! gets the same answers over their shared bullets only: the export of their part, search
+//! and tags over it (the storage's `guest_` rows), never the document's title.
 
 use std::convert::Infallible;
 
@@ -11,10 +13,11 @@ use serde::{Deserialize, Serialize};
 use docsync_actors::storage::search::{BlockHit, TagCount};
 use docsync_actors::storage::{derived, documents, search};
 
-use super::access::{doc_access, read_as};
+use super::access::{read_as, view_access};
 use super::auth::Credentials;
 use super::error::ApiError;
 use super::state::AppState;
+use docsync_actors::storage::roles::Reach;
 
 use docsync_actors::collab::validate::fixed::{
     MAX_SEARCH_HITS, MAX_SEARCH_QUERY_BYTES, MAX_TAG_BYTES,
@@ -62,12 +65,18 @@ pub async fn markdown(
     creds: Credentials,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let (doc, _) = doc_access(&state, &creds, &path.into_inner()).await?;
+    let (doc, decision) = view_access(&state, &creds, &path.into_inner()).await?;
     let export = state
         .storage
-        .read(move |c| {
-            let title = documents::meta_title(c, doc.as_str())?.unwrap_or_default();
-            derived::markdown_export(c, doc.as_str(), &title)
+        .read(move |c| match &decision.reach {
+            Reach::Document => {
+                let title = documents::meta_title(c, doc.as_str())?.unwrap_or_default();
+                derived::markdown_export(c, doc.as_str(), &title)
+            }
+            Reach::Bullets(roots) => {
+                let ids: Vec<String> = roots.iter().map(|r| r.block_id.clone()).collect();
+                derived::markdown_export_under(c, doc.as_str(), &ids)
+            }
         })
         .await?;
     // Streamed chunk by chunk (indentation capped, see `derived::MAX_EXPORT_INDENT`): the
@@ -99,7 +108,9 @@ pub async fn backlinks(
     creds: Credentials,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let (doc, decision) = doc_access(&state, &creds, &path.into_inner()).await?;
+    // A bullet guest may ask too: the hits come from what they read, none from this
+    // document's part they cannot see (another document's bullets only).
+    let (doc, decision) = view_access(&state, &creds, &path.into_inner()).await?;
     let user = decision.user.id;
     let links = state
         .storage

@@ -63,6 +63,20 @@ pub fn blocks(doc: &DocState, roots: &[String]) -> Vec<Arc<Block>> {
     out
 }
 
+/// A guest's part of a document held as a list of blocks (a version's): `blocks` of it in
+/// pre-order with each top root as they see it (`as_seen`).
+pub fn part_of(list: &[Arc<Block>], roots: &[String]) -> Vec<Arc<Block>> {
+    let mut doc = DocState::new("doc_part", "");
+    for b in list {
+        doc.put(b.clone());
+    }
+    let tops: HashSet<&str> = top_roots(&doc, roots).into_iter().collect();
+    blocks(&doc, roots)
+        .iter()
+        .map(|b| as_seen(b, tops.contains(b.id.as_str())))
+        .collect()
+}
+
 /// The IDs of `blocks(doc, roots)`.
 pub fn ids(doc: &DocState, roots: &[String]) -> HashSet<String> {
     blocks(doc, roots).iter().map(|b| b.id.clone()).collect()
@@ -111,6 +125,22 @@ mod tests {
         assert!(!inside(&d, &r, "d"));
         assert!(!inside(&d, &r, "nope"));
         assert!(as_seen(d.get("b").unwrap(), true).parent_id.is_none());
+    }
+
+    #[test]
+    fn a_part_of_a_list_has_the_subtrees_with_their_tops_at_the_top_level() {
+        let d = doc(&[("a", None), ("b", Some("a")), ("c", Some("b")), ("x", None)]);
+        let list: Vec<Arc<Block>> = ["a", "b", "c", "x"]
+            .iter()
+            .map(|id| d.get(id).unwrap().clone())
+            .collect();
+        let part = part_of(&list, &roots(&["b", "c"]));
+        let ids: Vec<(&str, Option<&str>)> = part
+            .iter()
+            .map(|b| (b.id.as_str(), b.parent_id.as_deref()))
+            .collect();
+        assert_eq!(ids, [("b", None), ("c", Some("b"))]);
+        assert!(part_of(&list, &roots(&["gone"])).is_empty());
     }
 
     #[test]

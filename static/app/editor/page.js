@@ -189,6 +189,7 @@ export async function mountEditor(root, opts) {
   const panels = new Panels({
     docId, clientId, api: opts.api, engine, chrome, hits, canEdit,
     roleKnown: () => state?.role != null,
+    bulletGuest: () => !!state?.bulletGuest,
     caretBullet: () => view.focusedId ?? lastFocusedId,
     refocus: () => {
       // back where the caret was before the panel took the focus (else the first bullet, else

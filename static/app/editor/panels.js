@@ -18,6 +18,7 @@ import { newOpId } from '../../engine/ids.js';
  * @property {import('./find-highlights.js').FindHighlights} hits
  * @property {() => boolean} canEdit
  * @property {() => boolean} roleKnown the server said the role (history writes need it)
+ * @property {() => boolean} bulletGuest the user sees only bullets shared with them (versions are the document's: they may not name one)
  * @property {() => string|null} caretBullet the focused bullet, else the last one focused
  * @property {() => void} refocus the caret back into the outline (find closed)
  * @property {(id: string) => void} reveal
@@ -72,6 +73,7 @@ export class Panels {
     const o = this.#o;
     openHistoryPanel({
       api: o.api, docId: o.docId, clientId: o.clientId, canEdit: o.canEdit() && o.roleKnown(),
+      bulletGuest: o.bulletGuest(),
       onRestored: (summary) => {
         o.chrome.showNotice(summary);
         // The restore's entries are in the log now: fetch them at once rather than at the

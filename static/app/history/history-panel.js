@@ -28,7 +28,16 @@ import { dayLabel, timeLabel, when, words } from './format.js';
  */
 
 /**
- * @param {{api: Api, docId: string, clientId: string, canEdit: boolean,
+ * What a version without a name (or whose name a bullet guest is not shown) is called.
+ * @param {Version} v @param {string} suffix
+ */
+function unnamed(v, suffix) {
+  if (v.kind === 'restore') return 'Before a restore';
+  return v.kind === 'named' ? `Version${suffix}` : `Automatic${suffix || ' version'}`;
+}
+
+/**
+ * @param {{api: Api, docId: string, clientId: string, canEdit: boolean, bulletGuest?: boolean,
  *   onRestored?: (summary: string) => void}} o
  */
 export function openHistoryPanel(o) {
@@ -36,11 +45,16 @@ export function openHistoryPanel(o) {
   const list = h('div', { class: 'hist-list', role: 'listbox', 'aria-label': 'Versions' });
   const pane = h('div', { class: 'hist-pane', 'aria-live': 'polite' });
   const status = h('p', { class: 'hist-status', role: 'status' });
-  const nameBtn = o.canEdit ? h('button', { type: 'button', class: 'btn', id: 'name-version' }, 'Name this version') : null;
+  // Versions are the whole document's: a bullet guest sees their part of each, unnamed,
+  // and may restore it, but names none (the server keeps names and sizes from them).
+  const guest = !!o.bulletGuest;
+  const nameBtn = o.canEdit && !guest ? h('button', { type: 'button', class: 'btn', id: 'name-version' }, 'Name this version') : null;
   const { dialog } = openModal({
     id: 'history-panel',
     title: 'History',
-    description: 'Versions of this document. Restoring one changes the document for everyone, as edits do; the state before it is kept as a version too.',
+    description: guest
+      ? 'Earlier states of the bullets shared with you. Restoring one changes them for everyone, as edits do; the state before it is kept too.'
+      : 'Versions of this document. Restoring one changes the document for everyone, as edits do; the state before it is kept as a version too.',
     content: [h('div', { class: 'hist-top' }, nameBtn, status), h('div', { class: 'hist' }, list, pane)],
   });
   dialog.classList.add('dialog-history');
@@ -92,7 +106,7 @@ export function openHistoryPanel(o) {
 
   /** @param {Version} v */
   function item(v) {
-    const label = v.name ?? (v.kind === 'restore' ? 'Before a restore' : `Automatic, ${timeLabel(v.at)}`);
+    const label = v.name ?? unnamed(v, `, ${timeLabel(v.at)}`);
     const by = v.createdByName ? ` · ${v.createdByName}` : '';
     const b = h(
       'button',
@@ -105,7 +119,7 @@ export function openHistoryPanel(o) {
         onclick: () => select(v.versionId),
       },
       h('span', { class: 'hist-item-name' }, label),
-      h('span', { class: 'hist-item-meta' }, `${when(v.at)}${by} · ${v.blocks === 1 ? '1 bullet' : `${v.blocks} bullets`}`),
+      h('span', { class: 'hist-item-meta' }, guest ? when(v.at) : `${when(v.at)}${by} · ${v.blocks === 1 ? '1 bullet' : `${v.blocks} bullets`}`),
     );
     b.addEventListener('keydown', (e) => {
       if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
@@ -170,9 +184,9 @@ export function openHistoryPanel(o) {
       });
       const rename = h('button', { type: 'button', class: 'btn', id: 'rename-version' }, v.auto ? 'Name it' : 'Rename');
       rename.addEventListener('click', () => void nameVersion(v));
-      actions.push(rename, some, all);
+      actions.push(...(guest ? [] : [rename]), some, all);
     }
-    const title = v.name ?? (v.kind === 'restore' ? 'Before a restore' : 'Automatic version');
+    const title = v.name ?? unnamed(v, '');
     replaceChildren(
       pane,
       h('div', { class: 'hist-head' }, h('h3', { class: 'hist-title' }, title), h('span', { class: 'hist-when' }, when(v.at))),

@@ -23,6 +23,18 @@ pub fn markdown_export(db: &mut Db, doc_id: &str, title: &str) -> Result<Markdow
     ))
 }
 
+/// A bullet guest's export: the subtrees below `roots` only (PROTOCOL §10).
+pub fn markdown_export_under(
+    db: &mut Db,
+    doc_id: &str,
+    roots: &[String],
+) -> Result<MarkdownExport> {
+    Ok(MarkdownExport::from_rows_under(
+        rows::markdown_rows(db, doc_id)?,
+        roots,
+    ))
+}
+
 /// The whole export as one string (for tests and small documents).
 pub fn document_markdown(db: &mut Db, doc_id: &str, title: &str) -> Result<String> {
     Ok(markdown_export(db, doc_id, title)?.collect())

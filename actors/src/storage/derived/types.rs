@@ -160,28 +160,57 @@ pub type MarkdownRow = (String, Option<String>, String, String);
 impl MarkdownExport {
     /// Orders `(id, parent, order key, line)` rows with an explicit stack (any backend's).
     pub fn from_rows(rows: Vec<MarkdownRow>, title: &str) -> MarkdownExport {
-        let mut children: std::collections::HashMap<Option<String>, Vec<(String, String, String)>> =
-            std::collections::HashMap::new();
-        for (id, parent, key, line) in rows {
-            children.entry(parent).or_default().push((key, id, line));
-        }
-        for v in children.values_mut() {
-            v.sort();
-        }
-        let mut ordered = Vec::new();
-        let mut stack: Vec<(usize, (String, String, String))> = children
-            .remove(&None)
-            .map(|v| v.into_iter().rev().map(|c| (0, c)).collect())
-            .unwrap_or_default();
-        while let Some((depth, (_, id, line))) = stack.pop() {
-            if let Some(kids) = children.remove(&Some(id)) {
-                stack.extend(kids.into_iter().rev().map(|k| (depth + 1, k)));
-            }
-            ordered.push((depth, line));
-        }
+        let ordered = outline_order(rows).into_iter().map(|(d, _, l)| (d, l));
         MarkdownExport {
             title: (!title.is_empty()).then(|| format!("# {title}\n\n")),
-            lines: ordered.into_iter(),
+            lines: ordered.collect::<Vec<_>>().into_iter(),
         }
     }
+
+    /// A bullet guest's export (PROTOCOL §10): only the subtrees below `roots`, each
+    /// outermost one at the top level, in outline order, without the document's title.
+    pub fn from_rows_under(rows: Vec<MarkdownRow>, roots: &[String]) -> MarkdownExport {
+        let mut lines = Vec::new();
+        // The depth of the shared bullet being exported, while inside one.
+        let mut base: Option<usize> = None;
+        for (depth, id, line) in outline_order(rows) {
+            if base.is_some_and(|b| depth <= b) {
+                base = None;
+            }
+            if base.is_none() && roots.contains(&id) {
+                base = Some(depth);
+            }
+            if let Some(b) = base {
+                lines.push((depth - b, line));
+            }
+        }
+        MarkdownExport {
+            title: None,
+            lines: lines.into_iter(),
+        }
+    }
+}
+
+/// `(depth, id, line)` of every bullet reachable from the top level, in outline order.
+fn outline_order(rows: Vec<MarkdownRow>) -> Vec<(usize, String, String)> {
+    let mut children: std::collections::HashMap<Option<String>, Vec<(String, String, String)>> =
+        std::collections::HashMap::new();
+    for (id, parent, key, line) in rows {
+        children.entry(parent).or_default().push((key, id, line));
+    }
+    for v in children.values_mut() {
+        v.sort();
+    }
+    let mut ordered = Vec::new();
+    let mut stack: Vec<(usize, (String, String, String))> = children
+        .remove(&None)
+        .map(|v| v.into_iter().rev().map(|c| (0, c)).collect())
+        .unwrap_or_default();
+    while let Some((depth, (_, id, line))) = stack.pop() {
+        if let Some(kids) = children.remove(&Some(id.clone())) {
+            stack.extend(kids.into_iter().rev().map(|k| (depth + 1, k)));
+        }
+        ordered.push((depth, id, line));
+    }
+    ordered
 }

@@ -31,6 +31,27 @@ pub const READABLE_DOC_IDS: &str = "SELECT id FROM documents WHERE trashed_at IS
                 UNION SELECT f.id, r.depth + 1 FROM folders f JOIN reach r ON f.parent_id = r.id WHERE r.depth < 64)
         SELECT id FROM reach))";
 
+/// The `WITH` clause naming `guest_blocks(id, root)`: the bullets user `$1` sees only as a
+/// bullet guest (PROTOCOL §10; as SQLite's `guest_blocks_with`).
+pub fn guest_blocks_with() -> String {
+    format!(
+        "WITH RECURSIVE
+    guest_roots(id) AS (
+        SELECT s.block_id FROM block_shares s JOIN documents d ON d.id = s.doc_id
+         WHERE d.trashed_at IS NULL
+           AND ((s.kind = 'user' AND s.principal_id = $1)
+             OR (s.kind = 'team' AND s.principal_id IN (SELECT team_id FROM team_members WHERE user_id = $1)))
+           AND s.doc_id NOT IN ({READABLE_DOC_IDS})),
+    below(id, root, depth) AS (
+        SELECT b.id, b.id, 0 FROM blocks b JOIN guest_roots r ON r.id = b.id WHERE NOT b.deleted
+        UNION ALL
+        SELECT b.id, w.root, w.depth + 1 FROM below w JOIN blocks b ON b.parent_id = w.id
+         WHERE NOT b.deleted AND w.depth < 100000),
+    guest_blocks(id, root) AS (SELECT id, min(root) FROM below GROUP BY id)
+"
+    )
+}
+
 fn place(c: &mut impl GenericClient, sql: &str, doc_id: &str) -> Result<Option<DocPlace>> {
     Ok(c.query_opt(sql, &[&doc_id])?.map(|r| DocPlace {
         owner_id: r.get(0),

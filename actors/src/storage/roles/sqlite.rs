@@ -198,6 +198,31 @@ pub fn reachable_folders(conn: &Connection, user_id: &str) -> Result<Vec<FolderR
 /// anyone who could read that many documents).
 pub const READABLE_DOC_IDS: &str = CANDIDATES;
 
+/// The `WITH` clause naming `guest_blocks(id, root)`: the bullets user `?1` sees only as a
+/// bullet guest (PROTOCOL §10) — in live documents they cannot read whole, each bullet
+/// shared with them or a team of theirs and everything below it, a deleted bullet and what
+/// lies below it left out — each with a shared bullet above it (`root`). Search, tags and
+/// backlinks put it before a `SELECT` that joins `guest_blocks`; walking down uses
+/// `blocks_parent`, one probe per bullet.
+pub fn guest_blocks_with() -> String {
+    format!(
+        "WITH RECURSIVE
+    guest_roots(id) AS (
+        SELECT s.block_id FROM block_shares s JOIN documents d ON d.id = s.doc_id
+         WHERE d.trashed_at IS NULL
+           AND ((s.kind = 'user' AND s.principal_id = ?1)
+             OR (s.kind = 'team' AND s.principal_id IN (SELECT team_id FROM team_members WHERE user_id = ?1)))
+           AND s.doc_id NOT IN ({CANDIDATES})),
+    below(id, root, depth) AS (
+        SELECT b.id, b.id, 0 FROM blocks b JOIN guest_roots r ON r.id = b.id WHERE b.deleted = 0
+        UNION ALL
+        SELECT b.id, w.root, w.depth + 1 FROM below w JOIN blocks b ON b.parent_id = w.id
+         WHERE b.deleted = 0 AND w.depth < 100000),
+    guest_blocks(id, root) AS (SELECT id, min(root) FROM below GROUP BY id)
+"
+    )
+}
+
 pub fn readable_doc_ids(conn: &Connection, user_id: &str) -> Result<Vec<String>> {
     let mut stmt = conn.prepare_cached(CANDIDATES)?;
     let ids = stmt

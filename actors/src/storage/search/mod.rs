@@ -1,13 +1,14 @@
-//! Full-text search, tags and backlinks over the documents a user can read. What counts as
-//! a word and as a tag is decided here once; each backend turns the words into its own
-//! query syntax (`sqlite.rs`: FTS5, `postgres.rs`: `tsquery`).
+//! Full-text search, tags and backlinks over what a user can read: whole documents, then
+//! the bullets shared with them in documents they cannot read whole (PROTOCOL §10; such a
+//! hit is titled by its shared bullet, never by the document). What counts as a word and
+//! as a tag is decided here once; each backend turns the words into its own query syntax
+//! (`sqlite.rs`: FTS5, `postgres.rs`: `tsquery`).
 
 mod postgres;
 mod rows;
 mod sqlite;
 mod types;
 
-pub use rows::{backlinks, tags};
 pub use types::{BlockHit, TagCount};
 
 use super::db::Db;
@@ -29,7 +30,60 @@ pub fn search(db: &mut Db, user_id: &str, q: &str, limit: usize) -> Result<Vec<B
     if words.is_empty() {
         return Ok(Vec::new());
     }
-    rows::matching_blocks(db, user_id, &words, limit)
+    let found = rows::matching_blocks(db, user_id, &words, limit)?;
+    with_guest_hits(
+        found,
+        limit,
+        |db| rows::guest_matching_blocks(db, user_id, &words, limit),
+        db,
+    )
+}
+
+/// `found` then, while there is room below `limit`, the guest part's hits.
+fn with_guest_hits(
+    mut found: Vec<BlockHit>,
+    limit: usize,
+    guest: impl FnOnce(&mut Db) -> Result<Vec<BlockHit>>,
+    db: &mut Db,
+) -> Result<Vec<BlockHit>> {
+    if found.len() < limit {
+        let room = limit - found.len();
+        found.extend(guest(db)?.into_iter().take(room));
+    }
+    Ok(found)
+}
+
+/// Each tag with its bullets and documents, most used first.
+pub fn tags(db: &mut Db, user_id: &str) -> Result<Vec<TagCount>> {
+    let mut all = rows::tags(db, user_id)?;
+    let guest = rows::guest_tags(db, user_id)?;
+    if guest.is_empty() {
+        return Ok(all);
+    }
+    // The guest part lies in other documents than the whole ones: counts add up.
+    for g in guest {
+        match all.iter_mut().find(|t| t.tag == g.tag) {
+            Some(t) => {
+                t.blocks += g.blocks;
+                t.documents += g.documents;
+            }
+            None => all.push(g),
+        }
+    }
+    all.sort_by(|a, b| b.blocks.cmp(&a.blocks).then_with(|| a.tag.cmp(&b.tag)));
+    Ok(all)
+}
+
+/// Bullets linking to `target` (`[[target]]`) from other documents the user reads (or
+/// from bullets shared with them), most recently changed documents first.
+pub fn backlinks(db: &mut Db, user_id: &str, target: &str, limit: usize) -> Result<Vec<BlockHit>> {
+    let found = rows::backlinks(db, user_id, target, limit)?;
+    with_guest_hits(
+        found,
+        limit,
+        |db| rows::guest_backlinks(db, user_id, target, limit),
+        db,
+    )
 }
 
 /// Bullets of readable documents tagged `tag` (`#` and case do not matter).
@@ -40,5 +94,11 @@ pub fn blocks_with_tag(
     limit: usize,
 ) -> Result<Vec<BlockHit>> {
     let tag = tag.trim_start_matches('#').to_lowercase();
-    rows::blocks_with_tag(db, user_id, &tag, limit)
+    let found = rows::blocks_with_tag(db, user_id, &tag, limit)?;
+    with_guest_hits(
+        found,
+        limit,
+        |db| rows::guest_blocks_with_tag(db, user_id, &tag, limit),
+        db,
+    )
 }

@@ -1,11 +1,12 @@
 //! Search, tags, a tag's bullets and backlinks on PostgreSQL (twins of `sqlite.rs`), over
-//! the readable documents as one subquery, so each read is one statement.
+//! the readable documents as one subquery, so each read is one statement; the `guest_`
+//! twins over the bullets shared with the user in documents they cannot read whole.
 
 use postgres::GenericClient;
 
 use super::types::{BlockHit, TagCount};
 use crate::storage::error::Result;
-use crate::storage::roles::postgres::READABLE_DOC_IDS as READABLE;
+use crate::storage::roles::postgres::{guest_blocks_with, READABLE_DOC_IDS as READABLE};
 
 fn hits(rows: Vec<postgres::Row>) -> Vec<BlockHit> {
     rows.iter()
@@ -83,6 +84,73 @@ pub fn backlinks(
            JOIN blocks b ON b.id = l.block_id JOIN documents d ON d.id = b.doc_id
           WHERE l.target_doc_id = $2 AND l.doc_id <> $2 AND NOT b.deleted AND l.doc_id IN ({READABLE})
           ORDER BY d.updated_at DESC, b.id LIMIT $3"
+    );
+    Ok(hits(c.query(&sql, &[&user_id, &target, &(limit as i64)])?))
+}
+
+pub fn guest_matching_blocks(
+    c: &mut impl GenericClient,
+    user_id: &str,
+    words: &[String],
+    limit: usize,
+) -> Result<Vec<BlockHit>> {
+    let query = ts_query(words);
+    let sql = format!(
+        "{} SELECT b.doc_id, r.content, b.id, b.content FROM block_search s
+           JOIN blocks b ON b.rid = s.block_rid JOIN guest_blocks g ON g.id = b.id JOIN blocks r ON r.id = g.root
+          WHERE s.words @@ to_tsquery('simple', unaccent($2))
+          ORDER BY ts_rank(s.words, to_tsquery('simple', unaccent($2))) DESC, b.id LIMIT $3",
+        guest_blocks_with()
+    );
+    Ok(hits(c.query(&sql, &[&user_id, &query, &(limit as i64)])?))
+}
+
+pub fn guest_tags(c: &mut impl GenericClient, user_id: &str) -> Result<Vec<TagCount>> {
+    let sql = format!(
+        "{} SELECT t.name, count(*), count(DISTINCT bt.doc_id) FROM block_tags bt
+           JOIN tags t ON t.id = bt.tag_id JOIN guest_blocks g ON g.id = bt.block_id
+          GROUP BY t.name",
+        guest_blocks_with()
+    );
+    Ok(c.query(&sql, &[&user_id])?
+        .iter()
+        .map(|r| TagCount {
+            tag: r.get(0),
+            blocks: r.get(1),
+            documents: r.get(2),
+        })
+        .collect())
+}
+
+pub fn guest_blocks_with_tag(
+    c: &mut impl GenericClient,
+    user_id: &str,
+    tag: &str,
+    limit: usize,
+) -> Result<Vec<BlockHit>> {
+    let sql = format!(
+        "{} SELECT b.doc_id, r.content, b.id, b.content FROM block_tags bt
+           JOIN tags t ON t.id = bt.tag_id JOIN guest_blocks g ON g.id = bt.block_id
+           JOIN blocks b ON b.id = bt.block_id JOIN blocks r ON r.id = g.root JOIN documents d ON d.id = b.doc_id
+          WHERE t.name = $2 ORDER BY d.updated_at DESC, b.id LIMIT $3",
+        guest_blocks_with()
+    );
+    Ok(hits(c.query(&sql, &[&user_id, &tag, &(limit as i64)])?))
+}
+
+pub fn guest_backlinks(
+    c: &mut impl GenericClient,
+    user_id: &str,
+    target: &str,
+    limit: usize,
+) -> Result<Vec<BlockHit>> {
+    let sql = format!(
+        "{} SELECT b.doc_id, r.content, b.id, b.content FROM block_links l
+           JOIN guest_blocks g ON g.id = l.block_id JOIN blocks b ON b.id = l.block_id
+           JOIN blocks r ON r.id = g.root JOIN documents d ON d.id = b.doc_id
+          WHERE l.target_doc_id = $2 AND l.doc_id <> $2
+          ORDER BY d.updated_at DESC, b.id LIMIT $3",
+        guest_blocks_with()
     );
     Ok(hits(c.query(&sql, &[&user_id, &target, &(limit as i64)])?))
 }

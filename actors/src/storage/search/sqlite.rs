@@ -1,11 +1,12 @@
 //! Search, tags, a tag's bullets and backlinks on SQLite (twins of `postgres.rs`), over the
-//! readable documents as one subquery.
+//! readable documents as one subquery; the `guest_` twins over the bullets shared with the
+//! user in documents they cannot read whole, each hit titled by its shared bullet.
 
 use rusqlite::{params, Connection};
 
 use super::types::{BlockHit, TagCount};
 use crate::storage::error::Result;
-use crate::storage::roles::sqlite::READABLE_DOC_IDS;
+use crate::storage::roles::sqlite::{guest_blocks_with, READABLE_DOC_IDS};
 
 /// Every word quoted (no operator reaches FTS5), all required, the last one as a prefix.
 fn fts_query(words: &[String]) -> String {
@@ -92,6 +93,76 @@ pub fn backlinks(
          WHERE l.target_doc_id = ?2 AND l.doc_id <> ?2 AND b.deleted = 0 AND l.doc_id IN ({})
          ORDER BY d.updated_at DESC, b.id LIMIT {}",
         READABLE_DOC_IDS, limit
+    );
+    hits(conn, &sql, user_id, target)
+}
+
+pub fn guest_matching_blocks(
+    conn: &Connection,
+    user_id: &str,
+    words: &[String],
+    limit: usize,
+) -> Result<Vec<BlockHit>> {
+    let query = fts_query(words);
+    let sql = format!(
+        "{} SELECT b.doc_id, r.content, b.id, b.content FROM block_search s
+         JOIN blocks b ON b.rid = s.rowid JOIN guest_blocks g ON g.id = b.id JOIN blocks r ON r.id = g.root
+         WHERE block_search MATCH ?2 ORDER BY rank LIMIT {}",
+        guest_blocks_with(),
+        limit
+    );
+    hits(conn, &sql, user_id, &query)
+}
+
+pub fn guest_tags(conn: &Connection, user_id: &str) -> Result<Vec<TagCount>> {
+    let sql = format!(
+        "{} SELECT t.name, count(*), count(DISTINCT bt.doc_id) FROM block_tags bt
+         JOIN tags t ON t.id = bt.tag_id JOIN guest_blocks g ON g.id = bt.block_id
+         GROUP BY t.name",
+        guest_blocks_with()
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([user_id], |r| {
+        Ok(TagCount {
+            tag: r.get(0)?,
+            blocks: r.get(1)?,
+            documents: r.get(2)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+pub fn guest_blocks_with_tag(
+    conn: &Connection,
+    user_id: &str,
+    tag: &str,
+    limit: usize,
+) -> Result<Vec<BlockHit>> {
+    let sql = format!(
+        "{} SELECT b.doc_id, r.content, b.id, b.content FROM block_tags bt
+         JOIN tags t ON t.id = bt.tag_id JOIN guest_blocks g ON g.id = bt.block_id
+         JOIN blocks b ON b.id = bt.block_id JOIN blocks r ON r.id = g.root JOIN documents d ON d.id = b.doc_id
+         WHERE t.name = ?2 ORDER BY d.updated_at DESC, b.id LIMIT {}",
+        guest_blocks_with(),
+        limit
+    );
+    hits(conn, &sql, user_id, tag)
+}
+
+pub fn guest_backlinks(
+    conn: &Connection,
+    user_id: &str,
+    target: &str,
+    limit: usize,
+) -> Result<Vec<BlockHit>> {
+    let sql = format!(
+        "{} SELECT b.doc_id, r.content, b.id, b.content FROM block_links l
+         JOIN guest_blocks g ON g.id = l.block_id JOIN blocks b ON b.id = l.block_id
+         JOIN blocks r ON r.id = g.root JOIN documents d ON d.id = b.doc_id
+         WHERE l.target_doc_id = ?2 AND l.doc_id <> ?2
+         ORDER BY d.updated_at DESC, b.id LIMIT {}",
+        guest_blocks_with(),
+        limit
     );
     hits(conn, &sql, user_id, target)
 }

@@ -22,6 +22,31 @@ use super::accounts::new_id;
 use super::db::Db;
 use super::error::{Result, StorageError};
 
+/// The shared bullet among `roots` that `block_id` lies below (or is), walking up the
+/// document as stored; `None` when it lies outside every one of them or the document has
+/// no such bullet. A bullet guest's reads of one bullet (its history) ask this.
+pub fn covering_root(
+    db: &mut Db,
+    doc_id: &str,
+    block_id: &str,
+    roots: &[String],
+) -> Result<Option<String>> {
+    let mut cur = Some(block_id.to_string());
+    // The tree has no cycles (the rules refuse them); the bound only keeps a damaged one
+    // from looping.
+    for _ in 0..100_000 {
+        let Some(id) = cur else { break };
+        if roots.contains(&id) {
+            return Ok(Some(id));
+        }
+        cur = match rows::block_parent(db, doc_id, &id)? {
+            Some((parent, _)) => parent,
+            None => None,
+        };
+    }
+    Ok(None)
+}
+
 /// Adds names to shares (a principal deleted meanwhile keeps its ID as its name).
 pub fn with_names(db: &mut Db, shares: Vec<Share>) -> Result<Vec<NamedShare>> {
     shares
