@@ -67,8 +67,13 @@ export class AccessAlert {
         location.assign(`/login?next=${encodeURIComponent(next)}`);
       }, 'login-again').classList.add('btn-primary');
     } else {
-      const kept = s.pending ? ` Your ${changes} kept on this device and sent if the document comes back (its owner can restore it from the Trash).` : '';
-      p.textContent = `This document is no longer available to you: it was deleted, or your access ended.${kept} What you see here is this device\u2019s copy — you can also take your text with you:`;
+      if (s.bulletGuest) {
+        const kept = s.pending ? ` Your ${changes} kept on this device and sent if it is shared with you again.` : '';
+        p.textContent = `The bullet shared with you is no longer available to you: its share ended, or it or its document was deleted.${kept} What you see here is this device\u2019s copy — you can also take your text with you:`;
+      } else {
+        const kept = s.pending ? ` Your ${changes} kept on this device and sent if the document comes back (its owner can restore it from the Trash).` : '';
+        p.textContent = `This document is no longer available to you: it was deleted, or your access ended.${kept} What you see here is this device\u2019s copy — you can also take your text with you:`;
+      }
       button('Save my text as a new document', () => void this.#rescue(), 'rescue-new-doc').classList.add('btn-primary');
       button('Copy as text', () => this.#o.copyAsText(), 'rescue-copy');
       // Opening it again asks the server afresh; the queue on this device goes out if it can.

@@ -79,6 +79,8 @@ pub enum Scenario {
     Cluster,
     /// A 10,000-bullet document with 100 shared bullets: the owner's costs, a guest's snapshot.
     BulletShares,
+    /// Fan-out to 100 WebSocket readers, this many of them bullet guests of the writer's bullet.
+    BulletFanout(usize),
 }
 
 impl Scenario {
@@ -98,6 +100,7 @@ impl Scenario {
             Scenario::Typists(..) => "typists",
             Scenario::Cluster => "cluster",
             Scenario::BulletShares => "bullet_shares",
+            Scenario::BulletFanout(_) => "bullet_fanout",
         }
     }
 
@@ -152,6 +155,8 @@ impl Scenario {
                     Scenario::Versions,
                     Scenario::Hostile,
                     Scenario::BulletShares,
+                    Scenario::BulletFanout(0),
+                    Scenario::BulletFanout(50),
                 ],
                 typists.clone(),
                 vec![Scenario::Cluster],
@@ -170,7 +175,11 @@ impl Scenario {
             ScenarioArg::Hostile => vec![Scenario::Hostile],
             ScenarioArg::Typists => typists,
             ScenarioArg::Cluster => vec![Scenario::Cluster],
-            ScenarioArg::Bullets => vec![Scenario::BulletShares],
+            ScenarioArg::Bullets => vec![
+                Scenario::BulletShares,
+                Scenario::BulletFanout(0),
+                Scenario::BulletFanout(50),
+            ],
         }
     }
 }
@@ -205,5 +214,6 @@ pub async fn run(scenario: Scenario, env: &Env) -> Result<Line> {
         Scenario::Typists(rule, rate) => typists::run(api, rule, rate, env.duration, pid).await,
         Scenario::Cluster => cluster::run(env).await,
         Scenario::BulletShares => bullet_shares::run(env).await,
+        Scenario::BulletFanout(guests) => fanout::run_with_guests(env, 100, guests).await,
     }
 }

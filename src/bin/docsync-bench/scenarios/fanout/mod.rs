@@ -7,6 +7,10 @@
 //! scenario waits until every reader has every acknowledged edit (at most `DRAIN_TIMEOUT`).
 //! The server's CPU time is its own rusage over writing and draining, so the load
 //! generator's work (the readers run in this process) is not part of it.
+//!
+//! `bullet_fanout` runs the same with some readers as bullet guests (PROTOCOL §10): people
+//! of their own, the writer's bullet shared with them read-only, so each edit reaches them
+//! as their view's news rather than as log entries.
 
 mod reader;
 mod writer;
@@ -66,6 +70,28 @@ impl FanoutPlan {
 }
 
 pub async fn run(env: &Env, channel: Channel, readers: usize, rate: u32) -> Result<Line> {
+    let line = Scenario::Fanout(channel, readers, rate).line();
+    measure(env, channel, readers, rate, 0, line).await
+}
+
+/// `readers` WebSocket readers, `guests` of them bullet guests of the writer's bullet.
+pub async fn run_with_guests(env: &Env, readers: usize, guests: usize) -> Result<Line> {
+    let line = Scenario::BulletFanout(guests)
+        .line()
+        .with("channel", Channel::WebSocket.name())
+        .with("readers", readers)
+        .with("offered_edits_per_s", DEFAULT_RATE);
+    measure(env, Channel::WebSocket, readers, DEFAULT_RATE, guests, line).await
+}
+
+async fn measure(
+    env: &Env,
+    channel: Channel,
+    readers: usize,
+    rate: u32,
+    guests: usize,
+    line: Line,
+) -> Result<Line> {
     if channel == Channel::LongPoll {
         bail!("fanout measures WebSocket and SSE wake-ups (--fanout-channels websocket,sse)");
     }
@@ -78,9 +104,22 @@ pub async fn run(env: &Env, channel: Channel, readers: usize, rate: u32) -> Resu
         );
     }
     // A server of its own when we can: its CPU time and memory then belong to this run.
-    let server = match &env.launcher {
-        Some(l) => Some(l.start().await?),
-        None => None,
+    let (server, guest_users) = match &env.launcher {
+        Some(l) if guests > 0 => {
+            let l = l.clone();
+            let (server, users) = tokio::task::spawn_blocking(move || {
+                let dir = l.prepare()?;
+                let users = (0..guests)
+                    .map(|i| dir.add_user(&format!("guest{i}"), false))
+                    .collect::<Result<Vec<_>>>()?;
+                anyhow::Ok((dir.serve()?, users))
+            })
+            .await??;
+            (Some(server), users)
+        }
+        Some(l) => (Some(l.start().await?), Vec::new()),
+        None if guests > 0 => bail!("bullet guests need a server of its own (not --target)"),
+        None => (None, Vec::new()),
     };
     let (api, pid) = match &server {
         Some(s) => (s.api()?, Some(s.pid)),
@@ -89,12 +128,41 @@ pub async fn run(env: &Env, channel: Channel, readers: usize, rate: u32) -> Resu
     let title = format!("bench fanout {} {readers}", channel.name());
     let doc: Arc<str> = api.create_doc(&title).await?.into();
     let window = env.fanout_window;
-    let writer = WriterThread::start(api.fresh_pool()?, doc.to_string(), rate, window).await?;
+    let (writer, bullet) =
+        WriterThread::start(api.fresh_pool()?, doc.to_string(), rate, window).await?;
+    // The guests' share of the writer's bullet, before they first pull.
+    if !guest_users.is_empty() {
+        let shares: Vec<serde_json::Value> = guest_users
+            .iter()
+            .map(|u| serde_json::json!({"kind": "user", "id": u.id, "access": "read"}))
+            .collect();
+        api.put_json(
+            &format!("/docs/{doc}/blocks/{bullet}/shares"),
+            &serde_json::Value::Array(shares),
+        )
+        .await?;
+    }
 
     let pulls = api.sized_pool(readers + 8)?;
+    let base_url = server.as_ref().map(|s| s.base_url.clone()).unwrap_or_default();
+    // Each reader's connection pool: the document's own readers share the owner's, each
+    // guest has their own (their token).
+    let mut pools = Vec::with_capacity(readers);
+    for i in 0..readers {
+        pools.push(match guest_users.get(i) {
+            Some(u) => (Api::new(&base_url, &u.token, true)?, true),
+            None => (pulls.clone(), false),
+        });
+    }
     let counters = Arc::new(Counters::default());
-    let joined = in_parallel_n(vec![(); readers], CONNECT_PARALLELISM, |()| {
-        Reader::join(pulls.clone(), doc.clone(), counters.clone())
+    let joined = in_parallel_n(pools, CONNECT_PARALLELISM, |(pool, guest)| {
+        let (doc, counters) = (doc.clone(), counters.clone());
+        async move {
+            match guest {
+                true => Reader::join_as_guest(pool, doc, counters).await,
+                false => Reader::join(pool, doc, counters).await,
+            }
+        }
     })
     .await?;
     let rss_before = rss_kib(pid);
@@ -151,8 +219,8 @@ pub async fn run(env: &Env, channel: Channel, readers: usize, rate: u32) -> Resu
     } = delivery;
     let mut ack_us = run.ack_us;
     let client_threads = tokio::runtime::Handle::current().metrics().num_workers() + 1;
-    Ok(Scenario::Fanout(channel, readers, rate)
-        .line()
+    Ok(line
+        .with("bullet_guests", guests)
         .with("window_s", round3(window.as_secs_f64()))
         .with("client_threads", client_threads)
         .with("acked_edits", edits)
@@ -297,9 +365,15 @@ struct WriterThread {
 }
 
 impl WriterThread {
-    /// Starts the thread and waits until the writer has joined the document.
-    async fn start(api: Api, doc: String, rate: u32, window: Duration) -> Result<WriterThread> {
-        let (ready_tx, ready_rx) = oneshot::channel::<Result<(), String>>();
+    /// Starts the thread and waits until the writer has joined the document; with the
+    /// bullet it edits.
+    async fn start(
+        api: Api,
+        doc: String,
+        rate: u32,
+        window: Duration,
+    ) -> Result<(WriterThread, String)> {
+        let (ready_tx, ready_rx) = oneshot::channel::<Result<String, String>>();
         let (go, go_rx) = oneshot::channel::<Instant>();
         let done = std::thread::Builder::new()
             .name("fanout-writer".into())
@@ -310,7 +384,7 @@ impl WriterThread {
                 rt.block_on(async move {
                     let writer = match Writer::join(api, doc).await {
                         Ok(w) => {
-                            let _ = ready_tx.send(Ok(()));
+                            let _ = ready_tx.send(Ok(w.block_id().to_string()));
                             w
                         }
                         Err(e) => {
@@ -323,7 +397,7 @@ impl WriterThread {
                 })
             })?;
         match ready_rx.await {
-            Ok(Ok(())) => Ok(WriterThread { go, done }),
+            Ok(Ok(block)) => Ok((WriterThread { go, done }, block)),
             Ok(Err(e)) => bail!("the writer could not join: {e}"),
             Err(_) => bail!("the writer thread ended before joining"),
         }

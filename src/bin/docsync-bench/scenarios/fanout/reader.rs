@@ -114,6 +114,30 @@ impl Reader {
         Ok(reader)
     }
 
+    /// A bullet guest's reader: their view opens with a snapshot for this tab (a guest's
+    /// cursor is the one their view was given), then pulls as any reader.
+    pub async fn join_as_guest(
+        api: Api,
+        doc_id: Arc<str>,
+        counters: Arc<Counters>,
+    ) -> Result<Reader> {
+        let client_id = new_id("cl_g_");
+        let snap = api.snapshot(&doc_id, Some(&client_id)).await?;
+        let head = snap.body["headSeq"].as_i64().unwrap_or(0);
+        let mut reader = Reader {
+            api,
+            doc_id,
+            client_id,
+            last_seq: head,
+            lease_seq: None,
+            visible: Vec::new(),
+            progress: Arc::new(AtomicI64::new(head)),
+            counters,
+        };
+        reader.pull().await?;
+        Ok(reader)
+    }
+
     pub fn progress(&self) -> Arc<AtomicI64> {
         self.progress.clone()
     }

@@ -64,6 +64,11 @@ impl Writer {
         Ok(writer)
     }
 
+    /// The bullet the writer edits.
+    pub fn block_id(&self) -> &str {
+        &self.block_id
+    }
+
     async fn request(&self, ops: Vec<Value>) -> Result<Value> {
         let body = json!({
             "clientId": self.client_id,
