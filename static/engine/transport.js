@@ -7,7 +7,7 @@ import { requestJson } from './http.js';
 /** @typedef {import('./types.js').Stage} Stage */
 /** @typedef {import('./types.js').LogEntry} LogEntry */
 
-/** @typedef {{headSeq?: number, leaseSeq?: number, entries?: LogEntry[]}} Wake */
+/** @typedef {{headSeq?: number, leaseSeq?: number, entries?: LogEntry[], since?: number}} Wake */
 
 /** The status line's words for each stage (exact; the e2e tests compare them). */
 export const STAGE_LABELS = /** @type {const} */ ({
@@ -259,6 +259,7 @@ export class WakeLadder {
     if (typeof msg.headSeq === 'number') w.headSeq = msg.headSeq;
     if (typeof msg.leaseSeq === 'number') w.leaseSeq = msg.leaseSeq;
     if (Array.isArray(msg.entries)) w.entries = msg.entries;
+    if (typeof msg.since === 'number') w.since = msg.since;
     this.onWake(w);
   }
 

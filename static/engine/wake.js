@@ -4,7 +4,9 @@
 // well-formed and the confirmed state is loaded; anything else — a gap, messages out of
 // order, a lost message, a reader behind, a duplicate at or below lastSeq — pulls when the
 // head is ahead of lastSeq or the lease news is new. Entries ending before headSeq (partial)
-// are applied and the rest pulled.
+// are applied and the rest pulled. A bullet guest's wake-up (PROTOCOL §10) carries `since`
+// and one `view` entry that brings its view from exactly that cursor: applied only at
+// lastSeq === since (a tab that is elsewhere pulls, or has it already).
 
 /** @typedef {import('./types.js').LogEntry} LogEntry */
 /** @typedef {import('./transport.js').Wake} Wake */
@@ -18,6 +20,12 @@
 export function readWake(w, at) {
   const entries = w.entries ?? [];
   const leaseNews = w.leaseSeq !== undefined && w.leaseSeq !== at.leaseSeq;
+  if (w.since !== undefined) {
+    const fits = at.loaded && w.since === at.lastSeq && entries.length === 1 && isContiguous(entries) && entries[0].seq > at.lastSeq;
+    if (fits) return { entries, pull: (last) => leaseNews || (w.headSeq !== undefined && w.headSeq > last) };
+    const pull = w.headSeq === undefined || w.headSeq > at.lastSeq || leaseNews;
+    return { entries: null, pull: () => pull };
+  }
   if (entries.length && at.loaded && entries[0]?.seq === at.lastSeq + 1 && isContiguous(entries)) {
     // Small change delivered with the wake-up: no /sync needed for the content.
     return { entries, pull: (last) => leaseNews || (w.headSeq !== undefined && w.headSeq > last) };

@@ -1412,6 +1412,31 @@ describe('wake-ups with entries (PROTOCOL §4): apply only exactly at lastSeq + 
     expect(e.state.lastSeq).toBe(e3.seq);
   });
 
+  it('a bullet guest\'s view entry (since): applied at exactly that cursor over a seq jump, else pulled', async () => {
+    const { e, b0, l, syncs } = await woken();
+    const n = syncs();
+    const at = e.state.lastSeq;
+    const block = { ...server.model.get(b0), content: 'seen by a guest' };
+    const entry = { seq: at + 5, opId: `view-${at + 5}`, kind: 'view', clientId: '', userId: '', at: 0, effects: [{ e: 'block', block }] };
+    // Another cursor: not applied; its head is not ahead, so nothing to pull either.
+    l.opts.onWake({ headSeq: at, leaseSeq: server.leaseSeq, entries: [entry], since: at - 1 });
+    await run();
+    expect(e.state.lastSeq).toBe(at);
+    expect(e.state.rows[0].content).toBe('a');
+    expect(syncs()).toBe(n);
+    // Exactly at its cursor: applied without a pull, over the jump.
+    l.opts.onWake({ headSeq: at + 5, leaseSeq: server.leaseSeq, entries: [entry], since: at });
+    expect(e.state.lastSeq).toBe(at + 5);
+    expect(e.state.rows[0].content).toBe('seen by a guest');
+    await run();
+    expect(syncs()).toBe(n);
+    // The same again (now behind): ignored.
+    l.opts.onWake({ headSeq: at + 5, leaseSeq: server.leaseSeq, entries: [entry], since: at });
+    await run();
+    expect(syncs()).toBe(n);
+    expect(e.state.lastSeq).toBe(at + 5);
+  });
+
   it('a reader behind (offline meanwhile, or a pull in flight) does not apply, and pulls', async () => {
     const { e, wake, edit, syncs } = await woken();
     // Behind: three changes happened while no wake-up reached it.

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
-use serde_json::value::RawValue;
+use serde_json::value::{to_raw_value, RawValue};
 
 use crate::clock::SharedClock;
 use crate::collab::document::DocState;
@@ -26,6 +26,7 @@ use crate::collab::lease::LeaseTable;
 use crate::collab::validate::{ClientId, DocId};
 use crate::metrics::Metrics;
 use crate::storage::cluster::ownership;
+use crate::storage::roles::BulletRoot;
 use crate::storage::versions::{
     self as stored_versions, NewVersion, VersionKind, VersionMeta, VersionState,
 };
@@ -43,7 +44,7 @@ use super::recheck::RecheckGate;
 use super::sessions::Person;
 use super::sessions::Sessions;
 use super::stats::ActorStats;
-use super::subscribers::Subscribers;
+use super::subscribers::{GuestWake, Subscribers};
 use super::tail::LogTail;
 use super::version_clock::VersionClock;
 use super::waiters::Waiters;
@@ -368,16 +369,36 @@ impl DocumentActor {
             head_seq: news.head,
             lease_seq: news.lease_seq,
             entries,
+            since: None,
         };
-        let (guests, state) = (&self.guests, self.state.as_ref());
-        let concerns = |client: Option<&ClientId>, roots: &[crate::storage::roles::BulletRoot]| {
+        let now = self.clock.now_ms();
+        let (guests, state) = (&mut self.guests, self.state.as_ref());
+        // A guest's stream gets its own view's entry when the change touched what it sees
+        // (the entry is built from its view alone), a plain wake-up for a lease only.
+        let guest_wake = |client: Option<&ClientId>, roots: &[BulletRoot]| {
+            let Some(doc) = state else {
+                return GuestWake::Quiet;
+            };
+            let client = client.map(ClientId::as_str);
+            if !guests.concerns(client, doc, roots, &news.touched) {
+                return GuestWake::Quiet;
+            }
+            let pushed = client.and_then(|c| guests.push(c, doc, roots, news.head, now));
+            match pushed.and_then(|(since, entry)| Some((since, to_raw_value(&[entry]).ok()?))) {
+                Some((since, raw)) => GuestWake::View {
+                    since,
+                    entries: Arc::from(raw),
+                },
+                None => GuestWake::Plain,
+            }
+        };
+        let stale = self.subscribers.announce(wake, epoch, now, guest_wake);
+        let guests = &self.guests;
+        let concerns = |client: Option<&ClientId>, roots: &[BulletRoot]| {
             state.is_some_and(|doc| {
                 guests.concerns(client.map(ClientId::as_str), doc, roots, &news.touched)
             })
         };
-        let stale = self
-            .subscribers
-            .announce(wake, epoch, self.clock.now_ms(), concerns);
         self.waiters.answer(news.head, news.lease_seq, concerns);
         if stale && self.recheck.ask_by_message() {
             if let Some(me) = self.me.as_ref().and_then(|m| m.upgrade()) {
@@ -474,6 +495,7 @@ impl DocumentActor {
                     head_seq: head,
                     lease_seq: lease,
                     entries: None,
+                    since: None,
                 };
                 let ended = act.subscribers.settle(epoch, current, standing, &latest);
                 if !ended.is_empty() {

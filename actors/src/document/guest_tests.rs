@@ -151,6 +151,50 @@ impl GuestCopy {
         self.seq = snap.head_seq;
     }
 
+    /// Checks one entry (blocks inside now, purges of blocks it had) and applies it.
+    fn take_entry(&mut self, entry: &Value, inside: &HashSet<String>) {
+        assert_eq!(entry["userId"], "", "no author of anything outside");
+        assert_eq!(entry["kind"], "view", "a guest is sent its view, not ops");
+        for e in entry["effects"].as_array().unwrap() {
+            match e["e"].as_str().unwrap() {
+                "block" => {
+                    let id = e["block"]["id"].as_str().unwrap().to_string();
+                    assert!(inside.contains(&id), "entry leaked {id}");
+                    self.blocks.insert(id, e["block"].clone());
+                }
+                "purge" => {
+                    for id in e["blockIds"].as_array().unwrap() {
+                        let id = id.as_str().unwrap();
+                        assert!(
+                            self.blocks.remove(id).is_some(),
+                            "a purge named {id}, which the guest never had"
+                        );
+                    }
+                }
+                other => panic!("a guest got a {other} effect"),
+            }
+        }
+    }
+
+    /// Applies a wake-up's view entry, as a tab at cursor `since` does: it must continue
+    /// exactly this copy's cursor (the stream is this tab's, and nothing was lost).
+    fn take_wake(&mut self, w: &Wake, inside: &HashSet<String>) {
+        let Some(entries) = w.entries_json() else {
+            assert!(w.since.is_none(), "a cursor without an entry: {w:?}");
+            return;
+        };
+        assert!(!entries.contains(SECRET_TITLE));
+        assert_eq!(
+            w.since,
+            Some(self.seq),
+            "a guest's entry must continue its cursor"
+        );
+        let list: Vec<Value> = serde_json::from_str(entries).unwrap();
+        assert_eq!(list.len(), 1, "one view entry per wake-up");
+        self.take_entry(&list[0], inside);
+        self.seq = list[0]["seq"].as_i64().unwrap();
+    }
+
     /// Checks a sync reply's entries (blocks inside now, purges of blocks it had) and
     /// applies them.
     fn take_entries(&mut self, reply: &SyncReply, inside: &HashSet<String>) {
@@ -160,27 +204,7 @@ impl GuestCopy {
         for r in records {
             let text = r.json.get();
             assert!(!text.contains(SECRET_TITLE));
-            let entry: Value = serde_json::from_str(text).unwrap();
-            assert_eq!(entry["userId"], "", "no author of anything outside");
-            for e in entry["effects"].as_array().unwrap() {
-                match e["e"].as_str().unwrap() {
-                    "block" => {
-                        let id = e["block"]["id"].as_str().unwrap().to_string();
-                        assert!(inside.contains(&id), "entry leaked {id}");
-                        self.blocks.insert(id, e["block"].clone());
-                    }
-                    "purge" => {
-                        for id in e["blockIds"].as_array().unwrap() {
-                            let id = id.as_str().unwrap();
-                            assert!(
-                                self.blocks.remove(id).is_some(),
-                                "a purge named {id}, which the guest never had"
-                            );
-                        }
-                    }
-                    other => panic!("a guest got a {other} effect"),
-                }
-            }
+            self.take_entry(&serde_json::from_str(text).unwrap(), inside);
         }
         for l in &reply.fields.leases.others {
             assert!(inside.contains(&l.block_id), "a lease outside leaked");
@@ -211,6 +235,8 @@ struct Run {
     owner_seq: i64,
     next: usize,
     stream: Option<(Subscription, UnboundedReceiver<DocEvent>)>,
+    /// Snapshots the guest was told to reload.
+    resyncs: usize,
 }
 
 impl Run {
@@ -294,6 +320,7 @@ impl Run {
         let doc = owner_blocks(&self.addr, &self.f).await;
         let inside: HashSet<String> = expected_view(&doc, &self.roots).into_keys().collect();
         if reply.fields.resync {
+            self.resyncs += 1;
             let snap = self
                 .addr
                 .send(Snapshot {
@@ -474,6 +501,7 @@ async fn run(seed: u64, steps: usize) {
         owner_seq: 0,
         next: 0,
         stream: None,
+        resyncs: 0,
     };
     // A title the guest must never see, and a first tree.
     let title = op(
@@ -486,6 +514,7 @@ async fn run(seed: u64, steps: usize) {
     }
     r.share_step().await;
     r.guest_sync(Vec::new(), None).await;
+    let mut pushed = 0;
     for step in 0..steps {
         r.wakes();
         match r.rng.below(10) {
@@ -515,10 +544,6 @@ async fn run(seed: u64, steps: usize) {
                     .iter()
                     .any(|id| held.contains(id) || inside.contains(id));
                 let wakes = r.wakes();
-                assert!(
-                    wakes.iter().all(|w| w.entries.is_none()),
-                    "a guest's wake-up carried log entries"
-                );
                 assert_eq!(
                     !wakes.is_empty(),
                     concerns,
@@ -530,11 +555,27 @@ async fn run(seed: u64, steps: usize) {
                     concerns,
                     "seed {seed} step {step}: the guest's long-poll (touched {touched:?})"
                 );
+                // What the wake-ups carried is the view as it is now: the copy built from
+                // them alone equals the owner's subtree, before any pull.
+                for w in &wakes {
+                    r.copy.take_wake(w, &inside);
+                }
+                if wakes.iter().any(|w| w.entries.is_some()) {
+                    pushed += 1;
+                    r.check_copy().await;
+                }
             }
         }
         r.guest_sync(Vec::new(), None).await;
         r.check_copy().await;
     }
+    assert!(
+        pushed > 0,
+        "seed {seed}: no wake-up carried the guest's view"
+    );
+    // Only its first sync (no view yet) reloads: a tab that follows its wake-ups' entries
+    // is never told to start over.
+    assert_eq!(r.resyncs, 1, "seed {seed}: the guest was told to reload");
 }
 
 #[actix::test]
@@ -566,6 +607,7 @@ async fn a_guests_insert_at_its_top_level_goes_under_its_shared_bullet() {
         owner_seq: 0,
         next: 0,
         stream: None,
+        resyncs: 0,
     };
     r.owner_sync(
         vec![

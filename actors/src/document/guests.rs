@@ -4,7 +4,9 @@
 //! what it was last sent is remembered here, and its next reply carries exactly what changed
 //! in it — blocks new to the view or changed since (as they are now) and a purge for every
 //! block it had that is no longer in it (moved out, or the share ended) — as one entry at
-//! the durable head. Nothing outside the view is ever looked at to build it.
+//! the durable head; a wake-up to a tab that named itself carries the same kind of entry
+//! (`push`), from the cursor it was last given. Nothing outside the view is ever looked at
+//! to build it.
 //!
 //! A tab whose cursor is not the one it was last given (a reply lost on the way, a restarted
 //! actor that remembers no views) is told to reload (`resync`): its snapshot opens the view
@@ -22,15 +24,97 @@ use crate::storage::roles::{BulletRoot, Role};
 
 use super::encoded::SnapshotBlock;
 
-/// What one guest tab has been sent.
+/// What one guest tab has been given: by its last reply, and by wake-ups since — which it
+/// may or may not have applied (a wake-up can arrive while it pulls): the cursor it sends
+/// next says which.
 struct View {
-    /// Every block of the view as last sent: the state's own `Arc` (a change to a block
-    /// replaces its `Arc`, so a different pointer is a change to send).
+    given: Given,
+    /// The latest state pushed with a wake-up since `given` (each push continues the last).
+    pushed: Option<Given>,
+}
+
+/// A state of the view a tab was given.
+struct Given {
+    /// Every block of the view as given: the state's own `Arc` (a change to a block replaces
+    /// its `Arc`, so a different pointer is a change to send).
     sent: HashMap<String, Arc<Block>>,
-    /// The top roots when last sent (sent re-parented to the guest's top level).
+    /// The top roots then (sent re-parented to the guest's top level).
     tops: HashSet<String>,
     /// The cursor the tab was given with it.
     seq: i64,
+}
+
+impl View {
+    /// What the tab has if its cursor is `seq`; `None`: a cursor it was never given.
+    fn at(&self, seq: i64) -> Option<&Given> {
+        match &self.pushed {
+            Some(p) if p.seq == seq => Some(p),
+            _ => (self.given.seq == seq).then_some(&self.given),
+        }
+    }
+
+    /// The newest state the tab may have.
+    fn latest(&self) -> &Given {
+        self.pushed.as_ref().unwrap_or(&self.given)
+    }
+
+    fn has(&self, id: &str) -> bool {
+        self.given.sent.contains_key(id)
+            || self
+                .pushed
+                .as_ref()
+                .is_some_and(|p| p.sent.contains_key(id))
+    }
+}
+
+/// From `base` to the view of `roots` in `doc` now: the effects that bring a tab there, and
+/// the state it then has (at `base.seq`, for the caller to set).
+fn since(base: &Given, doc: &DocState, roots: &[BulletRoot]) -> (Vec<Effect>, Given) {
+    let (blocks, tops) = view_of(doc, &root_ids(roots));
+    let mut effects = Vec::new();
+    let mut now: HashMap<String, Arc<Block>> = HashMap::with_capacity(blocks.len());
+    for b in blocks {
+        let top = tops.contains(&b.id);
+        let same = base
+            .sent
+            .get(&b.id)
+            .is_some_and(|s| Arc::ptr_eq(s, &b) && base.tops.contains(&b.id) == top);
+        if !same {
+            effects.push(Effect::Block {
+                block: subtree::as_seen(&b, top),
+            });
+        }
+        now.insert(b.id.clone(), b);
+    }
+    let mut gone: Vec<String> = base
+        .sent
+        .keys()
+        .filter(|id| !now.contains_key(*id))
+        .cloned()
+        .collect();
+    if !gone.is_empty() {
+        gone.sort();
+        effects.push(Effect::Purge { block_ids: gone });
+    }
+    let given = Given {
+        sent: now,
+        tops,
+        seq: base.seq,
+    };
+    (effects, given)
+}
+
+/// The one entry that brings a guest tab's view to `seq` (no author: it is not an op).
+fn view_entry(seq: i64, at: i64, effects: Vec<Effect>) -> LogEntry {
+    LogEntry {
+        seq,
+        op_id: format!("view-{seq}"),
+        kind: "view".into(),
+        client_id: String::new(),
+        user_id: String::new(),
+        at,
+        effects,
+    }
 }
 
 /// What a guest tab's reply carries.
@@ -280,8 +364,14 @@ impl GuestViews {
         }
         if let Some(client) = client {
             let sent = blocks.iter().map(|b| (b.id.clone(), b.clone())).collect();
-            self.by_client
-                .insert(client.to_string(), View { sent, tops, seq });
+            let given = Given { sent, tops, seq };
+            self.by_client.insert(
+                client.to_string(),
+                View {
+                    given,
+                    pushed: None,
+                },
+            );
         }
         out
     }
@@ -300,57 +390,48 @@ impl GuestViews {
         let Some(view) = self.by_client.get_mut(client) else {
             return Catch::Resync;
         };
-        if view.seq != last_seq {
+        let Some(base) = view.at(last_seq) else {
             self.by_client.remove(client);
             return Catch::Resync;
+        };
+        let (effects, mut now) = since(base, doc, roots);
+        if !effects.is_empty() {
+            now.seq = head.max(now.seq);
         }
-        let (blocks, tops) = view_of(doc, &root_ids(roots));
-        let mut effects = Vec::new();
-        let mut now: HashMap<String, Arc<Block>> = HashMap::with_capacity(blocks.len());
-        for b in blocks {
-            let top = tops.contains(&b.id);
-            let same = view
-                .sent
-                .get(&b.id)
-                .is_some_and(|s| Arc::ptr_eq(s, &b) && view.tops.contains(&b.id) == top);
-            if !same {
-                effects.push(Effect::Block {
-                    block: subtree::as_seen(&b, top),
-                });
-            }
-            now.insert(b.id.clone(), b);
-        }
-        let mut gone: Vec<String> = view
-            .sent
-            .keys()
-            .filter(|id| !now.contains_key(*id))
-            .cloned()
-            .collect();
-        if !gone.is_empty() {
-            gone.sort();
-            effects.push(Effect::Purge { block_ids: gone });
-        }
-        view.sent = now;
-        view.tops = tops;
-        if effects.is_empty() {
-            return Catch::Caught {
-                seq: view.seq,
-                entry: None,
-            };
-        }
-        view.seq = head.max(view.seq);
+        let seq = now.seq;
+        view.given = now;
+        view.pushed = None;
         Catch::Caught {
-            seq: view.seq,
-            entry: Some(LogEntry {
-                seq: view.seq,
-                op_id: format!("view-{}", view.seq),
-                kind: "view".into(),
-                client_id: String::new(),
-                user_id: String::new(),
-                at,
-                effects,
-            }),
+            seq,
+            entry: (!effects.is_empty()).then(|| view_entry(seq, at, effects)),
         }
+    }
+
+    /// A change touched the guest tab `client`'s view (the durable head is now `head`): the
+    /// entry its wake-up carries — from the cursor it was last given (by a reply or the
+    /// previous push) to `head` — and that cursor. `None` when nothing it sees changed
+    /// (a lease only: it pulls for those) or it has no view here.
+    pub(super) fn push(
+        &mut self,
+        client: &str,
+        doc: &DocState,
+        roots: &[BulletRoot],
+        head: i64,
+        at: i64,
+    ) -> Option<(i64, LogEntry)> {
+        let view = self.by_client.get_mut(client)?;
+        let base = view.latest();
+        if head <= base.seq {
+            return None;
+        }
+        let (effects, mut now) = since(base, doc, roots);
+        if effects.is_empty() {
+            return None;
+        }
+        let from = now.seq;
+        now.seq = head;
+        view.pushed = Some(now);
+        Some((from, view_entry(head, at, effects)))
     }
 
     /// Whether the guest tab `client`, whose cursor is `since`, has anything to fetch: a
@@ -368,15 +449,18 @@ impl GuestViews {
         let Some(view) = client.and_then(|c| self.by_client.get(c)) else {
             return true;
         };
-        if since < view.seq {
-            return true;
-        }
+        let base = match view.at(since) {
+            Some(given) => given,
+            // A cursor it was never given, behind what it may have: it must reload.
+            None if since < view.latest().seq => return true,
+            None => view.latest(),
+        };
         let (blocks, tops) = view_of(doc, &root_ids(roots));
-        blocks.len() != view.sent.len()
-            || tops != view.tops
+        blocks.len() != base.sent.len()
+            || tops != base.tops
             || blocks
                 .iter()
-                .any(|b| !view.sent.get(&b.id).is_some_and(|s| Arc::ptr_eq(s, b)))
+                .any(|b| !base.sent.get(&b.id).is_some_and(|s| Arc::ptr_eq(s, b)))
     }
 
     /// Whether a change to any of `touched` concerns the guest tab `client` with `roots`:
@@ -390,9 +474,9 @@ impl GuestViews {
     ) -> bool {
         let ids = root_ids(roots);
         let sent = client.and_then(|c| self.by_client.get(c));
-        touched.iter().any(|id| {
-            sent.is_some_and(|v| v.sent.contains_key(id)) || subtree::inside(doc, &ids, id)
-        })
+        touched
+            .iter()
+            .any(|id| sent.is_some_and(|v| v.has(id)) || subtree::inside(doc, &ids, id))
     }
 
     /// Forgets the views of tabs that are gone.

@@ -116,6 +116,10 @@ pub struct Wake {
     /// previous announced head up to `head_seq`), when they are small and the subscriber is
     /// known to still have read access; `None` otherwise (the client pulls).
     pub entries: Option<Arc<RawValue>>,
+    /// For a bullet guest's tab (PROTOCOL §10): `entries` is the one `view` entry that
+    /// brings its view from this cursor to the entry's seq (applied only by a tab whose
+    /// `lastSeq` is exactly this, else it pulls). `None`: the entries continue the log.
+    pub since: Option<i64>,
 }
 
 impl Wake {

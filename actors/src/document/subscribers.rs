@@ -3,7 +3,8 @@
 //! nothing else reaches inside.
 //!
 //! A bullet guest's stream (PROTOCOL §10) hears only changes that concern its view — the
-//! actor decides which — and never entries (they would name what lies outside).
+//! actor decides which — and never the log's entries (they would name what lies outside):
+//! at most its own view's entry, which the actor builds from its view alone.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,6 +32,19 @@ struct Subscriber {
     behind: bool,
     /// What of the document the stream's user sees, as last confirmed.
     reach: Reach,
+}
+
+/// What a bullet guest's stream hears of one change.
+pub(super) enum GuestWake {
+    /// Nothing: the change does not touch its view.
+    Quiet,
+    /// A wake-up without entries (it pulls).
+    Plain,
+    /// A wake-up with its view's entry (a JSON array of one), continuing cursor `since`.
+    View {
+        since: i64,
+        entries: Arc<serde_json::value::RawValue>,
+    },
 }
 
 /// One stream to re-check: its ID and what opened it.
@@ -98,15 +112,16 @@ impl Subscribers {
     }
 
     /// Sends one change to every subscriber whose rights hold at `epoch` and `now`; a
-    /// bullet guest's stream only when `concerns(its tab, its roots)` says the change
-    /// touches its view, and without entries. The others hear nothing until they are
-    /// re-checked (`settle`); returns whether there are any.
+    /// bullet guest's stream only what `guest(its tab, its roots)` says — nothing when the
+    /// change does not touch its view, else a wake-up with its own view entry or none (never
+    /// the log's entries). The others hear nothing until they are re-checked (`settle`);
+    /// returns whether there are any.
     pub(super) fn announce(
         &mut self,
         wake: Wake,
         epoch: u64,
         now: i64,
-        concerns: impl Fn(Option<&ClientId>, &[BulletRoot]) -> bool,
+        mut guest: impl FnMut(Option<&ClientId>, &[BulletRoot]) -> GuestWake,
     ) -> bool {
         let plain = Arc::new(Wake {
             entries: None,
@@ -122,10 +137,18 @@ impl Subscribers {
             }
             match &s.reach {
                 Reach::Document => s.sink.send(DocEvent::Seq(wake.clone())).is_ok(),
-                Reach::Bullets(roots) if concerns(s.client.as_ref(), roots) => {
-                    s.sink.send(DocEvent::Seq(plain.clone())).is_ok()
-                }
-                Reach::Bullets(_) => !s.sink.is_closed(),
+                Reach::Bullets(roots) => match guest(s.client.as_ref(), roots) {
+                    GuestWake::Quiet => !s.sink.is_closed(),
+                    GuestWake::Plain => s.sink.send(DocEvent::Seq(plain.clone())).is_ok(),
+                    GuestWake::View { since, entries } => {
+                        let own = Wake {
+                            entries: Some(entries),
+                            since: Some(since),
+                            ..(*plain).clone()
+                        };
+                        s.sink.send(DocEvent::Seq(Arc::new(own))).is_ok()
+                    }
+                },
             }
         });
         stale
@@ -207,6 +230,7 @@ mod tests {
             head_seq: head,
             lease_seq: 0,
             entries: entries.map(|e| RawValue::from_string(e.to_string()).unwrap().into()),
+            since: None,
         }
     }
 
@@ -248,9 +272,9 @@ mod tests {
         let mut subs = Subscribers::default();
         let (a, mut rx_a) = add(&mut subs, "usr_a", 1, None);
         let (b, mut rx_b) = add(&mut subs, "usr_b", 1, None);
-        assert!(!subs.announce(wake(1, Some("[1]")), 1, 0, |_, _| true));
+        assert!(!subs.announce(wake(1, Some("[1]")), 1, 0, |_, _| GuestWake::Plain));
         // The epoch moved: nobody hears anything until re-checked.
-        assert!(subs.announce(wake(2, Some("[2]")), 2, 0, |_, _| true));
+        assert!(subs.announce(wake(2, Some("[2]")), 2, 0, |_, _| GuestWake::Plain));
         assert_eq!(subs.stale(2, 0).len(), 2);
         // A check begun at epoch 2 while the epoch moved on to 3 confirms, but sends nothing.
         subs.settle(
@@ -265,7 +289,7 @@ mod tests {
             )],
             &wake(2, None),
         );
-        assert!(subs.announce(wake(3, Some("[3]")), 3, 0, |_, _| true));
+        assert!(subs.announce(wake(3, Some("[3]")), 3, 0, |_, _| GuestWake::Plain));
         let ended = subs.settle(
             3,
             3,
@@ -282,7 +306,7 @@ mod tests {
             &wake(3, None),
         );
         assert_eq!(ended, ["usr_b"]);
-        subs.announce(wake(4, Some("[4]")), 3, 0, |_, _| true);
+        subs.announce(wake(4, Some("[4]")), 3, 0, |_, _| GuestWake::Plain);
         assert_eq!(events(&mut rx_a), ["1:[1]", "3:-", "4:[4]"]);
         assert_eq!(events(&mut rx_b), ["1:[1]", "revoked:NoAccess"]);
     }
@@ -291,8 +315,8 @@ mod tests {
     fn a_session_that_ended_by_the_clock_hears_nothing() {
         let mut subs = Subscribers::default();
         let (_, mut rx) = add(&mut subs, "usr_a", 1, Some(1_000));
-        subs.announce(wake(1, Some("[1]")), 1, 999, |_, _| true);
-        assert!(subs.announce(wake(2, Some("[2]")), 1, 1_000, |_, _| true));
+        subs.announce(wake(1, Some("[1]")), 1, 999, |_, _| GuestWake::Plain);
+        assert!(subs.announce(wake(2, Some("[2]")), 1, 1_000, |_, _| GuestWake::Plain));
         assert_eq!(subs.stale(1, 1_000).len(), 1);
         assert_eq!(events(&mut rx), ["1:[1]"]);
     }

@@ -236,10 +236,19 @@ impl Api {
 
     /// `GET /docs/{id}/events`, read up to its `event: ready`.
     pub async fn events(&self, doc_id: &str) -> Result<EventStream> {
-        let req = self
+        self.events_as(doc_id, None).await
+    }
+
+    /// `events` for the tab `client` (a bullet guest's stream carries its view's entries
+    /// only when it names its tab).
+    pub async fn events_as(&self, doc_id: &str, client: Option<&str>) -> Result<EventStream> {
+        let mut req = self
             .http
             .get(format!("{}/docs/{doc_id}/events", self.base))
             .timeout(STREAM_TIMEOUT);
+        if let Some(c) = client {
+            req = req.query(&[("clientId", c)]);
+        }
         let mut events = EventStream {
             resp: self.checked(req).await?,
             buf: String::new(),
@@ -255,6 +264,11 @@ impl Api {
 
     /// A WebSocket on `/api/v1/ws` that has JOINed `doc:<doc_id>`.
     pub async fn ws_join(&self, doc_id: &str) -> Result<WebSocket> {
+        self.ws_join_as(doc_id, None).await
+    }
+
+    /// `ws_join` for the tab `client`.
+    pub async fn ws_join_as(&self, doc_id: &str, client: Option<&str>) -> Result<WebSocket> {
         let url = format!("{}/ws", self.base.replacen("http://", "ws://", 1));
         let mut req = url.into_client_request()?;
         req.headers_mut()
@@ -264,7 +278,11 @@ impl Api {
             .await
             .context("WebSocket connect")??;
         let room = format!("doc:{doc_id}");
-        let join = json!({"type": "JOIN", "room": room}).to_string();
+        let join = match client {
+            Some(c) => json!({"type": "JOIN", "room": room, "clientId": c}),
+            None => json!({"type": "JOIN", "room": room}),
+        }
+        .to_string();
         ws.send(Message::text(join)).await?;
         loop {
             let msg = tokio::time::timeout(REQUEST_TIMEOUT, ws.next())

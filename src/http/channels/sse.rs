@@ -112,7 +112,8 @@ pub async fn events(
         match next {
             Next::Event(Some(DocEvent::Seq(wake))) => {
                 let seq = DocSeq::new(s.doc_id.as_str(), wake.head_seq, wake.lease_seq)
-                    .with_entries(wake.entries.as_deref());
+                    .with_entries(wake.entries.as_deref())
+                    .with_since(wake.since);
                 let f = frame("doc_seq", seq);
                 Some((Ok(f), s))
             }

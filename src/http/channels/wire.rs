@@ -24,6 +24,10 @@ pub struct DocSeq<'a> {
     #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<docsync_actors::collab::op::LogEntry>>)]
     pub entries: Option<&'a RawValue>,
+    /// For a bullet guest's tab (PROTOCOL §10): `entries` is its view's one entry from this
+    /// cursor (apply only at exactly this `lastSeq`, else pull); absent: they continue the log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<i64>,
 }
 
 impl<'a> DocSeq<'a> {
@@ -33,11 +37,16 @@ impl<'a> DocSeq<'a> {
             head_seq,
             lease_seq,
             entries: None,
+            since: None,
         }
     }
 
     pub fn with_entries(self, entries: Option<&'a RawValue>) -> DocSeq<'a> {
         DocSeq { entries, ..self }
+    }
+
+    pub fn with_since(self, since: Option<i64>) -> DocSeq<'a> {
+        DocSeq { since, ..self }
     }
 
     /// One line of JSON (serde never writes raw newlines), as SSE data must be.

@@ -369,7 +369,8 @@ impl Actor for WsSession {
 /// by the document; they are copied in, never re-encoded per subscriber.
 fn doc_seq_message(wake: &Wake) -> String {
     let seq = DocSeq::new(wake.doc_id.as_str(), wake.head_seq, wake.lease_seq)
-        .with_entries(wake.entries.as_deref());
+        .with_entries(wake.entries.as_deref())
+        .with_since(wake.since);
     ServerMessage::DocSeq(seq).to_json()
 }
 

@@ -144,7 +144,10 @@ async fn measure(
     }
 
     let pulls = api.sized_pool(readers + 8)?;
-    let base_url = server.as_ref().map(|s| s.base_url.clone()).unwrap_or_default();
+    let base_url = server
+        .as_ref()
+        .map(|s| s.base_url.clone())
+        .unwrap_or_default();
     // Each reader's connection pool: the document's own readers share the owner's, each
     // guest has their own (their token).
     let mut pools = Vec::with_capacity(readers);

@@ -62,6 +62,9 @@ struct WakeUp {
     lease_seq: Option<u64>,
     #[serde(default)]
     entries: Vec<Seq>,
+    /// A bullet guest's view entry continues this cursor (not the log).
+    #[serde(default)]
+    since: Option<i64>,
 }
 
 /// The part of a `/sync` reply a reader acts on.
@@ -95,6 +98,8 @@ pub struct Reader {
     /// `last_seq`, for the scenario to see when every reader has caught up.
     progress: Arc<AtomicI64>,
     counters: Arc<Counters>,
+    /// A bullet guest of the writer's bullet.
+    guest: bool,
 }
 
 impl Reader {
@@ -109,6 +114,7 @@ impl Reader {
             visible: Vec::new(),
             progress: Arc::new(AtomicI64::new(0)),
             counters,
+            guest: false,
         };
         reader.pull().await?;
         Ok(reader)
@@ -133,9 +139,16 @@ impl Reader {
             visible: Vec::new(),
             progress: Arc::new(AtomicI64::new(head)),
             counters,
+            guest: true,
         };
         reader.pull().await?;
         Ok(reader)
+    }
+
+    /// The tab a stream names: a guest's (its view's entries come only to its own tab);
+    /// a document reader's streams name none, as before guests existed.
+    fn tab(&self) -> Option<&str> {
+        self.guest.then_some(self.client_id.as_str())
     }
 
     pub fn progress(&self) -> Arc<AtomicI64> {
@@ -145,8 +158,12 @@ impl Reader {
     /// Subscribes on `channel`: joined (WebSocket `JOINED`) or streaming (`event: ready`).
     pub async fn subscribe(&self, channel: Channel) -> Result<Source> {
         Ok(match channel {
-            Channel::WebSocket => Source::Ws(Box::new(self.api.ws_join(&self.doc_id).await?)),
-            Channel::Sse => Source::Sse(Box::new(self.api.events(&self.doc_id).await?)),
+            Channel::WebSocket => Source::Ws(Box::new(
+                self.api.ws_join_as(&self.doc_id, self.tab()).await?,
+            )),
+            Channel::Sse => Source::Sse(Box::new(
+                self.api.events_as(&self.doc_id, self.tab()).await?,
+            )),
             Channel::LongPoll => bail!("fanout readers use WebSocket or SSE wake-ups"),
         })
     }
@@ -223,10 +240,17 @@ impl Reader {
     /// that is news (a newer head, or lease/presence news).
     async fn on_wake(&mut self, wake: WakeUp) {
         self.counters.wakeups.fetch_add(1, Ordering::Relaxed);
-        if self.continues_log(&wake.entries) {
+        let fits = match wake.since {
+            Some(since) => {
+                since == self.last_seq
+                    && wake.entries.len() == 1
+                    && wake.entries[0].seq > self.last_seq
+            }
+            None => self.continues_log(&wake.entries),
+        };
+        if fits {
             let at = Instant::now();
-            self.visible
-                .extend(wake.entries.iter().map(|e| (e.seq, at)));
+            self.saw(wake.entries.iter().map(|e| e.seq), at);
             self.advance(wake.entries.last().map_or(self.last_seq, |e| e.seq));
             self.counters
                 .applied_wakeups
@@ -266,8 +290,8 @@ impl Reader {
             if reply.resync {
                 bail!("resync: the server says this reader's lastSeq is not servable");
             }
-            let fresh = reply.ops.iter().filter(|e| e.seq > self.last_seq);
-            self.visible.extend(fresh.map(|e| (e.seq, at)));
+            let fresh: Vec<i64> = reply.ops.iter().map(|e| e.seq).collect();
+            self.saw(fresh.into_iter(), at);
             self.lease_seq = reply.lease_seq;
             let page_end = reply.ops.last().map(|e| e.seq);
             match (reply.has_more, page_end) {
@@ -277,6 +301,20 @@ impl Reader {
                     return Ok(());
                 }
             }
+        }
+    }
+
+    /// Entries `seqs` (ascending) became visible at `at`. A guest's one view entry shows
+    /// every change since its cursor (the edits it covers are visible with it).
+    fn saw(&mut self, seqs: impl Iterator<Item = i64>, at: Instant) {
+        let mut from = self.last_seq;
+        for seq in seqs.filter(|s| *s > self.last_seq) {
+            if self.guest {
+                self.visible.extend((from + 1..=seq).map(|s| (s, at)));
+            } else {
+                self.visible.push((seq, at));
+            }
+            from = seq;
         }
     }
 
