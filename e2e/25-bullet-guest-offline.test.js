@@ -4,18 +4,19 @@
 // Alice moves that bullet out of the shared one, and the server's clock moves three days:
 // back online, his text is kept as a new bullet inside his part (the moved bullet is not his
 // to change any more, and it leaves his page), Alice's bullet keeps her text. Offline again,
-// he types while Alice ends the share: his editor says so and keeps what he typed, and the
-// server has none of it.
+// he types while Alice deletes the shared bullet: his editor says so and keeps his text;
+// Alice restores it, he tries again, and his text arrives. Last, he types offline while
+// Alice ends the share: his editor says so and keeps it, and the server has none of it.
 
 import assert from 'node:assert/strict';
 
-import { scenario, waitFor, readRows, SEL } from './harness.js';
-import { setup, focusEnd, rowOf, apiOutline } from './fixtures.js';
+import { scenario, waitFor, readRows, newId, SEL } from './harness.js';
+import { setup, focusEnd, rowOf, apiOutline, recordSyncReplies } from './fixtures.js';
 
 const DAY = 86_400_000;
 const shots = process.env.E2E_SHOTS;
 
-scenario('25 bullet guest offline: text kept when the bullet moved out, clear state when the share ended', async (h) => {
+scenario('25 bullet guest offline: text kept when the bullet moved out, held while it was deleted and sent once restored, kept when the share ended', async (h) => {
   const s = await setup(h, {
     users: ['alice', 'bob'],
     shareTo: [],
@@ -35,6 +36,7 @@ scenario('25 bullet guest offline: text kept when the bullet moved out, clear st
 
   const bobCtx = await h.loggedIn('bob', s.base, users.bob);
   const bob = await h.openDoc(bobCtx, doc);
+  const bobReplies = recordSyncReplies(bob);
   await waitFor(async () => (await rowOf(bob, venue))?.text === 'Book the venue', { message: 'bob sees the venue bullet' });
 
   // Offline, bob types into the venue bullet; alice moves it out of the shared bullet; days pass.
@@ -64,19 +66,48 @@ scenario('25 bullet guest offline: text kept when the bullet moved out, clear st
   const page = (await bob.locator(SEL.editor).textContent()) ?? '';
   assert.ok(!page.includes('quarterlyzebra') && !page.includes('Board secrets'), `nothing from outside on bob's page: ${page}`);
 
+  /** The guest's editor says their bullet is gone. */
+  const saysGone = () => waitFor(async () => {
+    const alert = bob.locator('#editor-alert');
+    const shown = (await alert.isVisible().catch(() => false)) ? (await alert.textContent()) || '' : '';
+    return /bullet shared with you is no longer available/i.test(shown);
+  }, { timeout: 30_000, message: "bob's editor says his bullet is gone" });
+  /** Alice's ops straight to the server. @param {any[]} ops */
+  const aliceOps = async (ops) => {
+    const r = await api.json('POST', `/api/v1/docs/${doc}/sync`, { clientId: 'cl_e2e_alice_api', lastSeq: 0, ops });
+    assert.deepEqual(r.results.map((/** @type {any} */ x) => x.status), ops.map(() => 'applied'), JSON.stringify(r.results));
+  };
+
+  // Offline again; alice deletes the shared bullet: his editor says so and keeps his text;
+  // she restores it, he tries again, and his text arrives.
+  await bobCtx.setOffline(true);
+  await focusEnd(bob, invites);
+  await bob.keyboard.type(' by Friday');
+  await waitFor(async () => (await rowOf(bob, invites))?.text === 'Send invites by Friday', { message: "bob's second offline text shown" });
+  // A day later (bob's lease on the bullet he typed in has long run out).
+  await srv.advanceClock(DAY);
+  await aliceOps([{ opId: newId('op_'), kind: 'delete', blockId: plan }]);
+  await bobCtx.setOffline(false);
+  await saysGone();
+  assert.ok(bobReplies.some((r) => r.status === 404), 'the server refused his sync while his bullet was deleted');
+  assert.equal((await rowOf(bob, invites))?.text, 'Send invites by Friday', 'bob keeps his text while his bullet is deleted');
+  await aliceOps([{ opId: newId('op_'), kind: 'restore', blockId: plan }]);
+  await bob.locator('#rescue-retry').click();
+  await waitFor(async () => (await apiOutline(api, doc)).find((r) => r.id === invites)?.text === 'Send invites by Friday', {
+    timeout: 30_000,
+    message: "bob's text arrives once the bullet is restored",
+  });
+  await waitFor(async () => (await rowOf(bob, invites))?.text === 'Send invites by Friday', { timeout: 30_000, message: 'bob sees his part again' });
+
   // Offline again; alice ends the share: his editor says so and keeps his unsent text.
   await bobCtx.setOffline(true);
   await focusEnd(bob, invites);
   await bob.keyboard.type(' today');
-  await waitFor(async () => (await rowOf(bob, invites))?.text === 'Send invites today', { message: "bob's second offline text shown" });
+  await waitFor(async () => (await rowOf(bob, invites))?.text === 'Send invites by Friday today', { message: "bob's third offline text shown" });
   await api.json('PUT', `/api/v1/docs/${doc}/blocks/${plan}/shares`, []);
   await bobCtx.setOffline(false);
-  await waitFor(async () => {
-    const alert = bob.locator('#editor-alert');
-    const shown = (await alert.isVisible().catch(() => false)) ? (await alert.textContent()) || '' : '';
-    return /bullet shared with you is no longer available/i.test(shown);
-  }, { timeout: 30_000, message: "bob's editor says the share ended" });
-  assert.equal((await rowOf(bob, invites))?.text, 'Send invites today', 'bob keeps his unsent text');
-  assert.equal((await apiOutline(api, doc)).find((r) => r.id === invites)?.text, 'Send invites', 'the server has none of it');
+  await saysGone();
+  assert.equal((await rowOf(bob, invites))?.text, 'Send invites by Friday today', 'bob keeps his unsent text');
+  assert.equal((await apiOutline(api, doc)).find((r) => r.id === invites)?.text, 'Send invites by Friday', 'the server has none of it');
   if (shots) await bob.screenshot({ path: `${shots}/bullet-share-ended.png` });
 });

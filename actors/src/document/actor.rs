@@ -286,6 +286,16 @@ impl DocumentActor {
         None
     }
 
+    /// A bullet guest whose every shared bullet is deleted (or gone): their view has ended
+    /// (PROTOCOL §10), and they are answered as for a deleted document — nothing of theirs
+    /// applied, nothing sent; restoring a shared bullet brings the view back where it was.
+    fn view_ended(&self, caller: &Caller) -> Option<DocError> {
+        let (Some(roots), Some(doc)) = (caller.bullets(), self.state.as_ref()) else {
+            return None;
+        };
+        (!super::guests::any_live_root(doc, roots)).then_some(DocError::NotFound)
+    }
+
     fn mode(&self, shared: bool) -> Mode {
         if shared || self.sessions.len() > 1 {
             Mode::Full
@@ -382,6 +392,10 @@ impl DocumentActor {
             let client = client.map(ClientId::as_str);
             if !guests.concerns(client, doc, roots, &news.touched) {
                 return GuestWake::Quiet;
+            }
+            // An ended view (every shared bullet deleted) pulls, to be told so.
+            if !super::guests::any_live_root(doc, roots) {
+                return GuestWake::Plain;
             }
             let pushed = client.and_then(|c| guests.push(c, doc, roots, news.head, now));
             match pushed.and_then(|(since, entry)| Some((since, to_raw_value(&[entry]).ok()?))) {

@@ -237,6 +237,10 @@ struct Run {
     stream: Option<(Subscription, UnboundedReceiver<DocEvent>)>,
     /// Snapshots the guest was told to reload.
     resyncs: usize,
+    /// The guest's view has ended (its last sync was answered as for a deleted document).
+    ended: bool,
+    /// Syncs answered so.
+    ends: usize,
 }
 
 impl Run {
@@ -307,8 +311,10 @@ impl Run {
         super::tests::drain(rx)
     }
 
-    /// The guest catches up (reloading when told to) and its copy is checked.
-    async fn guest_sync(&mut self, ops: Vec<Op>, hold: Option<Vec<String>>) -> SyncReply {
+    /// The guest catches up (reloading when told to) and its copy is checked. `None`: its
+    /// view has ended (every shared bullet deleted or unshared) — answered as for a deleted
+    /// document, nothing applied — exactly when the owner's document says so.
+    async fn guest_sync(&mut self, ops: Vec<Op>, hold: Option<Vec<String>>) -> Option<SyncReply> {
         let msg = sync(
             guest_caller(&self.roots),
             self.copy.seq,
@@ -316,8 +322,26 @@ impl Run {
             hold.as_ref()
                 .map(|h| h.iter().map(String::as_str).collect()),
         );
-        let reply = self.addr.send(msg).await.unwrap().expect("guest synced");
+        let answer = self.addr.send(msg).await.unwrap();
         let doc = owner_blocks(&self.addr, &self.f).await;
+        let live = self
+            .roots
+            .iter()
+            .any(|r| doc.get(&r.block_id).is_some_and(|b| b["deleted"] == false));
+        let reply = match answer {
+            Err(DocError::NotFound) => {
+                assert!(!live, "a guest with a live shared bullet was refused");
+                self.ended = true;
+                self.ends += 1;
+                return None;
+            }
+            other => other.expect("guest synced"),
+        };
+        assert!(
+            live,
+            "a guest whose shared bullets are all deleted was answered"
+        );
+        self.ended = false;
         let inside: HashSet<String> = expected_view(&doc, &self.roots).into_keys().collect();
         if reply.fields.resync {
             self.resyncs += 1;
@@ -333,10 +357,14 @@ impl Run {
         } else {
             self.copy.take_entries(&reply, &inside);
         }
-        reply
+        Some(reply)
     }
 
     async fn check_copy(&self) {
+        if self.ended {
+            // Nothing was sent since: the copy is what the guest had when its view ended.
+            return;
+        }
         let doc = owner_blocks(&self.addr, &self.f).await;
         let want = expected_view(&doc, &self.roots);
         assert_eq!(
@@ -436,7 +464,10 @@ impl Run {
         };
         let kind = o.kind.name();
         let hold = vec![target.clone()];
-        let reply = self.guest_sync(vec![o], Some(hold)).await;
+        let Some(reply) = self.guest_sync(vec![o], Some(hold)).await else {
+            // The view has ended: nothing of the guest's applied (its device keeps it).
+            return;
+        };
         let result = &reply.fields.results[0];
         if !inside.contains(&target) && kind != "insert" && kind != "set_title" {
             if kind == "set_content" && !has_home(&doc, &self.roots) {
@@ -489,7 +520,8 @@ impl Run {
     }
 }
 
-async fn run(seed: u64, steps: usize) {
+/// One seed's run; returns how often the guest's view had ended when it synced.
+async fn run(seed: u64, steps: usize) -> usize {
     let f = fixture();
     let addr = start(&f, Duration::from_secs(3600));
     let mut r = Run {
@@ -502,6 +534,8 @@ async fn run(seed: u64, steps: usize) {
         next: 0,
         stream: None,
         resyncs: 0,
+        ended: false,
+        ends: 0,
     };
     // A title the guest must never see, and a first tree.
     let title = op(
@@ -520,6 +554,24 @@ async fn run(seed: u64, steps: usize) {
         match r.rng.below(10) {
             0 => r.share_step().await,
             1..=3 => r.guest_step().await,
+            _ if r.ended => {
+                // An ended view hears changes to its part without entries (it pulls, and is
+                // refused until a shared bullet is restored).
+                r.owner_step().await;
+                let doc = owner_blocks(&r.addr, &r.f).await;
+                let live = r
+                    .roots
+                    .iter()
+                    .any(|x| doc.get(&x.block_id).is_some_and(|b| b["deleted"] == false));
+                let inside: HashSet<String> = expected_view(&doc, &r.roots).into_keys().collect();
+                for w in r.wakes() {
+                    assert!(
+                        live || w.entries.is_none(),
+                        "seed {seed} step {step}: an ended view was pushed entries"
+                    );
+                    r.copy.take_wake(&w, &inside);
+                }
+            }
             _ => {
                 let held: HashSet<String> = r.copy.blocks.keys().cloned().collect();
                 // The guest's long-poll, waiting from its cursor: its copy is up to date.
@@ -576,10 +628,12 @@ async fn run(seed: u64, steps: usize) {
     // Only its first sync (no view yet) reloads: a tab that follows its wake-ups' entries
     // is never told to start over.
     assert_eq!(r.resyncs, 1, "seed {seed}: the guest was told to reload");
+    r.ends
 }
 
 #[actix::test]
 async fn a_bullet_guest_sees_its_subtrees_exactly_and_nothing_else_ever() {
+    let mut ends = 0;
     for seed in [
         0x9E37_79B9_7F4A_7C15,
         0xD1B5_4A32_D192_ED03,
@@ -587,8 +641,10 @@ async fn a_bullet_guest_sees_its_subtrees_exactly_and_nothing_else_ever() {
         7,
         1_000_003,
     ] {
-        run(seed, 200).await;
+        ends += run(seed, 200).await;
     }
+    // Shared bullets deleted and restored: views ended and came back.
+    assert!(ends > 0, "no guest view ever ended");
 }
 
 #[actix::test]
@@ -608,6 +664,8 @@ async fn a_guests_insert_at_its_top_level_goes_under_its_shared_bullet() {
         next: 0,
         stream: None,
         resyncs: 0,
+        ended: false,
+        ends: 0,
     };
     r.owner_sync(
         vec![

@@ -137,6 +137,13 @@ pub(super) fn root_ids(roots: &[BulletRoot]) -> Vec<String> {
     roots.iter().map(|r| r.block_id.clone()).collect()
 }
 
+/// Whether any of the guest's shared bullets is in the document and not deleted.
+pub(super) fn any_live_root(doc: &DocState, roots: &[BulletRoot]) -> bool {
+    roots
+        .iter()
+        .any(|r| doc.get(&r.block_id).is_some_and(|b| !b.deleted))
+}
+
 /// The view of `roots` in `doc`: the blocks as stored, and the top roots.
 fn view_of(doc: &DocState, roots: &[String]) -> (Vec<Arc<Block>>, HashSet<String>) {
     let tops = subtree::top_roots(doc, roots)

@@ -62,6 +62,9 @@ impl Handler<Snapshot> for DocumentActor {
         if let Some(e) = self.refuse() {
             return Box::pin(actix::fut::ready(Err(e)));
         }
+        if let Some(e) = self.view_ended(&msg.caller) {
+            return Box::pin(actix::fut::ready(Err(e)));
+        }
         let now = self.clock.now_ms();
         let caller = &msg.caller;
         self.see(

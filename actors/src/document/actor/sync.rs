@@ -430,6 +430,9 @@ impl Handler<Sync> for DocumentActor {
         if let Some(e) = self.refuse() {
             return Box::pin(actix::fut::ready(Err(e)));
         }
+        if let Some(e) = self.view_ended(&msg.caller) {
+            return Box::pin(actix::fut::ready(Err(e)));
+        }
         let precheck_missing = match &msg.precheck {
             _ if msg.ops.is_empty() => false,
             Some((_, read_at)) => !self.recent.trusts(*read_at),
