@@ -19,6 +19,17 @@ fn hits(rows: Vec<postgres::Row>) -> Vec<BlockHit> {
         .collect()
 }
 
+/// Tags as counted (name, bullets, documents).
+fn tag_counts(rows: Vec<postgres::Row>) -> Vec<TagCount> {
+    rows.iter()
+        .map(|r| TagCount {
+            tag: r.get(0),
+            blocks: r.get(1),
+            documents: r.get(2),
+        })
+        .collect()
+}
+
 /// Bullets of readable documents with every word (the last as a prefix), best first.
 /// Every word required, the last one as a prefix (words are letters and digits only, so
 /// nothing else reaches the `tsquery` syntax).
@@ -49,14 +60,7 @@ pub fn tags(c: &mut impl GenericClient, user_id: &str) -> Result<Vec<TagCount>> 
         "SELECT t.name, count(*), count(DISTINCT bt.doc_id) FROM block_tags bt JOIN tags t ON t.id = bt.tag_id
           WHERE bt.doc_id IN ({READABLE}) GROUP BY t.name ORDER BY count(*) DESC, t.name"
     );
-    Ok(c.query(&sql, &[&user_id])?
-        .iter()
-        .map(|r| TagCount {
-            tag: r.get(0),
-            blocks: r.get(1),
-            documents: r.get(2),
-        })
-        .collect())
+    Ok(tag_counts(c.query(&sql, &[&user_id])?))
 }
 
 pub fn blocks_with_tag(
@@ -112,14 +116,7 @@ pub fn guest_tags(c: &mut impl GenericClient, user_id: &str) -> Result<Vec<TagCo
           GROUP BY t.name",
         guest_blocks_with()
     );
-    Ok(c.query(&sql, &[&user_id])?
-        .iter()
-        .map(|r| TagCount {
-            tag: r.get(0),
-            blocks: r.get(1),
-            documents: r.get(2),
-        })
-        .collect())
+    Ok(tag_counts(c.query(&sql, &[&user_id])?))
 }
 
 pub fn guest_blocks_with_tag(

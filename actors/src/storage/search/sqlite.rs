@@ -52,7 +52,12 @@ pub fn tags(conn: &Connection, user_id: &str) -> Result<Vec<TagCount>> {
          WHERE bt.doc_id IN ({}) GROUP BY t.name ORDER BY count(*) DESC, t.name",
         READABLE_DOC_IDS
     );
-    let mut stmt = conn.prepare_cached(&sql)?;
+    tag_counts(conn, &sql, user_id)
+}
+
+/// Tags counted by `sql` (`?1` the user; name, bullets, documents).
+fn tag_counts(conn: &Connection, sql: &str, user_id: &str) -> Result<Vec<TagCount>> {
+    let mut stmt = conn.prepare_cached(sql)?;
     let rows = stmt.query_map([user_id], |r| {
         Ok(TagCount {
             tag: r.get(0)?,
@@ -121,15 +126,7 @@ pub fn guest_tags(conn: &Connection, user_id: &str) -> Result<Vec<TagCount>> {
          GROUP BY t.name",
         guest_blocks_with()
     );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([user_id], |r| {
-        Ok(TagCount {
-            tag: r.get(0)?,
-            blocks: r.get(1)?,
-            documents: r.get(2)?,
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    tag_counts(conn, &sql, user_id)
 }
 
 pub fn guest_blocks_with_tag(
