@@ -9,7 +9,7 @@
 
 import assert from 'node:assert/strict';
 
-import { scenario, waitFor, readRows, SEL } from './harness.js';
+import { scenario, waitFor, readRows, newId, SEL } from './harness.js';
 import { setup, focusEnd, rowOf } from './fixtures.js';
 
 const shots = process.env.E2E_SHOTS;
@@ -23,7 +23,7 @@ scenario('24 bullet share: one bullet shared, its guest sees it live and nothing
     seed: [`Budget ${SECRET}`, 'Launch plan', 'Book the venue'],
     open: ['alice'],
   });
-  const { api, doc, ids, users, pages } = s;
+  const { api, doc, ids, users, pages, srv } = s;
   const [, plan, venue] = ids;
   const alice = pages.alice;
   // "Book the venue" goes under "Launch plan".
@@ -115,4 +115,19 @@ scenario('24 bullet share: one bullet shared, its guest sees it live and nothing
   assert.match((await hit.textContent()) ?? '', /Send invites[\s\S]*Launch plan/);
   await bob.locator('#search').fill(SECRET);
   await bob.locator('#home-main', { hasText: 'Nothing found' }).waitFor({ timeout: 10_000 });
+
+  // A conflict inside his part (his stale edit of a bullet alice changed meanwhile): his home
+  // counts it beside the shared bullet.
+  const invites = (await api.snapshot(doc)).blocks.find((/** @type {any} */ b) => b.content === 'Send invites');
+  assert.ok(invites, "bob's bullet on the server");
+  const stale = { opId: '', kind: 'set_content', blockId: invites.id, content: '', baseVersion: invites.version };
+  const post = (/** @type {any} */ who, /** @type {string} */ client, /** @type {string} */ content) =>
+    who.json('POST', `/api/v1/docs/${doc}/sync`, { clientId: client, lastSeq: 0, ops: [{ ...stale, opId: newId('op_'), content }] });
+  await post(api, 'cl_e2e_alice_api', 'Send invites on Monday');
+  await post(srv.api(users.bob), 'cl_e2e_bob_api', 'Send invites on Tuesday');
+  await bob.goto('/');
+  const bullet = bob.locator(`#shared-bullets a[data-block-id="${plan}"]`);
+  await waitFor(async () => ((await bullet.locator('.conflict-count').textContent().catch(() => '')) ?? '') === '1 conflict', {
+    message: 'the conflict count beside the shared bullet',
+  });
 });

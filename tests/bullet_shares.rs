@@ -651,6 +651,47 @@ fn a_bullet_guest_searches_exports_and_goes_back_in_history_inside_their_part_on
     let (_, v) = srv.get(&w.bob, "/api/v1/search?q=lanternfish");
     assert_eq!(hit_ids(&v, "results"), vec![w.inside.clone()], "{v}");
 
+    // A conflict inside their part is theirs to review (titled by the shared bullet); one
+    // outside is not.
+    let stale = version_of(&w, &w.inside);
+    owner_writes(vec![set_content(&w.inside, "Book the venue early", stale)]);
+    let (s, v) = srv.sync(
+        &w.bob,
+        doc,
+        &json!({"clientId": "cl_bob", "lastSeq": 0, "ops": [set_content(&w.inside, "Book the venue late", stale)]}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let stale_out = version_of(&w, &w.outside);
+    owner_writes(vec![set_content(
+        &w.outside,
+        &format!("{OUTSIDE} one"),
+        stale_out,
+    )]);
+    let (s, v) = srv.sync(
+        &w.erin,
+        doc,
+        &json!({"clientId": "cl_erin", "lastSeq": 0, "ops": [set_content(&w.outside, &format!("{OUTSIDE} two"), stale_out)]}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let (_, v) = srv.get(&w.erin, "/api/v1/conflicts");
+    assert_eq!(v["conflicts"].as_array().unwrap().len(), 2, "{v}");
+    let (s, v) = srv.get(&w.bob, "/api/v1/conflicts");
+    assert_eq!(s, 200);
+    let mine = v["conflicts"].as_array().unwrap();
+    assert_eq!(mine.len(), 1, "{v}");
+    assert_eq!(mine[0]["originalId"], w.inside.as_str());
+    assert_eq!(mine[0]["copyText"], "Book the venue late");
+    assert_eq!(mine[0]["docTitle"], "Launch plan");
+    assert_no_leak(&w, "conflicts", &v.to_string());
+    let (_, v) = srv.get(&w.dave, "/api/v1/conflicts");
+    assert_eq!(v["conflicts"], json!([]), "{v}");
+    // Back to the text the rest of this test expects.
+    owner_writes(vec![set_content(
+        &w.inside,
+        &format!("Book the venue #logistics lanternfish [[{target}]]"),
+        version_of(&w, &w.inside),
+    )]);
+
     // Markdown: their part, without the document's title.
     let (s, md) = srv.get_text(&w.bob, &format!("/api/v1/docs/{doc}/markdown"));
     assert_eq!(s, 200);
@@ -714,11 +755,12 @@ fn a_bullet_guest_searches_exports_and_goes_back_in_history_inside_their_part_on
         .iter()
         .map(|b| b["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids.len(), 3, "{v}");
+    // The shared bullet, the venue, its conflict copy and the bullet moved in.
+    assert_eq!(ids.len(), 4, "{v}");
     assert_eq!(ids[0], w.root);
     assert_eq!(v["blocks"][0]["parentId"], Value::Null);
     assert_eq!(v["title"], "Launch plan");
-    assert_eq!(v["version"]["blocks"], 3);
+    assert_eq!(v["version"]["blocks"], 4);
     assert_no_leak(&w, "a version", &v.to_string());
     let (s, v) = srv.get(&w.bob, &format!("/api/v1/docs/{doc}/versions/{vid}/diff"));
     assert_eq!(s, 200, "{v}");

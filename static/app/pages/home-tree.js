@@ -193,7 +193,7 @@ export class HomeTree {
         h('span', { class: 'doc-meta' },
           h('span', { class: `badge badge-${d.role}` }, roleLabel(d.role)),
           d.via !== 'owner' ? h('span', { class: 'via' }, viaLabel(d.via)) : null,
-          this.#conflicts.get(d.docId) ? h('span', { class: 'conflict-count', title: 'Open conflicts to review' }, `${this.#conflicts.get(d.docId)} ${this.#conflicts.get(d.docId) === 1 ? 'conflict' : 'conflicts'}`) : null,
+          this.#conflictBadge(d.docId),
           d.updatedAt ? h('span', { class: 'updated' }, h('time', { datetime: new Date(d.updatedAt).toISOString() }, relativeTime(d.updatedAt))) : null)));
     /** @type {import('../ui/menu.js').MenuItem[]} */
     const items = [];
@@ -223,7 +223,14 @@ export class HomeTree {
           h('span', { class: `doc-title${b.title.trim() ? '' : ' is-untitled'}` }, b.title.trim() || 'Untitled bullet'),
           h('span', { class: 'doc-meta' },
             h('span', { class: `badge badge-${b.role}` }, roleLabel(b.role)),
-            h('span', { class: 'via' }, b.deleted ? 'deleted by its owner' : 'one bullet and what is below it')))))));
+            h('span', { class: 'via' }, b.deleted ? 'deleted by its owner' : 'one bullet and what is below it'),
+            this.#conflictBadge(b.docId)))))));
+  }
+
+  /** Open conflicts to review in a document (for a bullet guest: in their part of it). @param {string} docId */
+  #conflictBadge(docId) {
+    const n = this.#conflicts.get(docId);
+    return n ? h('span', { class: 'conflict-count', title: 'Open conflicts to review' }, `${n} ${n === 1 ? 'conflict' : 'conflicts'}`) : null;
   }
 
   #updateTarget() {

@@ -4,7 +4,7 @@ use postgres::{GenericClient, Row};
 
 use super::types::OpenConflict;
 use crate::storage::error::Result;
-use crate::storage::roles::postgres::READABLE_DOC_IDS;
+use crate::storage::roles::postgres::{guest_blocks_with, READABLE_DOC_IDS};
 
 const OPEN: &str = "SELECT c.doc_id, d.title, c.id, c.content, c.version, c.conflict_of,
         CASE WHEN c.conflict_of = 'title' THEN d.title ELSE o.content END,
@@ -52,6 +52,28 @@ pub fn readable(
 ) -> Result<Vec<OpenConflict>> {
     let sql =
         format!("{OPEN} AND c.doc_id IN ({READABLE_DOC_IDS}) ORDER BY c.updated_at, c.id LIMIT $2");
+    Ok(c.query(&sql, &[&user_id, &(limit as i64)])?
+        .iter()
+        .map(conflict_from_row)
+        .collect())
+}
+
+/// Open conflicts inside the bullets shared with the user (as SQLite's `guest_readable`).
+pub fn guest_readable(
+    c: &mut impl GenericClient,
+    user_id: &str,
+    limit: usize,
+) -> Result<Vec<OpenConflict>> {
+    let sql = format!(
+        "{} SELECT c.doc_id, r.content, c.id, c.content, c.version, c.conflict_of,
+                o.content, o.version, o.deleted, c.conflict_author, c.updated_at
+           FROM blocks c
+           JOIN guest_blocks g ON g.id = c.id JOIN blocks r ON r.id = g.root
+           JOIN guest_blocks go ON go.id = c.conflict_of JOIN blocks o ON o.id = c.conflict_of
+          WHERE NOT c.conflict_resolved AND NOT c.deleted
+          ORDER BY c.updated_at, c.id LIMIT $2",
+        guest_blocks_with()
+    );
     Ok(c.query(&sql, &[&user_id, &(limit as i64)])?
         .iter()
         .map(conflict_from_row)

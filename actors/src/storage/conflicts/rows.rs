@@ -12,4 +12,7 @@ row_questions! {
     pub fn in_document(doc_id: &str, limit: usize) -> Vec<OpenConflict>;
     /// Open conflicts of every document `user_id` can read, oldest first, at most `limit`.
     pub fn readable(user_id: &str, limit: usize) -> Vec<OpenConflict>;
+    /// Open conflicts inside the bullets shared with `user_id` (copy and original both
+    /// inside), titled by the shared bullet, oldest first, at most `limit`.
+    pub fn guest_readable(user_id: &str, limit: usize) -> Vec<OpenConflict>;
 }

@@ -4,7 +4,7 @@ use rusqlite::{params, Connection, Row};
 
 use super::types::OpenConflict;
 use crate::storage::error::Result;
-use crate::storage::roles::sqlite::READABLE_DOC_IDS;
+use crate::storage::roles::sqlite::{guest_blocks_with, READABLE_DOC_IDS};
 
 const OPEN: &str = "SELECT c.doc_id, d.title, c.id, c.content, c.version, c.conflict_of,
         CASE WHEN c.conflict_of = 'title' THEN d.title ELSE o.content END,
@@ -47,6 +47,26 @@ pub fn readable(conn: &Connection, user_id: &str, limit: usize) -> Result<Vec<Op
     let sql = format!(
         "{OPEN} AND c.doc_id IN ({}) ORDER BY c.updated_at, c.id LIMIT ?2",
         READABLE_DOC_IDS
+    );
+    let rows = conn
+        .prepare_cached(&sql)?
+        .query_map(params![user_id, limit as i64], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// Open conflicts inside the bullets shared with `user_id` in documents they cannot read
+/// whole: a copy and its original both inside, titled by the shared bullet's text.
+pub fn guest_readable(conn: &Connection, user_id: &str, limit: usize) -> Result<Vec<OpenConflict>> {
+    let sql = format!(
+        "{} SELECT c.doc_id, r.content, c.id, c.content, c.version, c.conflict_of,
+                o.content, o.version, o.deleted, c.conflict_author, c.updated_at
+           FROM blocks c
+           JOIN guest_blocks g ON g.id = c.id JOIN blocks r ON r.id = g.root
+           JOIN guest_blocks go ON go.id = c.conflict_of JOIN blocks o ON o.id = c.conflict_of
+          WHERE c.conflict_resolved = 0 AND c.deleted = 0
+          ORDER BY c.updated_at, c.id LIMIT ?2",
+        guest_blocks_with()
     );
     let rows = conn
         .prepare_cached(&sql)?
