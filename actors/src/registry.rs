@@ -91,15 +91,25 @@ impl Documents {
     /// Rights to these documents may have changed (a share, a folder, a team): each open
     /// actor re-checks its streams, leases and sessions, and everyone hears the news (the
     /// document's `shared` and mode may have flipped). Sent from the caller straight to the
-    /// actors' mailboxes, before the caller answers its own request: whatever that client
-    /// sends next reaches the actor after it. Documents without an open actor need nothing.
-    pub fn access_changed(&self, doc_ids: Vec<String>) {
-        let open = self.open.read().unwrap_or_else(|e| e.into_inner());
-        for id in doc_ids {
-            let Ok(id) = DocId::parse(&id) else { continue };
-            if let Some(h) = open.get(&id) {
-                h.addr.do_send(AccessChanged { shares: true });
-            }
+    /// actors' mailboxes, and done once each has re-checked the rights as they are now: the
+    /// caller answers its own request after that, so whatever anyone sends next meets the
+    /// new rights (a revoked writer's lease is gone). Documents without an open actor need
+    /// nothing.
+    pub async fn access_changed(&self, doc_ids: Vec<String>) {
+        let asked: Vec<_> = {
+            let open = self.open.read().unwrap_or_else(|e| e.into_inner());
+            doc_ids
+                .iter()
+                .filter_map(|id| DocId::parse(id).ok())
+                .filter_map(|id| {
+                    open.get(&id)
+                        .map(|h| h.addr.send(AccessChanged { shares: true }))
+                })
+                .collect()
+        };
+        // Each open document answers once it re-checked: a stopped one is done too.
+        for answer in asked {
+            let _ = answer.await;
         }
     }
 

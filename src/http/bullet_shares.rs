@@ -159,7 +159,7 @@ pub async fn put_block_shares(
         .await
         .map_err(invalid)?;
     // Open streams and sessions are checked again: a guest whose share ended hears no more.
-    state.registry.access_changed(vec![doc.to_string()]);
+    state.registry.access_changed(vec![doc.to_string()]).await;
     named_shares(&state, doc, block).await
 }
 

@@ -147,7 +147,7 @@ pub async fn put_doc_shares(
         })
         .await
         .map_err(invalid)?;
-    state.registry.access_changed(vec![doc.to_string()]);
+    state.registry.access_changed(vec![doc.to_string()]).await;
     let shares = state
         .storage
         .read(move |c| {
@@ -228,7 +228,7 @@ pub async fn patch_doc(
             .storage
             .write(move |c| sharing::set_doc_folder(c, d.as_str(), folder.as_deref(), now))
             .await?;
-        state.registry.access_changed(vec![doc.to_string()]);
+        state.registry.access_changed(vec![doc.to_string()]).await;
     }
     if let Some(icon) = body.icon {
         docsync_actors::ask::ask(&state.registry, &doc, SetIcon { icon }).await?;
@@ -350,7 +350,7 @@ pub async fn patch_folder(
         .await
         .map_err(invalid)?;
     if !doc_ids.is_empty() {
-        state.registry.access_changed(doc_ids);
+        state.registry.access_changed(doc_ids).await;
     }
     let updated = state
         .storage
@@ -388,7 +388,7 @@ pub async fn delete_folder(
         .storage
         .write(move |c| sharing::delete_folder(c, &folder, now))
         .await?;
-    state.registry.access_changed(doc_ids);
+    state.registry.access_changed(doc_ids).await;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -457,7 +457,7 @@ pub async fn put_folder_shares(
     let user = caller(&state, &creds).await?;
     let f = folder.clone();
     let (actor, now) = (Actor::of(&state, &req, Some(&user)), state.clock.now_ms());
-    state
+    let doc_ids = state
         .storage
         .write(move |c| {
             let current = sharing::folder_shares(c, &f)?;
@@ -469,8 +469,8 @@ pub async fn put_folder_shares(
             sharing::docs_under_folder(c, &f)
         })
         .await
-        .map_err(invalid)
-        .map(|doc_ids| state.registry.access_changed(doc_ids))?;
+        .map_err(invalid)?;
+    state.registry.access_changed(doc_ids).await;
     let shares = state
         .storage
         .read(move |c| {
@@ -605,15 +605,15 @@ pub async fn put_members(
         ));
     }
     let owner = team.owner_id.clone();
-    state
+    let doc_ids = state
         .storage
         .write(move |c| {
             sharing::set_members(c, &team_id, &owner, &body.members)?;
             sharing::docs_reached_by_team(c, &team_id)
         })
         .await
-        .map_err(invalid)
-        .map(|doc_ids| state.registry.access_changed(doc_ids))?;
+        .map_err(invalid)?;
+    state.registry.access_changed(doc_ids).await;
     let t = team.team_id.clone();
     let team = state.storage.read(move |c| sharing::team(c, &t)).await?;
     Ok(HttpResponse::Ok().json(team))
@@ -776,7 +776,7 @@ pub async fn leave_doc_share(
     if !left {
         return Err(ApiError::NotFound);
     }
-    state.registry.access_changed(vec![doc]);
+    state.registry.access_changed(vec![doc]).await;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -813,7 +813,7 @@ pub async fn leave_folder_share(
     let Some(doc_ids) = left else {
         return Err(ApiError::NotFound);
     };
-    state.registry.access_changed(doc_ids);
+    state.registry.access_changed(doc_ids).await;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -856,6 +856,6 @@ pub async fn leave_team(
             sharing::docs_reached_by_team(c, &team_id)
         })
         .await?;
-    state.registry.access_changed(doc_ids);
+    state.registry.access_changed(doc_ids).await;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -460,6 +460,7 @@ impl DocumentActor {
         users.sort();
         users.dedup();
         if streams.is_empty() && users.is_empty() {
+            self.recheck.confirmed(epoch);
             return;
         }
         self.recheck.started();
@@ -530,6 +531,7 @@ impl DocumentActor {
                     act.announcer.presence_changed();
                     act.settle();
                 }
+                act.recheck.confirmed(epoch);
                 if act.recheck.finished() || current != epoch {
                     act.recheck_access(ctx);
                 }
@@ -763,15 +765,21 @@ impl Actor for DocumentActor {
 }
 
 impl Handler<AccessChanged> for DocumentActor {
-    type Result = ();
+    type Result = ResponseActFuture<Self, ()>;
 
-    fn handle(&mut self, msg: AccessChanged, ctx: &mut Context<Self>) {
+    /// Answered once the rights as they are now are re-checked (streams ended, leases of
+    /// those who may not write any more released).
+    fn handle(&mut self, msg: AccessChanged, ctx: &mut Context<Self>) -> Self::Result {
         self.recheck.message_arrived();
         if msg.shares {
             // `shared` may have flipped: everyone syncs and sees the new mode.
             self.announcer.presence_changed();
             self.settle();
         }
+        let done = self.recheck.wait(self.storage.access_epoch().current());
         self.recheck_access(ctx);
+        Box::pin(actix::fut::wrap_future(async move {
+            let _ = done.await;
+        }))
     }
 }

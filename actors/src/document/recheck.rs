@@ -1,7 +1,11 @@
 //! At most one re-check of the document's open streams' rights at a time (the read is on
 //! the pool; the actor goes on meanwhile). Asked again while one runs, it runs once more
 //! when that one is done; asked from code that has no context, it is asked by message, and
-//! only one such message is ever in the mailbox.
+//! only one such message is ever in the mailbox. Whoever changed rights may wait until a
+//! re-check that read at their access epoch or later is done (`wait`): a share change's
+//! answer then goes out after the leases of those who lost the right to write are gone.
+
+use tokio::sync::oneshot;
 
 #[derive(Debug, Default)]
 pub(super) struct RecheckGate {
@@ -11,6 +15,8 @@ pub(super) struct RecheckGate {
     again: bool,
     /// A message asking for one is in the mailbox.
     asked: bool,
+    /// Told when a re-check that read at this access epoch or later is done.
+    waiting: Vec<(u64, oneshot::Sender<()>)>,
 }
 
 impl RecheckGate {
@@ -33,10 +39,31 @@ impl RecheckGate {
         std::mem::take(&mut self.again)
     }
 
-    /// The read failed: the tick retries (streams meanwhile hear nothing).
+    /// The read failed: the tick retries (streams meanwhile hear nothing). Those waiting
+    /// are answered anyway: nobody waits on a retry that may be far away.
     pub(super) fn failed(&mut self) {
         self.running = false;
         self.again = false;
+        for (_, tx) in self.waiting.drain(..) {
+            let _ = tx.send(());
+        }
+    }
+
+    /// Resolves once a re-check that read at `epoch` or later is done.
+    pub(super) fn wait(&mut self, epoch: u64) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        self.waiting.push((epoch, tx));
+        rx
+    }
+
+    /// Everything up to `epoch` is re-checked (a read at it is done, or there was nothing to
+    /// check): those waiting for it are told.
+    pub(super) fn confirmed(&mut self, epoch: u64) {
+        let (done, rest): (Vec<_>, Vec<_>) = self.waiting.drain(..).partition(|(e, _)| *e <= epoch);
+        self.waiting = rest;
+        for (_, tx) in done {
+            let _ = tx.send(());
+        }
     }
 
     /// A re-check is wanted where no context is at hand: true when a message asking for
@@ -75,5 +102,26 @@ mod tests {
         assert!(!g.ask_by_message(), "one message in the mailbox at most");
         g.message_arrived();
         assert!(g.ask_by_message());
+    }
+
+    #[test]
+    fn a_wait_ends_with_a_recheck_at_its_epoch_or_a_failure() {
+        let mut g = RecheckGate::default();
+        let mut at5 = g.wait(5);
+        let mut at7 = g.wait(7);
+        g.confirmed(6);
+        assert!(at5.try_recv().is_ok());
+        assert!(
+            at7.try_recv().is_err(),
+            "read before its epoch: still waiting"
+        );
+        g.confirmed(7);
+        assert!(at7.try_recv().is_ok());
+        let mut later = g.wait(9);
+        g.failed();
+        assert!(
+            later.try_recv().is_ok(),
+            "a failed read answers those waiting"
+        );
     }
 }
