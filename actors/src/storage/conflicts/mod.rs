@@ -13,15 +13,12 @@ pub use types::OpenConflict;
 
 use super::db::Db;
 use super::error::Result;
+use super::roles::then_guest_part;
 
 /// Open conflicts the user may review, oldest first, at most `limit`: in every document
 /// they read, then inside the bullets shared with them elsewhere (PROTOCOL §10: a copy and
 /// its original both inside their part, titled by the shared bullet).
 pub fn readable(db: &mut Db, user_id: &str, limit: usize) -> Result<Vec<OpenConflict>> {
-    let mut found = rows::readable(db, user_id, limit)?;
-    if found.len() < limit {
-        let room = limit - found.len();
-        found.extend(rows::guest_readable(db, user_id, room)?);
-    }
-    Ok(found)
+    let found = rows::readable(db, user_id, limit)?;
+    then_guest_part(found, limit, |room| rows::guest_readable(db, user_id, room))
 }

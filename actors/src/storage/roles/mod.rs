@@ -121,6 +121,22 @@ pub fn doc_view(db: &mut Db, user_id: &str, doc_id: &str) -> Result<Option<View>
     }))
 }
 
+/// `found` in whole documents, then — while there is room below `limit` — what
+/// `guest(room)` finds in the bullets shared with the user elsewhere (PROTOCOL §10): the
+/// one order of every list that has a guest part (search, tags' bullets, backlinks,
+/// conflicts).
+pub fn then_guest_part<T>(
+    mut found: Vec<T>,
+    limit: usize,
+    guest: impl FnOnce(usize) -> Result<Vec<T>>,
+) -> Result<Vec<T>> {
+    if found.len() < limit {
+        let room = limit - found.len();
+        found.extend(guest(room)?.into_iter().take(room));
+    }
+    Ok(found)
+}
+
 pub fn doc_role(db: &mut Db, user_id: &str, doc_id: &str) -> Result<Option<Role>> {
     Ok(doc_grant(db, user_id, doc_id)?.map(|g| g.role))
 }

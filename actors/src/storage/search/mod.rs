@@ -13,6 +13,7 @@ pub use types::{BlockHit, TagCount};
 
 use super::db::Db;
 use super::error::Result;
+use super::roles::then_guest_part;
 
 /// The words of a search: runs of letters and digits, lower case, at most 16.
 pub fn query_words(q: &str) -> Vec<String> {
@@ -31,26 +32,9 @@ pub fn search(db: &mut Db, user_id: &str, q: &str, limit: usize) -> Result<Vec<B
         return Ok(Vec::new());
     }
     let found = rows::matching_blocks(db, user_id, &words, limit)?;
-    with_guest_hits(
-        found,
-        limit,
-        |db| rows::guest_matching_blocks(db, user_id, &words, limit),
-        db,
-    )
-}
-
-/// `found` then, while there is room below `limit`, the guest part's hits.
-fn with_guest_hits(
-    mut found: Vec<BlockHit>,
-    limit: usize,
-    guest: impl FnOnce(&mut Db) -> Result<Vec<BlockHit>>,
-    db: &mut Db,
-) -> Result<Vec<BlockHit>> {
-    if found.len() < limit {
-        let room = limit - found.len();
-        found.extend(guest(db)?.into_iter().take(room));
-    }
-    Ok(found)
+    then_guest_part(found, limit, |room| {
+        rows::guest_matching_blocks(db, user_id, &words, room)
+    })
 }
 
 /// Each tag with its bullets and documents, most used first.
@@ -78,12 +62,9 @@ pub fn tags(db: &mut Db, user_id: &str) -> Result<Vec<TagCount>> {
 /// from bullets shared with them), most recently changed documents first.
 pub fn backlinks(db: &mut Db, user_id: &str, target: &str, limit: usize) -> Result<Vec<BlockHit>> {
     let found = rows::backlinks(db, user_id, target, limit)?;
-    with_guest_hits(
-        found,
-        limit,
-        |db| rows::guest_backlinks(db, user_id, target, limit),
-        db,
-    )
+    then_guest_part(found, limit, |room| {
+        rows::guest_backlinks(db, user_id, target, room)
+    })
 }
 
 /// Bullets of readable documents tagged `tag` (`#` and case do not matter).
@@ -95,10 +76,7 @@ pub fn blocks_with_tag(
 ) -> Result<Vec<BlockHit>> {
     let tag = tag.trim_start_matches('#').to_lowercase();
     let found = rows::blocks_with_tag(db, user_id, &tag, limit)?;
-    with_guest_hits(
-        found,
-        limit,
-        |db| rows::guest_blocks_with_tag(db, user_id, &tag, limit),
-        db,
-    )
+    then_guest_part(found, limit, |room| {
+        rows::guest_blocks_with_tag(db, user_id, &tag, room)
+    })
 }

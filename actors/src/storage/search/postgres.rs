@@ -92,21 +92,34 @@ pub fn backlinks(
     Ok(hits(c.query(&sql, &[&user_id, &target, &(limit as i64)])?))
 }
 
+/// Bullets of the user's guest part found from `source` (which names its bullets `b`)
+/// by `tail` (`$2` the argument, `$3` the limit), each titled by its shared bullet's text.
+fn guest_hits(
+    c: &mut impl GenericClient,
+    source: &str,
+    tail: &str,
+    user_id: &str,
+    arg: &str,
+    limit: usize,
+) -> Result<Vec<BlockHit>> {
+    let sql = format!(
+        "{} SELECT b.doc_id, r.content, b.id, b.content FROM {source}
+           JOIN guest_blocks g ON g.id = b.id JOIN blocks r ON r.id = g.root {tail}",
+        guest_blocks_with()
+    );
+    Ok(hits(c.query(&sql, &[&user_id, &arg, &(limit as i64)])?))
+}
+
 pub fn guest_matching_blocks(
     c: &mut impl GenericClient,
     user_id: &str,
     words: &[String],
     limit: usize,
 ) -> Result<Vec<BlockHit>> {
-    let query = ts_query(words);
-    let sql = format!(
-        "{} SELECT b.doc_id, r.content, b.id, b.content FROM block_search s
-           JOIN blocks b ON b.rid = s.block_rid JOIN guest_blocks g ON g.id = b.id JOIN blocks r ON r.id = g.root
-          WHERE s.words @@ to_tsquery('simple', unaccent($2))
-          ORDER BY ts_rank(s.words, to_tsquery('simple', unaccent($2))) DESC, b.id LIMIT $3",
-        guest_blocks_with()
-    );
-    Ok(hits(c.query(&sql, &[&user_id, &query, &(limit as i64)])?))
+    let source = "block_search s JOIN blocks b ON b.rid = s.block_rid";
+    let tail = "WHERE s.words @@ to_tsquery('simple', unaccent($2))
+          ORDER BY ts_rank(s.words, to_tsquery('simple', unaccent($2))) DESC, b.id LIMIT $3";
+    guest_hits(c, source, tail, user_id, &ts_query(words), limit)
 }
 
 pub fn guest_tags(c: &mut impl GenericClient, user_id: &str) -> Result<Vec<TagCount>> {
@@ -125,14 +138,10 @@ pub fn guest_blocks_with_tag(
     tag: &str,
     limit: usize,
 ) -> Result<Vec<BlockHit>> {
-    let sql = format!(
-        "{} SELECT b.doc_id, r.content, b.id, b.content FROM block_tags bt
-           JOIN tags t ON t.id = bt.tag_id JOIN guest_blocks g ON g.id = bt.block_id
-           JOIN blocks b ON b.id = bt.block_id JOIN blocks r ON r.id = g.root JOIN documents d ON d.id = b.doc_id
-          WHERE t.name = $2 ORDER BY d.updated_at DESC, b.id LIMIT $3",
-        guest_blocks_with()
-    );
-    Ok(hits(c.query(&sql, &[&user_id, &tag, &(limit as i64)])?))
+    let source = "block_tags bt JOIN tags t ON t.id = bt.tag_id
+           JOIN blocks b ON b.id = bt.block_id JOIN documents d ON d.id = b.doc_id";
+    let tail = "WHERE t.name = $2 ORDER BY d.updated_at DESC, b.id LIMIT $3";
+    guest_hits(c, source, tail, user_id, tag, limit)
 }
 
 pub fn guest_backlinks(
@@ -141,13 +150,9 @@ pub fn guest_backlinks(
     target: &str,
     limit: usize,
 ) -> Result<Vec<BlockHit>> {
-    let sql = format!(
-        "{} SELECT b.doc_id, r.content, b.id, b.content FROM block_links l
-           JOIN guest_blocks g ON g.id = l.block_id JOIN blocks b ON b.id = l.block_id
-           JOIN blocks r ON r.id = g.root JOIN documents d ON d.id = b.doc_id
-          WHERE l.target_doc_id = $2 AND l.doc_id <> $2
-          ORDER BY d.updated_at DESC, b.id LIMIT $3",
-        guest_blocks_with()
-    );
-    Ok(hits(c.query(&sql, &[&user_id, &target, &(limit as i64)])?))
+    let source = "block_links l
+           JOIN blocks b ON b.id = l.block_id JOIN documents d ON d.id = b.doc_id";
+    let tail = "WHERE l.target_doc_id = $2 AND l.doc_id <> $2
+          ORDER BY d.updated_at DESC, b.id LIMIT $3";
+    guest_hits(c, source, tail, user_id, target, limit)
 }

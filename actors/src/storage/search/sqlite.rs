@@ -102,21 +102,32 @@ pub fn backlinks(
     hits(conn, &sql, user_id, target)
 }
 
+/// Bullets of the user's guest part found from `source` (which names its bullets `b`)
+/// by `tail` (`?2` the argument), each titled by its shared bullet's text.
+fn guest_hits(
+    conn: &Connection,
+    source: &str,
+    tail: &str,
+    user_id: &str,
+    arg: &str,
+) -> Result<Vec<BlockHit>> {
+    let sql = format!(
+        "{} SELECT b.doc_id, r.content, b.id, b.content FROM {source}
+         JOIN guest_blocks g ON g.id = b.id JOIN blocks r ON r.id = g.root {tail}",
+        guest_blocks_with()
+    );
+    hits(conn, &sql, user_id, arg)
+}
+
 pub fn guest_matching_blocks(
     conn: &Connection,
     user_id: &str,
     words: &[String],
     limit: usize,
 ) -> Result<Vec<BlockHit>> {
-    let query = fts_query(words);
-    let sql = format!(
-        "{} SELECT b.doc_id, r.content, b.id, b.content FROM block_search s
-         JOIN blocks b ON b.rid = s.rowid JOIN guest_blocks g ON g.id = b.id JOIN blocks r ON r.id = g.root
-         WHERE block_search MATCH ?2 ORDER BY rank LIMIT {}",
-        guest_blocks_with(),
-        limit
-    );
-    hits(conn, &sql, user_id, &query)
+    let source = "block_search s JOIN blocks b ON b.rid = s.rowid";
+    let tail = format!("WHERE block_search MATCH ?2 ORDER BY rank LIMIT {limit}");
+    guest_hits(conn, source, &tail, user_id, &fts_query(words))
 }
 
 pub fn guest_tags(conn: &Connection, user_id: &str) -> Result<Vec<TagCount>> {
@@ -135,15 +146,10 @@ pub fn guest_blocks_with_tag(
     tag: &str,
     limit: usize,
 ) -> Result<Vec<BlockHit>> {
-    let sql = format!(
-        "{} SELECT b.doc_id, r.content, b.id, b.content FROM block_tags bt
-         JOIN tags t ON t.id = bt.tag_id JOIN guest_blocks g ON g.id = bt.block_id
-         JOIN blocks b ON b.id = bt.block_id JOIN blocks r ON r.id = g.root JOIN documents d ON d.id = b.doc_id
-         WHERE t.name = ?2 ORDER BY d.updated_at DESC, b.id LIMIT {}",
-        guest_blocks_with(),
-        limit
-    );
-    hits(conn, &sql, user_id, tag)
+    let source = "block_tags bt JOIN tags t ON t.id = bt.tag_id
+         JOIN blocks b ON b.id = bt.block_id JOIN documents d ON d.id = b.doc_id";
+    let tail = format!("WHERE t.name = ?2 ORDER BY d.updated_at DESC, b.id LIMIT {limit}");
+    guest_hits(conn, source, &tail, user_id, tag)
 }
 
 pub fn guest_backlinks(
@@ -152,14 +158,10 @@ pub fn guest_backlinks(
     target: &str,
     limit: usize,
 ) -> Result<Vec<BlockHit>> {
-    let sql = format!(
-        "{} SELECT b.doc_id, r.content, b.id, b.content FROM block_links l
-         JOIN guest_blocks g ON g.id = l.block_id JOIN blocks b ON b.id = l.block_id
-         JOIN blocks r ON r.id = g.root JOIN documents d ON d.id = b.doc_id
-         WHERE l.target_doc_id = ?2 AND l.doc_id <> ?2
-         ORDER BY d.updated_at DESC, b.id LIMIT {}",
-        guest_blocks_with(),
-        limit
+    let source = "block_links l
+         JOIN blocks b ON b.id = l.block_id JOIN documents d ON d.id = b.doc_id";
+    let tail = format!(
+        "WHERE l.target_doc_id = ?2 AND l.doc_id <> ?2 ORDER BY d.updated_at DESC, b.id LIMIT {limit}"
     );
-    hits(conn, &sql, user_id, target)
+    guest_hits(conn, source, &tail, user_id, target)
 }
