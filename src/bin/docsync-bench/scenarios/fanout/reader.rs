@@ -105,19 +105,8 @@ pub struct Reader {
 impl Reader {
     /// A reader with its first pull done (its session exists on the server).
     pub async fn join(api: Api, doc_id: Arc<str>, counters: Arc<Counters>) -> Result<Reader> {
-        let mut reader = Reader {
-            api,
-            doc_id,
-            client_id: new_id("cl_r_"),
-            last_seq: 0,
-            lease_seq: None,
-            visible: Vec::new(),
-            progress: Arc::new(AtomicI64::new(0)),
-            counters,
-            guest: false,
-        };
-        reader.pull().await?;
-        Ok(reader)
+        let reader = Reader::at(api, doc_id, counters, new_id("cl_r_"), 0, false);
+        reader.joined().await
     }
 
     /// A bullet guest's reader: their view opens with a snapshot for this tab (a guest's
@@ -130,19 +119,35 @@ impl Reader {
         let client_id = new_id("cl_g_");
         let snap = api.snapshot(&doc_id, Some(&client_id)).await?;
         let head = snap.body["headSeq"].as_i64().unwrap_or(0);
-        let mut reader = Reader {
+        let reader = Reader::at(api, doc_id, counters, client_id, head, true);
+        reader.joined().await
+    }
+
+    fn at(
+        api: Api,
+        doc_id: Arc<str>,
+        counters: Arc<Counters>,
+        client_id: String,
+        seq: i64,
+        guest: bool,
+    ) -> Reader {
+        Reader {
             api,
             doc_id,
             client_id,
-            last_seq: head,
+            last_seq: seq,
             lease_seq: None,
             visible: Vec::new(),
-            progress: Arc::new(AtomicI64::new(head)),
+            progress: Arc::new(AtomicI64::new(seq)),
             counters,
-            guest: true,
-        };
-        reader.pull().await?;
-        Ok(reader)
+            guest,
+        }
+    }
+
+    /// Its first pull: the session exists before anyone listens.
+    async fn joined(mut self) -> Result<Reader> {
+        self.pull().await?;
+        Ok(self)
     }
 
     /// The tab a stream names: a guest's (its view's entries come only to its own tab);
