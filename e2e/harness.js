@@ -818,7 +818,8 @@ export class Harness {
     const browser = await this.launch();
     // opts.phone: a 375 px wide touch screen (Chromium's touch emulation)
     const device = opts.phone ? { viewport: { width: 375, height: 700 }, hasTouch: true, isMobile: true } : { viewport: { width: 1000, height: 800 } };
-    const context = await browser.newContext({ baseURL, ...device });
+    // opts.noServiceWorker: requests reach page.route (a service worker would answer them first)
+    const context = await browser.newContext({ baseURL, ...device, ...(opts.noServiceWorker ? { serviceWorkers: 'block' } : {}) });
     // A page clock that runs in real time but can jump ahead (`context.clock.fastForward`):
     // lets a test end a lease or an idle period without waiting for it.
     if (opts.fakeClock) await context.clock.install();

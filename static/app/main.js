@@ -462,6 +462,13 @@ if ('serviceWorker' in navigator && window.isSecureContext) {
 
 configureSharing(api);
 renderHeader();
+// The app's module runs: a reload the boot guard (boot.js) made, if any, worked.
+try {
+  sessionStorage.removeItem('docsync.bootReload');
+} catch {
+  /* no session storage: the guard kept no flag either */
+}
+
 startRouter((route) => {
   onRoute(route).catch((e) => {
     console.error(e);
