@@ -17,6 +17,7 @@ mod compression;
 mod crash;
 mod disk_full;
 mod docs;
+mod feed;
 mod folders;
 mod history;
 mod limits;

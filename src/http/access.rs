@@ -215,6 +215,12 @@ fn within(scope: Scope, mut view: View) -> View {
     view
 }
 
+/// Whether the user may read the whole document now — the change feed's question, asked in
+/// its read for every document of a page (a bullet guest's documents are not in their feed).
+pub fn reads_whole(db: &mut Db, user_id: &str, doc_id: &str) -> Result<bool, StorageError> {
+    Ok(roles::doc_view(db, user_id, doc_id)?.is_some_and(|v| v.reach.is_document()))
+}
+
 /// Resolves the caller only.
 pub async fn caller(state: &AppState, creds: &Credentials) -> Result<User, ApiError> {
     read_as(state, creds, |_, user| Ok(user.clone())).await

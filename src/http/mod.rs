@@ -18,6 +18,7 @@ pub mod client_owners;
 pub mod compression;
 pub mod docs;
 pub mod error;
+pub mod feed;
 pub mod guest_part;
 pub mod head_requests;
 pub mod health;
@@ -74,6 +75,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                     "/docs/{id}/changes",
                     web::get().to(channels::longpoll::changes),
                 )
+                .route("/feed", web::get().to(feed::feed))
                 .route("/openapi.json", web::get().to(openapi::serve))
                 .route("/admin/compact", web::post().to(admin::compact))
                 .route("/admin/actors", web::get().to(admin::actors))

@@ -207,6 +207,7 @@ impl Modify for EveryAnswer {
         crate::http::read::tags,
         crate::http::read::tag,
         crate::http::channels::longpoll::changes,
+        crate::http::feed::feed,
         crate::http::channels::sse::events,
         crate::http::channels::ws::connect,
         crate::http::admin::compact,
@@ -226,6 +227,7 @@ impl Modify for EveryAnswer {
         (name = "wake-ups", description = "Hints that something changed; data always comes over /sync (PROTOCOL §4)"),
         (name = "documents"), (name = "folders"), (name = "sharing"), (name = "teams"),
         (name = "accounts"), (name = "read"), (name = "operators"),
+        (name = "integrations", description = "Following changes without polling snapshots (PROTOCOL §11)"),
     )
 )]
 pub struct ApiDoc;

@@ -58,6 +58,13 @@ pub mod fixed {
     pub const MAX_LONG_POLL_WAIT_SECS: u64 = 25;
     /// A document ID, in bytes (the server makes them as `doc_` and 32 hex digits).
     pub const MAX_DOC_ID_BYTES: usize = 64;
+    /// Entries one page of the change feed holds at most, and when the query names none.
+    pub const MAX_FEED_PAGE: usize = 1_000;
+    pub const DEFAULT_FEED_PAGE: usize = 100;
+    /// Feed rows one page looks at (entries the caller may not read are passed over): a
+    /// caller who may read little of a busy server still gets an answer, and a cursor past
+    /// what was looked at, at once.
+    pub const FEED_SCAN: usize = 10_000;
 }
 
 /// A document as requests name it (`/docs/{id}/…`, a WebSocket room `doc:{id}`): `doc_`

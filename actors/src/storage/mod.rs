@@ -21,6 +21,7 @@ mod db;
 pub mod derived;
 pub mod documents;
 pub mod error;
+pub mod feed;
 pub mod health;
 pub mod identities;
 pub mod invites;
@@ -47,6 +48,7 @@ pub use access_epoch::AccessEpoch;
 pub use config::{Backend, StorageConfig, Synchronous};
 pub use db::Db;
 pub use error::{Result, StorageError};
+pub use feed::head::FeedHead;
 pub use health::StorageHealth;
 pub use sqlite::writer::Writer;
 pub use sqlite::ReadPool;
@@ -70,6 +72,7 @@ enum Inner {
         pg: postgres::store::PgStorage,
         health: Arc<StorageHealth>,
         epoch: Arc<AccessEpoch>,
+        feed: Arc<FeedHead>,
         _watch: Arc<StopOnDrop>,
     },
 }
@@ -109,6 +112,7 @@ impl Storage {
                             pg,
                             health: Arc::new(StorageHealth::new(cfg.metrics.clone())),
                             epoch,
+                            feed: Arc::new(FeedHead::default()),
                             _watch: Arc::new(StopOnDrop(stop)),
                         },
                     },
@@ -165,6 +169,15 @@ impl Storage {
         match &self.inner {
             Inner::Sqlite { writer, .. } => writer.access_epoch(),
             Inner::Postgres { epoch, .. } => epoch,
+        }
+    }
+
+    /// The change feed's head: moves after a commit that logged entries (SQLite); on
+    /// PostgreSQL it does not move on its own — feed waiters there also look on a timer.
+    pub fn feed_head(&self) -> &Arc<FeedHead> {
+        match &self.inner {
+            Inner::Sqlite { writer, .. } => writer.feed_head(),
+            Inner::Postgres { feed, .. } => feed,
         }
     }
 

@@ -12,6 +12,7 @@ use crate::collab::op::{Effect, LogEntry};
 use crate::document::messages::DocError;
 use crate::storage::compaction::{self, Retention};
 use crate::storage::documents::{self, DocWrite};
+use crate::storage::feed;
 use crate::storage::log::LogRecord;
 
 use super::DocumentActor;
@@ -149,7 +150,11 @@ impl Handler<Compact> for DocumentActor {
                     }
                     let d = doc.clone();
                     storage
-                        .write(move |c| compaction::delete_block_changes(c, &d, floor))
+                        .write(move |c| {
+                            compaction::delete_block_changes(c, &d, floor)?;
+                            // The feed keeps the row at the floor: a reader behind it resyncs.
+                            feed::forget_before(c, &d, floor)
+                        })
                         .await
                         .map_err(|e| DocError::Storage(e.to_string()))?;
                     loop {

@@ -175,6 +175,12 @@ const TABLES: &[Table] = &[
         columns: &["doc_id", "op_id", "result", "at"],
         booleans: &[],
     },
+    // The feed's numbers kept: a consumer's cursor carries on across the move.
+    Table {
+        name: "feed",
+        columns: &["pos", "doc_id", "seq"],
+        booleans: &[],
+    },
     Table {
         name: "block_changes",
         columns: &["doc_id", "block_id", "seq"],

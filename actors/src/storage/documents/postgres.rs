@@ -186,6 +186,8 @@ pub fn apply_write(tx: &mut Transaction, w: &DocWrite, epoch: i64) -> Result<()>
     let changes = tx.prepare(
         "INSERT INTO block_changes (doc_id, block_id, seq) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
     )?;
+    // Appended unnumbered: a feed reader numbers it once committed (migrations/postgres/0011).
+    let feed = tx.prepare("INSERT INTO feed (doc_id, seq) VALUES ($1, $2)")?;
     for r in &w.log {
         tx.execute(
             &log,
@@ -204,6 +206,7 @@ pub fn apply_write(tx: &mut Transaction, w: &DocWrite, epoch: i64) -> Result<()>
         for b in &r.blocks {
             tx.execute(&changes, &[&w.doc_id, b, &r.seq])?;
         }
+        tx.execute(&feed, &[&w.doc_id, &r.seq])?;
     }
     let result = tx.prepare(
         "INSERT INTO doc_op_results (doc_id, op_id, result, at) VALUES ($1, $2, $3, $4)",
@@ -235,6 +238,7 @@ pub fn delete(c: &mut impl GenericClient, doc_id: &str) -> Result<bool> {
         "DELETE FROM block_tags WHERE doc_id = $1",
         "DELETE FROM block_links WHERE doc_id = $1",
         "DELETE FROM block_changes WHERE doc_id = $1",
+        "DELETE FROM feed WHERE doc_id = $1",
         "DELETE FROM doc_ops WHERE doc_id = $1",
         "DELETE FROM doc_op_results WHERE doc_id = $1",
         "DELETE FROM purged_blocks WHERE doc_id = $1",

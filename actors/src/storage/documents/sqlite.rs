@@ -198,6 +198,7 @@ pub fn set_icon(conn: &Connection, doc_id: &str, icon: Option<&str>, now: i64) -
 pub fn delete(conn: &Connection, doc_id: &str) -> Result<bool> {
     derived::forget_document(conn, doc_id)?;
     for sql in [
+        "DELETE FROM feed WHERE doc_id = ?1",
         "DELETE FROM doc_ops WHERE doc_id = ?1",
         "DELETE FROM doc_op_results WHERE doc_id = ?1",
         "DELETE FROM purged_blocks WHERE doc_id = ?1",

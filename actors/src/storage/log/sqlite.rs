@@ -18,6 +18,9 @@ pub fn insert(conn: &Connection, doc_id: &str, records: &[Arc<LogRecord>]) -> Re
     let mut changes = conn.prepare_cached(
         "INSERT OR IGNORE INTO block_changes (doc_id, block_id, seq) VALUES (?1, ?2, ?3)",
     )?;
+    // The change feed's number, given in this transaction: SQLite's one writer makes it
+    // the commit order across documents (migrations/0013_feed.sql).
+    let mut feed = conn.prepare_cached("INSERT INTO feed (doc_id, seq) VALUES (?1, ?2)")?;
     for r in records {
         stmt.execute(params![
             doc_id,
@@ -32,6 +35,7 @@ pub fn insert(conn: &Connection, doc_id: &str, records: &[Arc<LogRecord>]) -> Re
         for b in &r.blocks {
             changes.execute(params![doc_id, b, r.seq])?;
         }
+        feed.execute(params![doc_id, r.seq])?;
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 
 use crate::storage::access_epoch::AccessEpoch;
 use crate::storage::error::{Result, StorageError};
+use crate::storage::feed::head::FeedHead;
 use crate::storage::health::StorageHealth;
 
 trait Job: Send {
@@ -91,6 +92,7 @@ pub struct Writer {
     tx: mpsc::Sender<Box<dyn Job>>,
     health: Arc<StorageHealth>,
     access: Arc<AccessEpoch>,
+    feed: Arc<FeedHead>,
 }
 
 impl Writer {
@@ -104,12 +106,32 @@ impl Writer {
         let health = Arc::new(StorageHealth::new(metrics.clone()));
         let access = Arc::new(AccessEpoch::default());
         let _ = access.refresh(&conn);
-        let seen = (health.clone(), access.clone());
+        let feed = Arc::new(FeedHead::default());
+        let _ = feed.refresh(&conn);
+        let seen = (health.clone(), access.clone(), feed.clone());
         let handle = thread::Builder::new()
             .name("docsync-writer".into())
-            .spawn(move || run_loop(conn, rx, max_batch.max(1), metrics, &seen.0, &seen.1))
+            .spawn(move || {
+                run_loop(
+                    conn,
+                    rx,
+                    max_batch.max(1),
+                    metrics,
+                    &seen.0,
+                    &seen.1,
+                    &seen.2,
+                )
+            })
             .expect("spawn writer thread");
-        (Writer { tx, health, access }, handle)
+        (
+            Writer {
+                tx,
+                health,
+                access,
+                feed,
+            },
+            handle,
+        )
     }
 
     /// Whether writes currently fail for lack of space (kept by the writer thread).
@@ -120,6 +142,11 @@ impl Writer {
     /// The access epoch, moved by the writer after every commit (see `access_epoch.rs`).
     pub fn access_epoch(&self) -> &Arc<AccessEpoch> {
         &self.access
+    }
+
+    /// The change feed's head, moved by the writer after every commit (`feed/head.rs`).
+    pub fn feed_head(&self) -> &Arc<FeedHead> {
+        &self.feed
     }
 
     /// Queues `f` to run inside the next transaction; resolves once that transaction committed.
@@ -160,6 +187,7 @@ fn run_loop(
     metrics: Option<Arc<crate::metrics::Metrics>>,
     health: &StorageHealth,
     access: &AccessEpoch,
+    feed: &FeedHead,
 ) {
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
@@ -193,6 +221,8 @@ fn run_loop(
         // must not be served from an access decision cached before it.
         if committed.is_ok() {
             let _ = access.refresh(&conn);
+            // Likewise the feed: a waiting reader woken by it finds the entries committed.
+            let _ = feed.refresh(&conn);
         }
         for job in batch {
             job.finish(committed.clone());
