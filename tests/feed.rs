@@ -289,3 +289,71 @@ fn a_cursor_survives_a_kill_and_compaction_asks_for_a_resync() {
     );
     assert_eq!(doc_seqs(&past), vec![(doc.clone(), 4)]);
 }
+
+#[test]
+fn the_feed_as_events_goes_on_live_resumes_and_ends_with_the_credentials() {
+    use common::channels::{Sse, SseNext};
+    use std::time::Duration;
+    let within = Duration::from_secs(10);
+    let srv = TestServer::start();
+    let alice = srv.add_user("alice");
+    let bob = srv.add_user("bob");
+    let base = srv.url("");
+    let bob_id = common::channels::user_id(&base, &bob);
+    let a = srv.create_doc(&alice, "A");
+    let secret = srv.create_doc(&alice, "Secret");
+    share(
+        &srv,
+        &alice,
+        &a,
+        json!([{"kind": "user", "id": bob_id, "access": "read"}]),
+    );
+    add(&srv, &alice, &a, "one");
+
+    let event = |sse: &mut Sse| match sse.next(within) {
+        SseNext::Event(name, v) => (name, v),
+        other => panic!("expected an event, got {other:?} after {:?}", sse.raw),
+    };
+    let mut sse = Sse::open_feed(&base, &bob, "", &[]);
+    assert_eq!(sse.wait_status(within), Some(200));
+    let (name, v) = event(&mut sse);
+    assert_eq!(
+        (name.as_str(), v["docId"].as_str(), v["seq"].as_i64()),
+        ("entry", Some(a.as_str()), Some(1))
+    );
+    // Live: the next entry of A; the secret document's never.
+    add(&srv, &alice, &secret, "hidden");
+    add(&srv, &alice, &a, "two");
+    let (_, v) = event(&mut sse);
+    assert_eq!(
+        (v["docId"].as_str(), v["seq"].as_i64()),
+        (Some(a.as_str()), Some(2))
+    );
+    let last_id = v["cursor"].as_str().unwrap().to_string();
+    assert!(sse.raw.contains(&format!("id: {last_id}\n")), "{}", sse.raw);
+    // Rights lost: A's next entry is not sent; bob's own next one is.
+    share(&srv, &alice, &a, json!([]));
+    add(&srv, &alice, &a, "three");
+    let b = srv.create_doc(&bob, "B");
+    add(&srv, &bob, &b, "mine");
+    let (_, v) = event(&mut sse);
+    assert_eq!(
+        (v["docId"].as_str(), v["seq"].as_i64()),
+        (Some(b.as_str()), Some(1))
+    );
+
+    // A new stream from the last event's ID (as EventSource reconnects) goes on from there.
+    let mut again = Sse::open_feed(&base, &bob, "", &[("Last-Event-ID", &last_id)]);
+    let (_, v) = event(&mut again);
+    assert_eq!(v["docId"].as_str(), Some(b.as_str()));
+    drop(again);
+
+    // Deactivated: the stream ends (credentials are asked for every page read).
+    let (ok, _, err) = srv.cli(&["user", "deactivate", "bob"]);
+    assert!(ok, "{err}");
+    add(&srv, &alice, &a, "four");
+    assert_eq!(sse.next(within), SseNext::End);
+    // A cursor ahead of the feed is refused before a stream opens.
+    let mut ahead = Sse::open_feed(&base, &alice, "?since=999999", &[]);
+    assert_eq!(ahead.wait_status(within), Some(400));
+}

@@ -526,6 +526,10 @@ fn requests_shaped_as_the_protocol_says_and_the_real_answers_fit_the_document() 
         None,
     );
     assert_eq!(s, 200);
+    // The change feed: a page with entries, validated against the document.
+    let (s, page) = c.call(&alice, "GET", "/api/v1/feed", "/api/v1/feed?limit=2", None);
+    assert_eq!(s, 200);
+    assert_eq!(page["entries"].as_array().map(Vec::len), Some(2), "{page}");
     let (s, _) = c.call(
         &alice,
         "POST",

@@ -9,19 +9,30 @@
 //! With `wait`, a page that would be empty waits (like a long-poll, holding a stream slot)
 //! until the feed's head moves (`FeedHead`: after the commit on SQLite; on PostgreSQL, where
 //! every node writes, also every `PG_LOOK_AGAIN`), at the latest `wait` seconds.
+//!
+//! `GET /feed/events?since=` is the same feed as server-sent events for live consumers: one
+//! `event: entry` (or `event: resync`) per item, its cursor as the event's `id` — so a
+//! browser's `EventSource` resumes where it was (`Last-Event-ID`) —, keep-alive comments in
+//! between. Every page it sends is read like a `GET /feed` page, rights asked anew; the
+//! stream ends when the credentials do.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
+use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
+use futures::stream;
 use serde::Deserialize;
+use tokio::sync::watch;
 
 use docsync_actors::collab::validate::fixed::{
     DEFAULT_FEED_PAGE, FEED_SCAN, MAX_FEED_PAGE, MAX_LONG_POLL_WAIT_SECS,
 };
-use docsync_actors::storage::feed::{self, FeedPage};
+use docsync_actors::storage::feed::{self, FeedItem, FeedPage};
 
 use super::access::{caller, reads_whole};
 use super::auth::Credentials;
+use super::channels::slots::StreamSlot;
 use super::error::ApiError;
 use super::state::AppState;
 
@@ -109,10 +120,7 @@ pub async fn feed(
             return Ok(HttpResponse::Ok().json(page));
         }
         since = page.cursor.parse().unwrap_or(since);
-        let look_again = tokio::time::sleep(match state.storage.is_postgres() {
-            true => PG_LOOK_AGAIN,
-            false => Duration::from_secs(wait),
-        });
+        let look_again = look_again(state.storage.is_postgres());
         tokio::select! {
             r = moved.changed() => {
                 if r.is_err() {
@@ -120,9 +128,21 @@ pub async fn feed(
                 }
             }
             () = look_again => {}
-            () = tokio::time::sleep_until(deadline) => {}
+            // The wait is over: what was read is the answer (the consumer asks again).
+            () = tokio::time::sleep_until(deadline) => return Ok(HttpResponse::Ok().json(page)),
             () = shutdown.wait() => return Ok(HttpResponse::Ok().json(page)),
         }
+    }
+}
+
+/// When a waiting reader looks again without being woken: on PostgreSQL every
+/// `PG_LOOK_AGAIN` (other nodes' entries move no head here); on SQLite never — every entry
+/// is written by this process, whose writer moves the head.
+async fn look_again(postgres: bool) {
+    if postgres {
+        tokio::time::sleep(PG_LOOK_AGAIN).await;
+    } else {
+        std::future::pending::<()>().await;
     }
 }
 
@@ -155,4 +175,146 @@ async fn read_page(
         })
         .await?;
     read
+}
+
+/// One server-sent event of `GET /feed/events`, as the stream carries it.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub(crate) struct FeedEvent {
+    /// `entry` or `resync`.
+    event: String,
+    /// The item's cursor (what `Last-Event-ID` sends back on a reconnect).
+    id: String,
+    /// The item as one JSON line: a `FeedEntry` or a `FeedResync`.
+    data: String,
+}
+
+#[derive(Deserialize)]
+pub struct FeedEventsQuery {
+    since: Option<String>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/feed/events",
+    tag = "integrations",
+    summary = "The change feed as server-sent events, for live consumers (PROTOCOL §11)",
+    params(
+        ("since" = Option<String>, Query, description = "A cursor to go on from (else the Last-Event-ID header; neither: the beginning)", pattern = r"^[0-9]{1,18}$"),
+    ),
+    responses(
+        (status = 200, description = "an event stream (`text/event-stream`): `event: entry` or `event: resync` per item, `id:` its cursor, `data:` the item as one JSON line (a FeedEntry or a FeedResync); `: keep-alive` comments in between", content_type = "text/event-stream", body = FeedEvent),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 429, description = "a budget or rate is spent; see Retry-After", body = crate::http::error::ErrorBody),
+    ),
+)]
+pub async fn events(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    creds: Credentials,
+    query: web::Query<FeedEventsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let last_event = req
+        .headers()
+        .get("Last-Event-ID")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let since = parse_cursor(query.into_inner().since.or(last_event).as_deref())?;
+    let user = caller(&state, &creds).await?;
+    let slot = state.take_stream_slot(&req, &user.id)?;
+    // The first page now: a cursor ahead of the feed is refused before the stream opens.
+    feed::settle(&state.storage).await?;
+    let first = read_page(&state, &creds, since, MAX_FEED_PAGE, true).await?;
+    let every = Duration::from_secs(state.settings.server.sse_keepalive_secs);
+    let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut moved = state.storage.feed_head().changes();
+    moved.borrow_and_update();
+    let mut rights = state.storage.access_epoch().changes();
+    rights.borrow_and_update();
+    let mut s = Live {
+        since,
+        more: first.more,
+        pending: VecDeque::new(),
+        moved,
+        rights,
+        keepalive,
+        shutdown: state.shutdown.clone(),
+        creds,
+        state,
+        _slot: slot,
+    };
+    s.take(first);
+    let body = stream::unfold(s, |mut s| async move {
+        let frame = s.next().await?;
+        Some((Ok::<_, actix_web::Error>(frame), s))
+    });
+    Ok(HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("Cache-Control", "no-cache"))
+        .insert_header(("X-Accel-Buffering", "no"))
+        .insert_header(("Content-Encoding", "identity"))
+        .streaming(body))
+}
+
+/// One live feed stream: where it stands, the frames read but not sent yet, and what wakes it.
+struct Live {
+    since: i64,
+    /// The last page read was full: read the next at once.
+    more: bool,
+    pending: VecDeque<Bytes>,
+    moved: watch::Receiver<i64>,
+    /// The access epoch: a right or credential changed somewhere — read again, which asks
+    /// the caller's credentials anew (the stream ends when they are gone).
+    rights: watch::Receiver<u64>,
+    keepalive: tokio::time::Interval,
+    shutdown: crate::shutdown::Shutdown,
+    creds: Credentials,
+    state: web::Data<AppState>,
+    _slot: StreamSlot,
+}
+
+impl Live {
+    /// Queues a page's items as frames and moves past everything it looked at.
+    fn take(&mut self, page: FeedPage) {
+        for item in &page.entries {
+            let (event, cursor) = match item {
+                FeedItem::Entry(e) => ("entry", &e.cursor),
+                FeedItem::Resync(r) => ("resync", &r.cursor),
+            };
+            let data = serde_json::to_string(item).unwrap_or_default();
+            self.pending.push_back(Bytes::from(format!(
+                "event: {event}\nid: {cursor}\ndata: {data}\n\n"
+            )));
+        }
+        self.since = page.cursor.parse().unwrap_or(self.since);
+        self.more = page.more;
+    }
+
+    /// The next frame to send; None ends the stream (credentials gone, shutdown, a failed read
+    /// — the consumer reconnects with its last event's ID).
+    async fn next(&mut self) -> Option<Bytes> {
+        loop {
+            if let Some(f) = self.pending.pop_front() {
+                return Some(f);
+            }
+            if !self.more {
+                let look_again = look_again(self.state.storage.is_postgres());
+                tokio::select! {
+                    r = self.moved.changed() => r.ok()?,
+                    r = self.rights.changed() => r.ok()?,
+                    () = look_again => {}
+                    _ = self.keepalive.tick() => return Some(Bytes::from_static(b": keep-alive\n\n")),
+                    () = self.shutdown.wait() => return None,
+                }
+            }
+            self.moved.borrow_and_update();
+            self.rights.borrow_and_update();
+            feed::settle(&self.state.storage).await.ok()?;
+            let page = read_page(&self.state, &self.creds, self.since, MAX_FEED_PAGE, false)
+                .await
+                .ok()?;
+            self.take(page);
+        }
+    }
 }

@@ -76,6 +76,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                     web::get().to(channels::longpoll::changes),
                 )
                 .route("/feed", web::get().to(feed::feed))
+                .route("/feed/events", web::get().to(feed::events))
                 .route("/openapi.json", web::get().to(openapi::serve))
                 .route("/admin/compact", web::post().to(admin::compact))
                 .route("/admin/actors", web::get().to(admin::actors))

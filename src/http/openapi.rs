@@ -208,6 +208,7 @@ impl Modify for EveryAnswer {
         crate::http::read::tag,
         crate::http::channels::longpoll::changes,
         crate::http::feed::feed,
+        crate::http::feed::events,
         crate::http::channels::sse::events,
         crate::http::channels::ws::connect,
         crate::http::admin::compact,

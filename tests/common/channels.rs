@@ -344,6 +344,16 @@ impl Sse {
         if let Some(c) = client_id {
             url.push_str(&format!("?clientId={c}"));
         }
+        Sse::open_url(url, auth, headers)
+    }
+
+    /// `GET /api/v1/feed/events{query}` (the change feed's stream), with extra headers.
+    pub fn open_feed(base: &str, token: &str, query: &str, headers: &[(&str, &str)]) -> Sse {
+        let url = format!("{}/api/v1/feed/events{query}", http_base(base));
+        Sse::open_url(url, &super::Auth::Bearer(token), headers)
+    }
+
+    fn open_url(url: String, auth: &super::Auth, headers: &[(&str, &str)]) -> Sse {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut req = async_client()
             .get(url)

@@ -319,6 +319,14 @@ impl Api {
         )?)
     }
 
+    /// `GET /feed?since=…&limit=…` (the change feed, one page).
+    pub async fn feed(&self, since: &str, limit: usize) -> Result<Value> {
+        let url = format!("{}/feed?since={since}&limit={limit}", self.base);
+        Ok(serde_json::from_slice(
+            &self.send(self.http.get(url)).await?,
+        )?)
+    }
+
     /// `POST /docs/{id}/versions {name}`: a named version of the document as it is now.
     pub async fn name_version(&self, doc_id: &str, name: &str) -> Result<Value> {
         let req = self

@@ -14,6 +14,8 @@ pub mod head;
 mod postgres;
 mod rows;
 mod sqlite;
+#[cfg(test)]
+mod tests;
 mod types;
 
 use std::collections::HashMap;

@@ -4,6 +4,7 @@ mod bullet_shares;
 mod cluster;
 mod compaction;
 pub mod fanout;
+mod feed;
 mod history;
 mod hostile;
 mod hot_doc;
@@ -53,6 +54,7 @@ pub enum ScenarioArg {
     Cluster,
     #[value(alias = "bullet_shares")]
     Bullets,
+    Feed,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -81,6 +83,8 @@ pub enum Scenario {
     BulletShares,
     /// Fan-out to 100 WebSocket readers, this many of them bullet guests of the writer's bullet.
     BulletFanout(usize),
+    /// The change feed read from the start: 100,000 entries in 10 documents.
+    Feed,
 }
 
 impl Scenario {
@@ -101,6 +105,7 @@ impl Scenario {
             Scenario::Cluster => "cluster",
             Scenario::BulletShares => "bullet_shares",
             Scenario::BulletFanout(_) => "bullet_fanout",
+            Scenario::Feed => "feed",
         }
     }
 
@@ -157,6 +162,7 @@ impl Scenario {
                     Scenario::BulletShares,
                     Scenario::BulletFanout(0),
                     Scenario::BulletFanout(50),
+                    Scenario::Feed,
                 ],
                 typists.clone(),
                 vec![Scenario::Cluster],
@@ -180,6 +186,7 @@ impl Scenario {
                 Scenario::BulletFanout(0),
                 Scenario::BulletFanout(50),
             ],
+            ScenarioArg::Feed => vec![Scenario::Feed],
         }
     }
 }
@@ -215,5 +222,6 @@ pub async fn run(scenario: Scenario, env: &Env) -> Result<Line> {
         Scenario::Cluster => cluster::run(env).await,
         Scenario::BulletShares => bullet_shares::run(env).await,
         Scenario::BulletFanout(guests) => fanout::run_with_guests(env, 100, guests).await,
+        Scenario::Feed => feed::run(env).await,
     }
 }
