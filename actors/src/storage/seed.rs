@@ -87,7 +87,11 @@ pub fn long_history(
         None,
         at,
     )?;
-    let ids: Vec<String> = (0..blocks).map(|i| format!("blk_bench_{i}")).collect();
+    // Block IDs are unique across documents: each document's carry its own ID.
+    let tag = &doc_id["doc_".len()..];
+    let ids: Vec<String> = (0..blocks)
+        .map(|i| format!("blk_bench_{tag}_{i}"))
+        .collect();
     let mut state: Vec<Arc<Block>> = ids
         .iter()
         .enumerate()

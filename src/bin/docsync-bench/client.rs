@@ -319,9 +319,9 @@ impl Api {
         )?)
     }
 
-    /// `GET /feed?since=…&limit=…` (the change feed, one page).
-    pub async fn feed(&self, since: &str, limit: usize) -> Result<Value> {
-        let url = format!("{}/feed?since={since}&limit={limit}", self.base);
+    /// `GET /feed?since=…&limit=…&wait=…` (the change feed, one page; `wait` 0 answers at once).
+    pub async fn feed(&self, since: &str, limit: usize, wait: u64) -> Result<Value> {
+        let url = format!("{}/feed?since={since}&limit={limit}&wait={wait}", self.base);
         Ok(serde_json::from_slice(
             &self.send(self.http.get(url)).await?,
         )?)

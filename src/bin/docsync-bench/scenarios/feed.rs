@@ -1,7 +1,8 @@
 //! `feed`: the change feed read end to end (PROTOCOL §11) on a server of its own whose
 //! database holds 100,000 log entries in 10 documents before it starts: the owner reads
 //! all of it in pages of 1,000; then a reader who may read one document of the ten reads
-//! the same feed (nine entries in ten passed over by the role function).
+//! the same feed (nine entries in ten passed over by the role function); then, with a
+//! reader long-polling the feed, 200 edits one after another: edit sent → entry received.
 
 use std::time::Instant;
 
@@ -10,8 +11,8 @@ use docsync_actors::storage::seed::long_history;
 use serde_json::{json, Value};
 
 use crate::client::Api;
-use crate::setup::unix_ms;
-use crate::stats::{round3, Line};
+use crate::setup::{insert_op, new_id, unix_ms};
+use crate::stats::{percentiles_named, round3, Line};
 
 use super::{Env, Scenario};
 
@@ -56,6 +57,7 @@ pub async fn run(env: &Env) -> Result<Line> {
     if reader_n != ENTRIES_PER_DOC {
         bail!("the reader read {reader_n} entries of {ENTRIES_PER_DOC}");
     }
+    let mut live_us = live(&owner, &docs[1]).await?;
     Ok(Scenario::Feed
         .line()
         .with("entries", total)
@@ -70,7 +72,80 @@ pub async fn run(env: &Env) -> Result<Line> {
         .with(
             "one_doc_reader_rows_looked_at_per_s",
             (total as f64 / reader_s).round(),
-        ))
+        )
+        .with("live_edits", LIVE_EDITS)
+        .append(percentiles_named(
+            &mut live_us,
+            [
+                "edit_to_feed_p50_ms",
+                "edit_to_feed_p99_ms",
+                "edit_to_feed_max_ms",
+            ],
+        )))
+}
+
+const LIVE_EDITS: usize = 200;
+
+/// Edit sent → its entry received by a reader long-polling the feed, one edit at a time
+/// (each sent once the reader has the one before); microseconds.
+async fn live(api: &Api, doc: &str) -> Result<Vec<u64>> {
+    let mut since = api.feed("0", 1, 0).await?["cursor"]
+        .as_str()
+        .ok_or_else(|| anyhow!("no cursor"))?
+        .to_string();
+    // Straight to the end of the feed.
+    loop {
+        let page = api.feed(&since, PAGE, 0).await?;
+        since = page["cursor"].as_str().unwrap_or_default().to_string();
+        if page["more"] != true {
+            break;
+        }
+    }
+    // One bullet, its text rewritten by every edit (as typing does).
+    let block = new_id("blk_");
+    let reply = api
+        .sync(
+            doc,
+            &json!({"clientId": "cl_feed_bench", "lastSeq": 0, "ops": [
+                insert_op(&block, None, "a0", "live")]}),
+        )
+        .await?;
+    let mut head = reply["headSeq"].as_i64().unwrap_or(0);
+    let page = api.feed(&since, PAGE, 5).await?;
+    since = page["cursor"].as_str().unwrap_or_default().to_string();
+    let mut out = Vec::with_capacity(LIVE_EDITS);
+    for n in 0..LIVE_EDITS {
+        let reader = {
+            let api = api.clone();
+            let since = since.clone();
+            tokio::spawn(async move {
+                let page = api.feed(&since, PAGE, 5).await;
+                (page, Instant::now())
+            })
+        };
+        // The reader is on its way; the edit goes out after it asked (a long-poll that
+        // already waits, or that finds the entry at once: both are how a consumer sees it).
+        tokio::task::yield_now().await;
+        let started = Instant::now();
+        let reply = api
+            .sync(
+                doc,
+                &json!({"clientId": "cl_feed_bench", "lastSeq": head, "ops": [{
+                    "opId": new_id("op_"), "kind": "set_content", "blockId": block,
+                    "content": format!("live {n}"), "baseVersion": n + 1}]}),
+            )
+            .await?;
+        head = reply["headSeq"].as_i64().unwrap_or(head);
+        let (page, received) = reader.await?;
+        let page = page?;
+        let got = page["entries"].as_array().map_or(0, Vec::len);
+        if got == 0 {
+            bail!("the reader's wait ended without the entry: {page}");
+        }
+        out.push(received.saturating_duration_since(started).as_micros() as u64);
+        since = page["cursor"].as_str().unwrap_or_default().to_string();
+    }
+    Ok(out)
 }
 
 /// Reads the whole feed from the start; (seconds, entries, pages).
@@ -80,7 +155,7 @@ async fn read_all(api: &Api) -> Result<(f64, i64, usize)> {
     let mut n = 0i64;
     let mut pages = 0;
     loop {
-        let page: Value = api.feed(&since, PAGE).await?;
+        let page: Value = api.feed(&since, PAGE, 0).await?;
         pages += 1;
         n += page["entries"].as_array().map_or(0, Vec::len) as i64;
         since = page["cursor"]
