@@ -22,14 +22,7 @@ fn manual_server() -> (TestServer, String) {
         ("DOCSYNC_TESTING__CLOCK", "manual"),
         ("DOCSYNC_COMPACTION__RUN_AT_START", "false"),
     ]);
-    let (ok, out, err) = srv.cli(&["user", "add", "root", "--admin"]);
-    assert!(ok, "user add --admin failed: {err}");
-    let admin = out
-        .lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .expect("token line")
-        .trim()
-        .to_string();
+    let admin = srv.add_admin("root");
     (srv, admin)
 }
 

@@ -28,13 +28,7 @@ fn metric(srv: &TestServer, key: &str) -> f64 {
 }
 
 fn admin_token(srv: &TestServer) -> String {
-    let (ok, out, err) = srv.cli(&["user", "add", "root", "--admin"]);
-    assert!(ok, "{err}");
-    out.lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .unwrap()
-        .trim()
-        .to_string()
+    srv.add_admin("root")
 }
 
 fn set_max_pages(srv: &TestServer, admin: &str, pages: u64) -> Value {

@@ -241,14 +241,7 @@ fn a_cursor_survives_a_kill_and_compaction_asks_for_a_resync() {
         ("DOCSYNC_TESTING__CLOCK", "manual"),
         ("DOCSYNC_COMPACTION__RUN_AT_START", "false"),
     ]);
-    let (ok, out, err) = srv.cli(&["user", "add", "root", "--admin"]);
-    assert!(ok, "{err}");
-    let admin = out
-        .lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .unwrap()
-        .trim()
-        .to_string();
+    let admin = srv.add_admin("root");
     let alice = srv.add_user("alice");
     let doc = srv.create_doc(&alice, "Private");
     for t in ["one", "two", "three"] {

@@ -817,14 +817,7 @@ fn requests_shaped_as_the_protocol_says_and_the_real_answers_fit_the_document() 
     );
 
     // Operators.
-    let (ok, out, err) = srv.cli(&["user", "add", "root", "--admin"]);
-    assert!(ok, "{err}");
-    let root = out
-        .lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .unwrap()
-        .trim()
-        .to_string();
+    let root = srv.add_admin("root");
     let (s, _) = c.call(
         &root,
         "POST",

@@ -236,14 +236,7 @@ fn concurrent_logins(
 #[test]
 fn admin_views_are_for_admins_only() {
     let srv = TestServer::start();
-    let (ok, out, err) = srv.cli(&["user", "add", "root", "--admin"]);
-    assert!(ok, "{err}");
-    let admin = out
-        .lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .unwrap()
-        .trim()
-        .to_string();
+    let admin = srv.add_admin("root");
     let bob = srv.add_user("bob");
     let doc = srv.create_doc(&bob, "Bob's");
     srv.sync_ok(

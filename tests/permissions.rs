@@ -1749,14 +1749,7 @@ fn sharing_is_only_with_teams_you_belong_to() {
     let srv = TestServer::start();
     let alice = srv.add_user("alice");
     let bob = srv.add_user("bob");
-    let (ok, out, err) = srv.cli(&["user", "add", "root", "--admin"]);
-    assert!(ok, "{err}");
-    let root = out
-        .lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .unwrap()
-        .trim()
-        .to_string();
+    let root = srv.add_admin("root");
     let alice_id = user_id(&srv, &bob, "alice");
     let bob_id = user_id(&srv, &alice, "bob");
     let bobs = create_team(&srv, &bob, "bobs", &[]);

@@ -412,14 +412,7 @@ fn a_waiting_long_poll_answers_401_or_404_when_its_rights_end() {
 fn deactivating_a_person_ends_their_streams_of_every_credential() {
     let (scene, bob) = Scene::new(&[]);
     scene.share_with_user(&bob);
-    let (ok, out, err) = scene.srv.cli(&["user", "add", "root", "--admin"]);
-    assert!(ok, "{err}");
-    let root = out
-        .lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .unwrap()
-        .trim()
-        .to_string();
+    let root = scene.srv.add_admin("root");
     let bob_id = user_id(&scene.srv.url(""), &bob);
     let cookie = login(&scene);
     // Bob watches in a browser session; the call ends his streams, and his token with them.

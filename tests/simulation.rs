@@ -498,14 +498,7 @@ impl Sim {
             ("DOCSYNC_COMPACTION__RUN_AT_START", "false"),
             ("DOCSYNC_ACTORS__LOG_PAGE", page),
         ]);
-        let (ok, out, err) = srv.cli(&["user", "add", "root", "--admin"]);
-        assert!(ok, "user add --admin failed: {err}");
-        let admin = out
-            .lines()
-            .find_map(|l| l.strip_prefix("token: "))
-            .expect("token line")
-            .trim()
-            .to_string();
+        let admin = srv.add_admin("root");
         let tokens = vec![srv.add_user("alice"), srv.add_user("bob")];
         let user_ids: Vec<String> = tokens
             .iter()

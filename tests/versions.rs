@@ -392,14 +392,7 @@ fn purged_bullets_come_back_under_new_ids_and_retention_thins_automatic_versions
         ("DOCSYNC_TESTING__CLOCK", "manual"),
         ("DOCSYNC_COMPACTION__RUN_AT_START", "false"),
     ]);
-    let (ok, out, err) = srv.cli(&["user", "add", "root", "--admin"]);
-    assert!(ok, "{err}");
-    let admin = out
-        .lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .unwrap()
-        .trim()
-        .to_string();
+    let admin = srv.add_admin("root");
     // Whatever hour the clock starts at, begin at 01:00 UTC of a day, so the three hourly
     // versions below fall on one UTC day (retention keeps the newest of each day).
     let start = srv.advance_clock(0);
@@ -574,14 +567,7 @@ fn a_deleted_document_waits_in_its_owners_trash_with_everything() {
         ("DOCSYNC_TESTING__CLOCK", "manual"),
         ("DOCSYNC_COMPACTION__RUN_AT_START", "false"),
     ]);
-    let (ok, out, err) = srv.cli(&["user", "add", "root", "--admin"]);
-    assert!(ok, "{err}");
-    let admin = out
-        .lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .unwrap()
-        .trim()
-        .to_string();
+    let admin = srv.add_admin("root");
     let (p, doc) = shared_doc(&srv);
     let b = id("blk_");
     srv.sync_ok(
@@ -697,14 +683,7 @@ fn versions_survive_kill_9_travel_in_backups_and_outlive_the_log() {
         ("DOCSYNC_COMPACTION__RUN_AT_START", "false"),
         ("DOCSYNC_HISTORY__AUTO_EVERY_MINUTES", "0"),
     ]);
-    let (ok, out, err) = srv.cli(&["user", "add", "root", "--admin"]);
-    assert!(ok, "{err}");
-    let admin = out
-        .lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .unwrap()
-        .trim()
-        .to_string();
+    let admin = srv.add_admin("root");
     let alice = srv.add_user("alice");
     let doc = srv.create_doc(&alice, "Log");
     let b = id("blk_");

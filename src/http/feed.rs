@@ -33,6 +33,7 @@ use docsync_actors::storage::feed::{self, FeedItem, FeedPage};
 use super::access::{caller, reads_whole};
 use super::auth::Credentials;
 use super::channels::slots::StreamSlot;
+use super::channels::sse::event_stream;
 use super::error::ApiError;
 use super::state::AppState;
 
@@ -249,12 +250,7 @@ pub async fn events(
         let frame = s.next().await?;
         Some((Ok::<_, actix_web::Error>(frame), s))
     });
-    Ok(HttpResponse::Ok()
-        .content_type("text/event-stream")
-        .insert_header(("Cache-Control", "no-cache"))
-        .insert_header(("X-Accel-Buffering", "no"))
-        .insert_header(("Content-Encoding", "identity"))
-        .streaming(body))
+    Ok(event_stream(body))
 }
 
 /// One live feed stream: where it stands, the frames read but not sent yet, and what wakes it.

@@ -965,14 +965,7 @@ fn each_node_compacts_its_own_documents() {
         node
     };
     let (a, b) = (manual("node-a"), manual("node-b"));
-    let (ok, out, err) = a.cli(&["user", "add", "root", "--admin"]);
-    assert!(ok, "user add --admin: {err}");
-    let admin = out
-        .lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .unwrap()
-        .trim()
-        .to_string();
+    let admin = a.add_admin("root");
     let token = a.add_user("alice");
     let c = Cluster {
         pg,

@@ -213,8 +213,17 @@ impl TestServer {
 
     /// Creates a user through the CLI and returns its API token.
     pub fn add_user(&self, name: &str) -> String {
-        let (ok, out, err) = self.cli(&["user", "add", name]);
-        assert!(ok, "user add failed: {err}");
+        self.add_user_with(&["user", "add", name])
+    }
+
+    /// An administrator (`user add NAME --admin`) and their API token.
+    pub fn add_admin(&self, name: &str) -> String {
+        self.add_user_with(&["user", "add", name, "--admin"])
+    }
+
+    fn add_user_with(&self, args: &[&str]) -> String {
+        let (ok, out, err) = self.cli(args);
+        assert!(ok, "{args:?} failed: {err}");
         out.lines()
             .find_map(|l| l.strip_prefix("token: "))
             .expect("token line")

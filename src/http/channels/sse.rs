@@ -122,10 +122,19 @@ pub async fn events(
             Next::Event(Some(DocEvent::Revoked { .. }) | None) | Next::Shutdown => None,
         }
     });
-    Ok(HttpResponse::Ok()
+    Ok(event_stream(body))
+}
+
+/// An answer that is an event stream: never cached, never buffered by a proxy, never
+/// compressed (a compressor would hold events back until its buffer fills).
+pub(crate) fn event_stream<S>(body: S) -> HttpResponse
+where
+    S: futures::Stream<Item = Result<Bytes, actix_web::Error>> + 'static,
+{
+    HttpResponse::Ok()
         .content_type("text/event-stream")
         .insert_header(("Cache-Control", "no-cache"))
         .insert_header(("X-Accel-Buffering", "no"))
         .insert_header(("Content-Encoding", "identity"))
-        .streaming(body))
+        .streaming(body)
 }
