@@ -1239,6 +1239,15 @@ fn check_import(steps: Vec<Step>) {
         )
     );
     same_versions(&lite, &mut pgc, &doc_id);
+    // The feed keeps its numbers: a consumer's cursor goes on across the move.
+    let everything = |_: &mut Db, _: &str| Ok(true);
+    assert_eq!(
+        crate::storage::feed::page(&mut Db::Sqlite(&lite), 0, 1_000, 10_000, everything).unwrap(),
+        on_pg(&mut pgc, |db| crate::storage::feed::page(
+            db, 0, 1_000, 10_000, everything
+        ))
+        .unwrap(),
+    );
     for u in [&ann, &bob] {
         for d in [doc_id.as_str(), "doc_trashed"] {
             assert_eq!(
