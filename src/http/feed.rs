@@ -7,8 +7,9 @@
 //! caller sees only bullets of (PROTOCOL §10) are not in their feed.
 //!
 //! With `wait`, a page that would be empty waits (like a long-poll, holding a stream slot)
-//! until the feed's head moves (`FeedHead`: after the commit on SQLite; on PostgreSQL, where
-//! every node writes, also every `PG_LOOK_AGAIN`), at the latest `wait` seconds.
+//! until the feed's head moves (`FeedHead`: after the commit on SQLite; on PostgreSQL by the
+//! commit's notification to every node, and every `PG_LOOK_AGAIN`), at the latest `wait`
+//! seconds.
 //!
 //! `GET /feed/events?since=` is the same feed as server-sent events for live consumers: one
 //! `event: entry` (or `event: resync`) per item, its cursor as the event's `id` — so a
@@ -37,9 +38,9 @@ use super::channels::sse::event_stream;
 use super::error::ApiError;
 use super::state::AppState;
 
-/// How often a waiting reader on PostgreSQL looks again (entries written by other nodes do
-/// not move this node's head).
-const PG_LOOK_AGAIN: Duration = Duration::from_millis(200);
+/// How often a waiting reader on PostgreSQL looks again without a notification (one sent
+/// while this node's watcher was reconnecting is never delivered).
+const PG_LOOK_AGAIN: Duration = Duration::from_secs(2);
 
 #[derive(Deserialize)]
 pub struct FeedQuery {
@@ -137,8 +138,8 @@ pub async fn feed(
 }
 
 /// When a waiting reader looks again without being woken: on PostgreSQL every
-/// `PG_LOOK_AGAIN` (other nodes' entries move no head here); on SQLite never — every entry
-/// is written by this process, whose writer moves the head.
+/// `PG_LOOK_AGAIN` (a notification lost while the node's watcher reconnected); on SQLite
+/// never — every entry is written by this process, whose writer moves the head.
 async fn look_again(postgres: bool) {
     if postgres {
         tokio::time::sleep(PG_LOOK_AGAIN).await;
@@ -259,7 +260,7 @@ struct Live {
     /// The last page read was full: read the next at once.
     more: bool,
     pending: VecDeque<Bytes>,
-    moved: watch::Receiver<i64>,
+    moved: watch::Receiver<u64>,
     /// The access epoch: a right or credential changed somewhere — read again, which asks
     /// the caller's credentials anew (the stream ends when they are gone).
     rights: watch::Receiver<u64>,

@@ -105,14 +105,21 @@ impl Storage {
                     Some(epoch.clone()),
                 )?;
                 let stop = Arc::new(AtomicBool::new(false));
-                cluster::access_watch::watch(url.clone(), epoch.clone(), ACCESS_POLL, stop.clone());
+                let feed = Arc::new(FeedHead::default());
+                cluster::access_watch::watch(
+                    url.clone(),
+                    epoch.clone(),
+                    feed.clone(),
+                    ACCESS_POLL,
+                    stop.clone(),
+                );
                 Ok((
                     Storage {
                         inner: Inner::Postgres {
                             pg,
                             health: Arc::new(StorageHealth::new(cfg.metrics.clone())),
                             epoch,
-                            feed: Arc::new(FeedHead::default()),
+                            feed,
                             _watch: Arc::new(StopOnDrop(stop)),
                         },
                     },
@@ -172,8 +179,8 @@ impl Storage {
         }
     }
 
-    /// The change feed's head: moves after a commit that logged entries (SQLite); on
-    /// PostgreSQL it does not move on its own — feed waiters there also look on a timer.
+    /// The change feed's head: moves after a commit that logged entries (on PostgreSQL, by
+    /// the commit's notification, whichever node wrote).
     pub fn feed_head(&self) -> &Arc<FeedHead> {
         match &self.inner {
             Inner::Sqlite { writer, .. } => writer.feed_head(),

@@ -3,7 +3,8 @@
 //! that a right revoked through one node ends streams and cached decisions on every node. A
 //! dedicated connection `LISTEN`s to `docsync_access` — a notification means "read the
 //! counter now" — and reads it every `poll` besides, because a notification sent while the
-//! connection was down is never delivered. What it reads goes to the same `AccessEpoch` the
+//! connection was down is never delivered. The same connection `LISTEN`s to `docsync_feed`,
+//! sent by every write that logged entries, and wakes this node's feed readers (`FeedHead`). What it reads goes to the same `AccessEpoch` the
 //! SQLite writer feeds, so nothing downstream knows the difference.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,6 +16,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, NoTls};
 
 use crate::storage::access_epoch::AccessEpoch;
+use crate::storage::feed::head::{FeedHead, FEED_CHANNEL};
 use crate::storage::postgres::node_config;
 
 fn read(c: &mut Client) -> Result<u64, postgres::Error> {
@@ -28,6 +30,7 @@ fn read(c: &mut Client) -> Result<u64, postgres::Error> {
 pub fn watch(
     url: String,
     epoch: Arc<AccessEpoch>,
+    feed: Arc<FeedHead>,
     poll: Duration,
     stop: Arc<AtomicBool>,
 ) -> thread::JoinHandle<()> {
@@ -37,14 +40,34 @@ pub fn watch(
             while !stop.load(Ordering::Relaxed) {
                 let session = || -> Result<(), Box<dyn std::error::Error>> {
                     let mut c = node_config(&url)?.connect(NoTls)?;
-                    c.batch_execute("LISTEN docsync_access")?;
+                    c.batch_execute(&format!("LISTEN docsync_access; LISTEN {FEED_CHANNEL}"))?;
                     epoch.observe(read(&mut c)?);
+                    // Entries may have come while we were away.
+                    feed.poke();
                     while !stop.load(Ordering::Relaxed) {
-                        // Whatever woke us (a notification, or the poll interval), read.
-                        let _ = c.notifications().timeout_iter(poll).next()?;
-                        // Drain what queued meanwhile: one read covers them all.
-                        while c.notifications().iter().next()?.is_some() {}
-                        epoch.observe(read(&mut c)?);
+                        // What woke us (a notification, or the poll interval) and what queued
+                        // meanwhile: one read of the epoch covers every access notification.
+                        let first = c.notifications().timeout_iter(poll).next()?;
+                        let (mut access, mut fed) = (first.is_none(), false);
+                        let mut note = |n: &postgres::Notification| {
+                            if n.channel() == FEED_CHANNEL {
+                                fed = true;
+                            } else {
+                                access = true;
+                            }
+                        };
+                        if let Some(n) = &first {
+                            note(n);
+                        }
+                        while let Some(n) = c.notifications().iter().next()? {
+                            note(&n);
+                        }
+                        if fed {
+                            feed.poke();
+                        }
+                        if access {
+                            epoch.observe(read(&mut c)?);
+                        }
                     }
                     Ok(())
                 };
@@ -62,7 +85,9 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
-    use crate::storage::documents;
+    use crate::collab::op::{Effect, LogEntry};
+    use crate::storage::documents::{self, DocWrite};
+    use crate::storage::log::LogRecord;
     use crate::storage::postgres::{
         migrate,
         testing::{on_pg, TempPostgres},
@@ -85,9 +110,13 @@ mod tests {
         let epoch = Arc::new(AccessEpoch::default());
         let stop = Arc::new(AtomicBool::new(false));
         // A poll far longer than the test: only the notification can be fast.
+        let feed = Arc::new(FeedHead::default());
+        let mut fed = feed.changes();
+        fed.borrow_and_update();
         let watcher = watch(
             pg.url(),
             epoch.clone(),
+            feed.clone(),
             Duration::from_secs(60),
             stop.clone(),
         );
@@ -114,6 +143,34 @@ mod tests {
             "a share reaches the epoch by notification",
             Duration::from_secs(10),
             || epoch.current() == after,
+        );
+        // A write that logs an entry wakes the feed's readers, by its commit's notification.
+        fed.borrow_and_update();
+        let entry = LogRecord::from_entry(&LogEntry {
+            seq: 1,
+            op_id: "op_1".into(),
+            kind: "set_title".into(),
+            client_id: "cl_1".into(),
+            user_id: "usr_a".into(),
+            at: 2,
+            effects: vec![Effect::Title {
+                title: "T2".into(),
+                title_version: 1,
+            }],
+        });
+        let write = DocWrite {
+            doc_id: "doc_1".into(),
+            expect_head: 0,
+            head_after: 1,
+            log: vec![Arc::new(entry)],
+            now: 2,
+            ..DocWrite::default()
+        };
+        on_pg(&mut c, |db| documents::apply_write(db, &write, 0)).unwrap();
+        until(
+            "a logged entry pokes the feed by notification",
+            Duration::from_secs(10),
+            || fed.has_changed().unwrap(),
         );
         stop.store(true, Ordering::Relaxed);
         // Wake the watcher so it sees `stop`.

@@ -188,6 +188,13 @@ pub fn apply_write(tx: &mut Transaction, w: &DocWrite, epoch: i64) -> Result<()>
     )?;
     // Appended unnumbered: a feed reader numbers it once committed (migrations/postgres/0011).
     let feed = tx.prepare("INSERT INTO feed (doc_id, seq) VALUES ($1, $2)")?;
+    if !w.log.is_empty() {
+        // Delivered with the commit, to every node's watcher: their feed readers wake.
+        tx.batch_execute(&format!(
+            "NOTIFY {}",
+            crate::storage::feed::head::FEED_CHANNEL
+        ))?;
+    }
     for r in &w.log {
         tx.execute(
             &log,
