@@ -1063,10 +1063,11 @@ fn bad_requests_are_4xx_with_json_errors_and_write_nothing() {
             grown("doc_ops"),
             grown("doc_op_results"),
             grown("blocks"),
-            grown("documents")
+            grown("documents"),
+            grown("feed")
         ],
-        [5, 5, 1, 0],
-        "rows added besides the control's (doc_ops, doc_op_results, blocks, documents): {}",
+        [5, 5, 1, 0, 5],
+        "rows added besides the control's (doc_ops, doc_op_results, blocks, documents, feed): {}",
         fp_start.diff(&fp1)
     );
     let control_tables = [
@@ -1078,6 +1079,9 @@ fn bad_requests_are_4xx_with_json_errors_and_write_nothing() {
         "documents",
         "markdown_cache",
         "tags",
+        // The change feed's row per log entry, and its AUTOINCREMENT counter.
+        "feed",
+        "sqlite_sequence",
     ];
     let stray: Vec<String> = fp_start
         .changed_tables(&fp1)

@@ -287,6 +287,9 @@ impl Ep {
             "block_search",
             "block_tags",
             "tags",
+            // The change feed's row per log entry (`sqlite_sequence`: its AUTOINCREMENT counter).
+            "feed",
+            "sqlite_sequence",
         ];
         match self {
             Ep::SyncWrite => DOC_CONTENT,

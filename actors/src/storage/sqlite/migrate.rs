@@ -112,11 +112,13 @@ mod tests {
         tx.execute_batch("DROP TABLE IF EXISTS block_changes")
             .unwrap();
         tx.execute_batch(
-            "CREATE TEMP TABLE block_changes (doc_id TEXT, block_id TEXT, seq INTEGER)",
+            "CREATE TEMP TABLE block_changes (doc_id TEXT, block_id TEXT, seq INTEGER);
+             CREATE TEMP TABLE feed (pos INTEGER PRIMARY KEY AUTOINCREMENT, doc_id TEXT, seq INTEGER);",
         )
         .unwrap();
         documents::apply_write(&mut Db::Sqlite(&tx), &w, 0).unwrap();
-        tx.execute_batch("DROP TABLE temp.block_changes").unwrap();
+        tx.execute_batch("DROP TABLE temp.block_changes; DROP TABLE temp.feed")
+            .unwrap();
         tx.commit().unwrap();
         super::apply(&mut conn).unwrap();
         let h = log::block_history(&mut Db::Sqlite(&conn), "doc_m", "blk_m", i64::MAX, 10).unwrap();
@@ -127,5 +129,14 @@ mod tests {
         assert_eq!(kinds, vec![(2, "purge", true), (1, "insert", false)]);
         assert_eq!(h[1].content.as_deref(), Some("milk"));
         assert_eq!(h[1].name, "Ann");
+        // The change feed is filled from the same log, in order.
+        let feed: Vec<(i64, String, i64)> = conn
+            .prepare("SELECT pos, doc_id, seq FROM feed ORDER BY pos")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(feed, vec![(1, "doc_m".into(), 1), (2, "doc_m".into(), 2)]);
     }
 }
