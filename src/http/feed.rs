@@ -122,14 +122,12 @@ pub async fn feed(
             return Ok(HttpResponse::Ok().json(page));
         }
         since = page.cursor.parse().unwrap_or(since);
-        let look_again = look_again(state.storage.is_postgres());
         tokio::select! {
-            r = moved.changed() => {
-                if r.is_err() {
+            alive = may_be_new(&mut moved, state.storage.is_postgres()) => {
+                if !alive {
                     return Ok(HttpResponse::Ok().json(page));
                 }
             }
-            () = look_again => {}
             // The wait is over: what was read is the answer (the consumer asks again).
             () = tokio::time::sleep_until(deadline) => return Ok(HttpResponse::Ok().json(page)),
             () = shutdown.wait() => return Ok(HttpResponse::Ok().json(page)),
@@ -137,14 +135,18 @@ pub async fn feed(
     }
 }
 
-/// When a waiting reader looks again without being woken: on PostgreSQL every
-/// `PG_LOOK_AGAIN` (a notification lost while the node's watcher reconnected); on SQLite
-/// never — every entry is written by this process, whose writer moves the head.
-async fn look_again(postgres: bool) {
+/// Resolves when entries may have become readable: the feed's head moved, or — on
+/// PostgreSQL — `PG_LOOK_AGAIN` passed (a notification lost while the node's watcher
+/// reconnected); on SQLite only the head, which this process's writer moves for every entry.
+/// False when the head is gone (the server is stopping).
+async fn may_be_new(moved: &mut watch::Receiver<u64>, postgres: bool) -> bool {
     if postgres {
-        tokio::time::sleep(PG_LOOK_AGAIN).await;
+        tokio::select! {
+            r = moved.changed() => r.is_ok(),
+            () = tokio::time::sleep(PG_LOOK_AGAIN) => true,
+        }
     } else {
-        std::future::pending::<()>().await;
+        moved.changed().await.is_ok()
     }
 }
 
@@ -296,11 +298,10 @@ impl Live {
                 return Some(f);
             }
             if !self.more {
-                let look_again = look_again(self.state.storage.is_postgres());
+                let postgres = self.state.storage.is_postgres();
                 tokio::select! {
-                    r = self.moved.changed() => r.ok()?,
+                    alive = may_be_new(&mut self.moved, postgres) => alive.then_some(())?,
                     r = self.rights.changed() => r.ok()?,
-                    () = look_again => {}
                     _ = self.keepalive.tick() => return Some(Bytes::from_static(b": keep-alive\n\n")),
                     () = self.shutdown.wait() => return None,
                 }
