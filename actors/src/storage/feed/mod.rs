@@ -46,9 +46,8 @@ pub async fn settle(storage: &Storage) -> Result<()> {
             break;
         }
     }
-    // Waiters of this node look again now (other nodes' waiters find it on their timer).
-    let head = storage.read_short(rows::head).await?;
-    storage.feed_head().observe(head);
+    // No wake-up to send: the writes' own notifications woke every node's waiters, and
+    // each numbers what it needs before reading.
     Ok(())
 }
 
