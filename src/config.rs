@@ -26,6 +26,7 @@ pub struct Settings {
     pub auth: AuthSettings,
     pub audit: AuditSettings,
     pub sharing: SharingSettings,
+    pub webhooks: WebhookSettings,
     pub logging: LoggingSettings,
     pub testing: TestingSettings,
 }
@@ -242,6 +243,27 @@ pub struct SharingSettings {
     pub editors_share_bullets: bool,
 }
 
+/// Webhooks (PROTOCOL §11): delivery, retries and the key that seals their secrets.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookSettings {
+    /// A receiver that answers 5xx or not at all is retried this long, then the webhook pauses.
+    pub retry_hours: f64,
+    /// The first retry waits this long, each next one twice as long, at most `retry_max_secs`.
+    pub retry_first_ms: u64,
+    pub retry_max_secs: u64,
+    /// A receiver has this long to answer a delivery.
+    pub timeout_secs: u64,
+    /// Entries per delivery at most, and bytes of its body (one entry is always sent).
+    pub batch_entries: usize,
+    pub batch_bytes: usize,
+    /// The key that seals the secrets at rest, 64 hex digits; empty: a key file beside the
+    /// SQLite database, made on first start. Cluster mode needs it (the same on every node).
+    pub key: String,
+    /// Let people who are not admins send to loopback and private network addresses.
+    pub allow_private_targets: bool,
+}
+
 /// The audit log of security events (PROTOCOL §9).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -364,6 +386,31 @@ impl Settings {
         }
         if self.storage.path.as_os_str().is_empty() {
             return Err(bad("storage.path", "\"\"", "must name a file"));
+        }
+        let w = &self.webhooks;
+        if !w.key.is_empty() && (w.key.len() != 64 || hex::decode(&w.key).is_err()) {
+            return Err(bad(
+                "webhooks.key",
+                "(hidden)",
+                "64 hex digits (e.g. `openssl rand -hex 32`), or empty for a key file",
+            ));
+        }
+        if w.batch_entries == 0 || w.batch_entries > 1000 {
+            return Err(bad("webhooks.batch_entries", w.batch_entries, "1 to 1000"));
+        }
+        if w.timeout_secs == 0 || w.retry_first_ms == 0 || w.retry_max_secs == 0 {
+            return Err(bad(
+                "webhooks",
+                "0",
+                "timeout_secs, retry_first_ms and retry_max_secs must be at least 1",
+            ));
+        }
+        if w.retry_hours.is_nan() || w.retry_hours <= 0.0 {
+            return Err(bad(
+                "webhooks.retry_hours",
+                w.retry_hours,
+                "must be above 0",
+            ));
         }
         if self.storage.backend == BackendKind::Postgres {
             if self.storage.postgres_url.is_empty() {

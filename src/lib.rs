@@ -12,3 +12,4 @@ pub mod memory;
 pub mod server;
 pub mod shutdown;
 pub mod telemetry;
+pub mod webhooks;

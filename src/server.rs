@@ -271,6 +271,13 @@ async fn serve_http(
     storage
         .health()
         .set_probe_bytes(settings.limits.max_body_bytes.saturating_mul(2));
+    let webhooks = crate::webhooks::Webhooks::start(
+        &settings,
+        storage.clone(),
+        clock.clone(),
+        shutdown.clone(),
+        cluster.as_ref().map(|_| settings.cluster.node_id.clone()),
+    )?;
     let state = AppState {
         storage: storage.clone(),
         registry: registry.clone(),
@@ -311,6 +318,7 @@ async fn serve_http(
             settings.auth.password_threads,
             settings.auth.password_queue,
         )),
+        webhooks,
     };
     if cluster.is_none() {
         // On PostgreSQL every node follows the epoch by LISTEN and its own poll.

@@ -33,3 +33,4 @@ mod static_files;
 mod streams;
 mod versions;
 mod wakeups;
+mod webhooks;

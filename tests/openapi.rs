@@ -530,6 +530,49 @@ fn requests_shaped_as_the_protocol_says_and_the_real_answers_fit_the_document() 
     let (s, page) = c.call(&alice, "GET", "/api/v1/feed", "/api/v1/feed?limit=2", None);
     assert_eq!(s, 200);
     assert_eq!(page["entries"].as_array().map(Vec::len), Some(2), "{page}");
+    // Webhooks: made, listed, read, its log, resumed, deleted.
+    let (s, hook) = c.call(
+        &alice,
+        "POST",
+        "/api/v1/webhooks",
+        "/api/v1/webhooks",
+        Some(
+            json!({"url": "https://hooks.example.com/docsync", "events": ["ops"],
+                    "secret": "0123456789abcdef0123"}),
+        ),
+    );
+    assert_eq!(s, 201, "{hook}");
+    let wh = format!("/api/v1/webhooks/{}", hook["id"].as_str().unwrap());
+    assert_eq!(
+        c.call(&alice, "GET", "/api/v1/webhooks", "/api/v1/webhooks", None)
+            .0,
+        200
+    );
+    assert_eq!(
+        c.call(&alice, "GET", "/api/v1/webhooks/{id}", &wh, None).0,
+        200
+    );
+    let (s, log) = c.call(
+        &alice,
+        "GET",
+        "/api/v1/webhooks/{id}/deliveries",
+        &format!("{wh}/deliveries?limit=10"),
+        None,
+    );
+    assert_eq!(s, 200, "{log}");
+    let (s, _) = c.call(
+        &alice,
+        "POST",
+        "/api/v1/webhooks/{id}/resume",
+        &format!("{wh}/resume"),
+        None,
+    );
+    assert_eq!(s, 200);
+    assert_eq!(
+        c.call(&alice, "DELETE", "/api/v1/webhooks/{id}", &wh, None)
+            .0,
+        204
+    );
     let (s, _) = c.call(
         &alice,
         "POST",

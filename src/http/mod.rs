@@ -36,6 +36,7 @@ pub mod sso;
 pub mod state;
 pub mod static_files;
 pub mod sync;
+pub mod webhooks;
 pub mod write_budget;
 
 use actix_web::web;
@@ -77,6 +78,15 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 )
                 .route("/feed", web::get().to(feed::feed))
                 .route("/feed/events", web::get().to(feed::events))
+                .route("/webhooks", web::post().to(webhooks::create))
+                .route("/webhooks", web::get().to(webhooks::list))
+                .route("/webhooks/{id}", web::get().to(webhooks::get))
+                .route("/webhooks/{id}", web::delete().to(webhooks::delete))
+                .route("/webhooks/{id}/resume", web::post().to(webhooks::resume))
+                .route(
+                    "/webhooks/{id}/deliveries",
+                    web::get().to(webhooks::deliveries),
+                )
                 .route("/openapi.json", web::get().to(openapi::serve))
                 .route("/admin/compact", web::post().to(admin::compact))
                 .route("/admin/actors", web::get().to(admin::actors))

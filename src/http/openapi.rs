@@ -209,6 +209,12 @@ impl Modify for EveryAnswer {
         crate::http::channels::longpoll::changes,
         crate::http::feed::feed,
         crate::http::feed::events,
+        crate::http::webhooks::create,
+        crate::http::webhooks::list,
+        crate::http::webhooks::get,
+        crate::http::webhooks::delete,
+        crate::http::webhooks::resume,
+        crate::http::webhooks::deliveries,
         crate::http::channels::sse::events,
         crate::http::channels::ws::connect,
         crate::http::admin::compact,
@@ -228,7 +234,7 @@ impl Modify for EveryAnswer {
         (name = "wake-ups", description = "Hints that something changed; data always comes over /sync (PROTOCOL §4)"),
         (name = "documents"), (name = "folders"), (name = "sharing"), (name = "teams"),
         (name = "accounts"), (name = "read"), (name = "operators"),
-        (name = "integrations", description = "Following changes without polling snapshots (PROTOCOL §11)"),
+        (name = "integrations", description = "Following changes without polling snapshots: the feed and webhooks (PROTOCOL §11)"),
     )
 )]
 pub struct ApiDoc;

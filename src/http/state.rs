@@ -49,6 +49,8 @@ pub struct AppState {
     pub cluster: Option<Arc<crate::cluster::Cluster>>,
     /// Single sign-on (`[auth.oidc]`); None while no issuer is set.
     pub sso: Option<Arc<crate::auth::oidc::Sso>>,
+    /// Webhook secrets' sealing and the deliverers' wake-up (`webhooks/`).
+    pub webhooks: Arc<crate::webhooks::Webhooks>,
 }
 
 impl AppState {

@@ -7,6 +7,7 @@ pub mod channels;
 pub mod db;
 pub mod netns;
 pub mod process;
+pub mod receiver;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -97,6 +98,8 @@ impl TestServer {
                     "DOCSYNC_CLUSTER__SECRET",
                     "one-node-cluster-secret-0123".to_string(),
                 ),
+                // Cluster mode seals webhook secrets only with a configured key.
+                ("DOCSYNC_WEBHOOKS__KEY", "5e".repeat(32)),
             ] {
                 s.env.push((k.to_string(), v));
             }
@@ -108,15 +111,19 @@ impl TestServer {
             s.base = format!("http://{bind}");
         }
         s.spawn();
-        if s.pg.is_some() {
-            // Serving once it has joined its (one-node) cluster.
+        s.wait_joined();
+        s
+    }
+
+    /// On PostgreSQL: serving once it has joined its (one-node) cluster.
+    fn wait_joined(&self) {
+        if self.pg.is_some() {
             let deadline = Instant::now() + Duration::from_secs(30);
-            while s.get("", "/readyz").0 != 200 {
+            while self.get("", "/readyz").0 != 200 {
                 assert!(Instant::now() < deadline, "never joined its cluster");
                 std::thread::sleep(Duration::from_millis(20));
             }
         }
-        s
     }
 
     pub fn db_path(&self) -> PathBuf {
@@ -199,6 +206,7 @@ impl TestServer {
             std::thread::sleep(Duration::from_millis(50));
         }
         self.spawn();
+        self.wait_joined();
     }
 
     /// Runs `docsync ARGS` against this server's database and returns stdout.

@@ -35,6 +35,7 @@ pub mod sharing;
 pub mod sqlite;
 pub mod trash;
 pub mod versions;
+pub mod webhooks;
 
 #[cfg(test)]
 mod differential_tests;

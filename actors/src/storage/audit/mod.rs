@@ -38,6 +38,9 @@ pub mod actions {
     pub const SHARE_REMOVED: &str = "share.removed";
     pub const DOCUMENT_TRASHED: &str = "document.trashed";
     pub const DOCUMENT_PURGED: &str = "document.purged";
+    pub const WEBHOOK_CREATED: &str = "webhook.created";
+    pub const WEBHOOK_RESUMED: &str = "webhook.resumed";
+    pub const WEBHOOK_DELETED: &str = "webhook.deleted";
 }
 
 /// Records `event` at `at` in the caller's transaction.

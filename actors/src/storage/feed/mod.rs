@@ -64,9 +64,7 @@ pub fn page(
     let mut entries = Vec::new();
     let mut cursor = after;
     let mut looked = 0;
-    let mut allowed: HashMap<String, bool> = HashMap::new();
-    // Documents already told to resync in this page: one word each is enough.
-    let mut resynced: Vec<String> = Vec::new();
+    let mut sieve = Sieve::default();
     let mut exhausted = false;
     while entries.len() < limit && looked < scan {
         let want = (scan - looked).min(1_000);
@@ -74,20 +72,8 @@ pub fn page(
         exhausted = rows.len() < want;
         for row in rows {
             looked += 1;
-            let ok = match allowed.get(&row.doc_id) {
-                Some(ok) => *ok,
-                None => {
-                    let ok = readable(db, &row.doc_id)?;
-                    allowed.insert(row.doc_id.clone(), ok);
-                    ok
-                }
-            };
             cursor = row.pos;
-            if ok {
-                if let Some(item) = item(row, &mut resynced)? {
-                    entries.push(item);
-                }
-            }
+            entries.extend(sieve.pass(db, row, &mut readable)?);
             if entries.len() >= limit {
                 break;
             }
@@ -106,6 +92,65 @@ pub fn page(
         cursor: cursor.to_string(),
         more,
     })
+}
+
+/// The items after `after` up to and including `to` that `readable` lets through — a batch
+/// cut earlier by `page`, read again (a webhook's retry sends the same batch; an entry
+/// whose document the reader lost since is left out, and one compaction took meanwhile
+/// becomes a resync).
+pub fn range(
+    db: &mut Db,
+    after: i64,
+    to: i64,
+    mut readable: impl FnMut(&mut Db, &str) -> Result<bool>,
+) -> Result<Vec<FeedItem>> {
+    let mut items = Vec::new();
+    let mut sieve = Sieve::default();
+    let mut cursor = after;
+    'rows: while cursor < to {
+        let rows = rows::rows_after(db, cursor, 1_000)?;
+        if rows.is_empty() {
+            break;
+        }
+        for row in rows {
+            if row.pos > to {
+                break 'rows;
+            }
+            cursor = row.pos;
+            items.extend(sieve.pass(db, row, &mut readable)?);
+        }
+    }
+    Ok(items)
+}
+
+/// What one read lets through: `readable` asked once per document, one resync per
+/// document (one word each is enough).
+#[derive(Default)]
+struct Sieve {
+    allowed: HashMap<String, bool>,
+    resynced: Vec<String>,
+}
+
+impl Sieve {
+    fn pass(
+        &mut self,
+        db: &mut Db,
+        row: FeedRow,
+        readable: &mut impl FnMut(&mut Db, &str) -> Result<bool>,
+    ) -> Result<Option<FeedItem>> {
+        let ok = match self.allowed.get(&row.doc_id) {
+            Some(ok) => *ok,
+            None => {
+                let ok = readable(db, &row.doc_id)?;
+                self.allowed.insert(row.doc_id.clone(), ok);
+                ok
+            }
+        };
+        if !ok {
+            return Ok(None);
+        }
+        item(row, &mut self.resynced)
+    }
 }
 
 /// A row as the feed sends it; None for a second resync of the same document in a page.

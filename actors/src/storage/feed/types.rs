@@ -59,3 +59,20 @@ pub struct FeedPage {
     /// Whether more is there already: ask again at once.
     pub more: bool,
 }
+
+impl FeedItem {
+    /// Where the feed stands after this item.
+    pub fn cursor(&self) -> &str {
+        match self {
+            FeedItem::Entry(e) => &e.cursor,
+            FeedItem::Resync(r) => &r.cursor,
+        }
+    }
+
+    pub fn doc_id(&self) -> &str {
+        match self {
+            FeedItem::Entry(e) => &e.doc_id,
+            FeedItem::Resync(r) => &r.doc_id,
+        }
+    }
+}

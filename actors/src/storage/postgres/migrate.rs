@@ -5,7 +5,7 @@ use postgres::Client;
 
 use super::super::error::Result;
 
-const SQL: [&str; 11] = [
+const SQL: [&str; 12] = [
     include_str!("../../../../migrations/postgres/0001_cluster_core.sql"),
     include_str!("../../../../migrations/postgres/0002_accounts_sharing.sql"),
     include_str!("../../../../migrations/postgres/0003_history.sql"),
@@ -17,6 +17,7 @@ const SQL: [&str; 11] = [
     include_str!("../../../../migrations/postgres/0009_bullet_shares.sql"),
     include_str!("../../../../migrations/postgres/0010_blocks_parent.sql"),
     include_str!("../../../../migrations/postgres/0011_feed.sql"),
+    include_str!("../../../../migrations/postgres/0012_webhooks.sql"),
 ];
 
 /// Applies the migrations this database has not had yet (each file whole, in one

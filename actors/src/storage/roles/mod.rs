@@ -24,7 +24,7 @@ mod types;
 pub use access_list::{
     who_has_access, who_has_access_to_bullet, AccessList, Member, PersonAccess, TeamAccess,
 };
-pub use rows::readable_doc_ids;
+pub use rows::{readable_doc_ids, user_active};
 pub use types::{BulletAccess, BulletRoot, DocSummary, FolderSummary, Grant, Reach, Role, View};
 
 use super::db::Db;
@@ -135,6 +135,21 @@ pub fn then_guest_part<T>(
         found.extend(guest(room)?.into_iter().take(room));
     }
     Ok(found)
+}
+
+/// Whether a webhook made by `user_id` may deliver the entries of `doc_id` (PROTOCOL §11):
+/// an active admin's may deliver every document not in the trash; anyone else's only the
+/// documents they own. Asked for every batch, at the moment it is cut and again at every
+/// attempt, so a right lost meanwhile holds back what was not yet sent.
+pub fn hooks_document(db: &mut Db, user_id: &str, doc_id: &str) -> Result<bool> {
+    if !rows::user_active(db, user_id)? {
+        return Ok(false);
+    }
+    let Some(place) = rows::live_doc_place(db, doc_id)? else {
+        return Ok(false);
+    };
+    Ok(place.owner_id == user_id
+        || super::accounts::user_by_id(db, user_id)?.is_some_and(|u| u.is_admin))
 }
 
 pub fn doc_role(db: &mut Db, user_id: &str, doc_id: &str) -> Result<Option<Role>> {

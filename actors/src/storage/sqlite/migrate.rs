@@ -7,7 +7,7 @@ use rusqlite_migration::{Migrations, M};
 use crate::storage::error::Result;
 
 /// Every migration, in order (its position is its version).
-const SQL: [&str; 13] = [
+const SQL: [&str; 14] = [
     include_str!("../../../../migrations/0001_core.sql"),
     include_str!("../../../../migrations/0002_sharing.sql"),
     include_str!("../../../../migrations/0003_deleted_by.sql"),
@@ -21,6 +21,7 @@ const SQL: [&str; 13] = [
     include_str!("../../../../migrations/0011_bullet_shares.sql"),
     include_str!("../../../../migrations/0012_blocks_parent.sql"),
     include_str!("../../../../migrations/0013_feed.sql"),
+    include_str!("../../../../migrations/0014_webhooks.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

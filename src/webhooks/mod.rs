@@ -1,0 +1,106 @@
+//! Webhooks (PROTOCOL §11): the change feed pushed to receivers. `Webhooks` is what the
+//! HTTP handlers hold: it seals new secrets and wakes the deliverers when a webhook is
+//! made, resumed or deleted. Behind it one supervisor task keeps one deliverer task per
+//! active webhook (`deliverer.rs`); each cuts batches from the feed, sends them
+//! (`attempt.rs`) and retries with backoff — on tasks of their own, reading the database
+//! through the read pool, so no receiver, however slow, ever holds up a document's actor
+//! or an edit. Which webhook a node delivers is decided by a lease on its row (cluster
+//! mode: one node at a time; on SQLite the one process always has it).
+
+mod attempt;
+mod deliverer;
+pub mod sealing;
+pub mod signature;
+pub mod target;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use docsync_actors::clock::SharedClock;
+use docsync_actors::storage::Storage;
+
+use crate::config::{Settings, WebhookSettings};
+use crate::shutdown::Shutdown;
+use sealing::{Sealer, SealingError};
+
+/// Everything a deliverer needs, shared by all of them.
+pub(crate) struct Context {
+    pub storage: Storage,
+    pub clock: SharedClock,
+    pub settings: WebhookSettings,
+    pub sealer: Option<Arc<Sealer>>,
+    pub client: reqwest::Client,
+    /// This process's name on a lease.
+    pub node: String,
+    /// Several nodes may deliver (PostgreSQL): a webhook is delivered under a lease.
+    pub clustered: bool,
+    pub shutdown: Shutdown,
+    pub wake: watch::Receiver<u64>,
+}
+
+pub struct Webhooks {
+    sealer: Option<Arc<Sealer>>,
+    wake: watch::Sender<u64>,
+}
+
+impl Webhooks {
+    /// Opens the sealing key and starts the supervisor (on the current actix runtime).
+    pub fn start(
+        settings: &Settings,
+        storage: Storage,
+        clock: SharedClock,
+        shutdown: Shutdown,
+        node: Option<String>,
+    ) -> anyhow::Result<Arc<Webhooks>> {
+        let sealer = sealer(settings)?.map(Arc::new);
+        let (wake, wake_rx) = watch::channel(0);
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(settings.webhooks.timeout_secs))
+            .connect_timeout(Duration::from_secs(settings.webhooks.timeout_secs))
+            // A redirect is an answer the webhook's owner must look at, not a hop to take
+            // with a signed body.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("docsync-webhooks/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        let ctx = Arc::new(Context {
+            clustered: storage.is_postgres(),
+            storage,
+            clock,
+            settings: settings.webhooks.clone(),
+            sealer: sealer.clone(),
+            client,
+            node: node.unwrap_or_else(|| format!("node-{}", uuid::Uuid::new_v4())),
+            shutdown,
+            wake: wake_rx,
+        });
+        actix_web::rt::spawn(deliverer::supervise(ctx));
+        Ok(Arc::new(Webhooks { sealer, wake }))
+    }
+
+    /// The secret sealed for storage; None when this server has no key (cluster mode
+    /// without `webhooks.key`).
+    pub fn seal(&self, id: &str, secret: &str) -> Option<String> {
+        self.sealer.as_ref().map(|s| s.seal(id, secret))
+    }
+
+    /// A webhook was made, resumed or deleted: the deliverers look again now.
+    pub fn poke(&self) {
+        self.wake.send_modify(|n| *n += 1);
+    }
+}
+
+/// `webhooks.key`, else (SQLite) the key file beside the database; cluster mode without a
+/// key has none: webhooks cannot be made there (a key file would differ per node).
+fn sealer(settings: &Settings) -> Result<Option<Sealer>, SealingError> {
+    if !settings.webhooks.key.is_empty() {
+        return Sealer::from_hex(&settings.webhooks.key).map(Some);
+    }
+    if settings.storage.backend == crate::config::BackendKind::Postgres {
+        return Ok(None);
+    }
+    let mut path = settings.storage.path.clone().into_os_string();
+    path.push(".webhook-key");
+    Sealer::from_file(std::path::Path::new(&path)).map(Some)
+}
