@@ -149,6 +149,7 @@ pub async fn create(
     let mut hook = Webhook {
         id: id.clone(),
         created_by: user.id.clone(),
+        created_by_name: None,
         url: body.url.clone(),
         events,
         doc_ids: body.doc_ids.clone(),

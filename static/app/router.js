@@ -4,7 +4,7 @@
 // re-render. matchRoute and safeNext are pure (unit-tested).
 
 /** The admin pages' tabs, in the order they are shown. */
-export const ADMIN_TABS = /** @type {const} */ (['people', 'invites', 'teams', 'audit']);
+export const ADMIN_TABS = /** @type {const} */ (['people', 'invites', 'teams', 'audit', 'webhooks']);
 
 /** @typedef {typeof ADMIN_TABS[number]} AdminTab */
 

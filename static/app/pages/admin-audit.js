@@ -12,7 +12,7 @@ import { shortDate } from '../ui/secret.js';
 
 /** The kinds of events, for the filter (a first part matches all its actions). */
 export const AUDIT_ACTIONS = ['login', 'login.failed', 'logout', 'password', 'session.ended', 'token', 'invite',
-  'user', 'admin', 'share', 'document'];
+  'user', 'admin', 'share', 'document', 'webhook'];
 
 /**
  * The query string for a filter and a page.

@@ -1,6 +1,6 @@
-// The admin pages (/admin/{tab}): people, invitations, teams and the audit log (PROTOCOL §9),
-// one module per tab; the operators' view of the document actors stays at /admin. Only an
-// admin sees them (the server checks every request besides).
+// The admin pages (/admin/{tab}): people, invitations, teams, the audit log (PROTOCOL §9)
+// and webhooks (§11), one module per tab; the operators' view of the document actors
+// stays at /admin. Only an admin sees them (the server checks every request besides).
 
 import { ADMIN_TABS } from '../router.js';
 import { h, replaceChildren } from '../ui/dom.js';
@@ -8,14 +8,15 @@ import { renderPeople } from './admin-people.js';
 import { renderInvites } from './admin-invites.js';
 import { renderTeams } from './admin-teams.js';
 import { renderAudit } from './admin-audit.js';
+import { renderWebhooks } from './admin-webhooks.js';
 
 /** @typedef {import('../router.js').AdminTab} AdminTab */
 
 const TITLES = /** @type {Record<AdminTab, string>} */ ({
-  people: 'People', invites: 'Invitations', teams: 'Teams', audit: 'Audit log',
+  people: 'People', invites: 'Invitations', teams: 'Teams', audit: 'Audit log', webhooks: 'Webhooks',
 });
 
-const RENDER = { people: renderPeople, invites: renderInvites, teams: renderTeams, audit: renderAudit };
+const RENDER = { people: renderPeople, invites: renderInvites, teams: renderTeams, audit: renderAudit, webhooks: renderWebhooks };
 
 /**
  * @param {HTMLElement} root

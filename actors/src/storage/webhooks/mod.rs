@@ -59,6 +59,7 @@ struct Columns {
     failing_since: Option<i64>,
     next_attempt_at: Option<i64>,
     delivered_at: Option<i64>,
+    created_by_name: Option<String>,
 }
 
 fn from_columns(c: Columns) -> Result<Webhook> {
@@ -82,6 +83,7 @@ fn from_columns(c: Columns) -> Result<Webhook> {
         pending_delivery: pending.as_ref().map(|p| p.id.clone()),
         id: c.id,
         created_by: c.created_by,
+        created_by_name: c.created_by_name,
         url: c.url,
         events,
         doc_ids,

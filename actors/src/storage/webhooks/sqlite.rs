@@ -6,9 +6,10 @@ use super::types::{Delivery, Webhook};
 use super::{from_columns, Columns};
 use crate::storage::error::Result;
 
-const HOOK: &str = "SELECT id, created_by, url, events, doc_ids, created_at, cursor, paused_at,
-        paused_reason, pending_id, pending_after, pending_to, attempts, failing_since,
-        next_attempt_at, delivered_at FROM webhooks";
+const HOOK: &str = "SELECT w.id, w.created_by, w.url, w.events, w.doc_ids, w.created_at, w.cursor,
+        w.paused_at, w.paused_reason, w.pending_id, w.pending_after, w.pending_to, w.attempts,
+        w.failing_since, w.next_attempt_at, w.delivered_at, u.name
+    FROM webhooks w LEFT JOIN users u ON u.id = w.created_by";
 
 fn hook_from_row(r: &rusqlite::Row) -> rusqlite::Result<Columns> {
     Ok(Columns {
@@ -28,6 +29,7 @@ fn hook_from_row(r: &rusqlite::Row) -> rusqlite::Result<Columns> {
         failing_since: r.get(13)?,
         next_attempt_at: r.get(14)?,
         delivered_at: r.get(15)?,
+        created_by_name: r.get(16)?,
     })
 }
 
@@ -51,13 +53,13 @@ pub fn insert(conn: &Connection, h: &Webhook, secret_sealed: &str) -> Result<()>
 }
 
 pub fn list(conn: &Connection) -> Result<Vec<Webhook>> {
-    let mut st = conn.prepare(&format!("{HOOK} ORDER BY created_at, id"))?;
+    let mut st = conn.prepare(&format!("{HOOK} ORDER BY w.created_at, w.id"))?;
     let rows = st.query_map([], hook_from_row)?;
     rows.map(|r| from_columns(r?)).collect()
 }
 
 pub fn by_id(conn: &Connection, id: &str) -> Result<Option<Webhook>> {
-    conn.query_row(&format!("{HOOK} WHERE id = ?1"), [id], hook_from_row)
+    conn.query_row(&format!("{HOOK} WHERE w.id = ?1"), [id], hook_from_row)
         .optional()?
         .map(from_columns)
         .transpose()

@@ -18,6 +18,8 @@ pub struct Webhook {
     pub id: String,
     /// The user whose rights decide what it delivers.
     pub created_by: String,
+    /// Their user name (None once the account is deleted).
+    pub created_by_name: Option<String>,
     pub url: String,
     /// What it delivers: `ops` (every log entry).
     pub events: Vec<String>,
