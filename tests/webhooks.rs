@@ -176,6 +176,19 @@ fn deliveries_are_signed_in_feed_order_and_only_what_the_creator_may_hook() {
     let docs: Vec<String> = acknowledged(&got).into_iter().map(|(d, _)| d).collect();
     assert_eq!(docs, vec![b.clone(); 6], "only B");
 
+    // A webhook from the start of the feed: alice's own document, the entry made before
+    // any webhook included.
+    let replay = Receiver::start();
+    let (s, v) = srv.post(
+        &alice,
+        "/api/v1/webhooks",
+        &json!({"url": replay.url, "events": ["ops"], "secret": SECRET, "since": "0"}),
+    );
+    assert_eq!(s, 201, "{v}");
+    let got = replay.wait_for("A from the start", |r| acknowledged(r).len() >= 13);
+    let want: Vec<(String, i64)> = (1..=13).map(|n| (a.clone(), n)).collect();
+    assert_eq!(acknowledged(&got), want);
+
     // The delivery log and where the webhook stands.
     let id = everything["id"].as_str().unwrap();
     let (s, log) = srv.get(&admin, &format!("/api/v1/webhooks/{id}/deliveries"));
@@ -190,11 +203,11 @@ fn deliveries_are_signed_in_feed_order_and_only_what_the_creator_may_hook() {
         h["deliveredAt"].is_i64() && h["pendingDelivery"].is_null(),
         "{h}"
     );
-    // Bob sees his own webhook only; the admin sees both.
+    // Bob sees his own webhook only; the admin sees all three.
     let (_, mine) = srv.get(&bob, "/api/v1/webhooks");
     assert_eq!(mine["webhooks"].as_array().unwrap().len(), 1);
     let (_, every) = srv.get(&admin, "/api/v1/webhooks");
-    assert_eq!(every["webhooks"].as_array().unwrap().len(), 2);
+    assert_eq!(every["webhooks"].as_array().unwrap().len(), 3);
     assert_eq!(srv.get(&alice, &format!("/api/v1/webhooks/{id}")).0, 404);
     assert_eq!(srv.delete(&alice, &format!("/api/v1/webhooks/{id}")), 404);
 
@@ -435,6 +448,8 @@ fn bad_webhooks_are_refused_and_change_nothing() {
             "not a document you may hook",
         ),
         (with("extra", json!(1)), "extra"),
+        (with("since", json!("x1")), "since"),
+        (with("since", json!("99999")), "past the end of the feed"),
     ] {
         let (s, v) = srv.post(&alice, "/api/v1/webhooks", &body);
         assert_eq!(s, 400, "{body}: {v}");

@@ -50,7 +50,7 @@ pub struct FeedQuery {
 }
 
 /// A cursor as the feed gives them: decimal digits (opaque to callers); none is the start.
-fn parse_cursor(since: Option<&str>) -> Result<i64, ApiError> {
+pub(super) fn parse_cursor(since: Option<&str>) -> Result<i64, ApiError> {
     let Some(s) = since else { return Ok(0) };
     if s.is_empty() || s.len() > 18 || !s.bytes().all(|b| b.is_ascii_digit()) {
         return Err(ApiError::BadRequest(

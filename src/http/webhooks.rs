@@ -42,6 +42,10 @@ pub(crate) struct NewWebhook {
     doc_ids: Option<Vec<String>>,
     /// 16 to 256 characters; signs every delivery (`X-Docsync-Signature`). Never shown again.
     secret: String,
+    /// A feed cursor to deliver from (e.g. "0": everything the log still holds, for a new
+    /// index or a backup); none: what is logged from now on.
+    #[serde(default)]
+    since: Option<String>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -115,7 +119,7 @@ fn check(body: &NewWebhook, admin: bool, private_ok: bool) -> Result<Vec<String>
     summary = "Make a webhook: the change feed POSTed to a receiver, signed, in order (PROTOCOL §11)",
     request_body = NewWebhook,
     responses(
-        (status = 201, description = "made; it delivers what is logged from now on", body = Webhook),
+        (status = 201, description = "made; it delivers what is logged from now on (or from `since`)", body = Webhook),
         (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
         (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
         (status = 403, description = "an admin's webhook needs a login session or an admin token", body = crate::http::error::ErrorBody),
@@ -143,6 +147,10 @@ pub async fn create(
             "webhooks need webhooks.key on this cluster (the same key on every node)".into(),
         )
     })?;
+    let since = match body.since.as_deref() {
+        None => None,
+        Some(c) => Some(super::feed::parse_cursor(Some(c))?),
+    };
     feed::settle(&state.storage).await?;
     let now = state.clock.now_ms();
     let actor = Actor::of(&state, &req, Some(&user));
@@ -185,7 +193,16 @@ pub async fn create(
                     )));
                 }
             }
-            hook.cursor_pos = feed::head(db)?;
+            let head = feed::head(db)?;
+            hook.cursor_pos = match since {
+                Some(c) if c > head => {
+                    return Ok(Err(format!(
+                        "since: {c} is past the end of the feed ({head}); leave it out to start now"
+                    )))
+                }
+                Some(c) => c,
+                None => head,
+            };
             webhooks::insert(db, &hook, &sealed)?;
             let detail = json!({"url": hook.url, "events": hook.events, "docIds": hook.doc_ids});
             audit::record(
