@@ -262,6 +262,10 @@ pub struct WebhookSettings {
     pub key: String,
     /// Let people who are not admins send to loopback and private network addresses.
     pub allow_private_targets: bool,
+    /// The deliverers' scheduling priority (0–19, higher yields more to edits).
+    pub nice: i32,
+    /// A webhook catching up sends at most this many entries per second.
+    pub max_entries_per_sec: u64,
 }
 
 /// The audit log of security events (PROTOCOL §9).
@@ -395,8 +399,14 @@ impl Settings {
                 "64 hex digits (e.g. `openssl rand -hex 32`), or empty for a key file",
             ));
         }
+        if !(0..=19).contains(&w.nice) {
+            return Err(bad("webhooks.nice", w.nice, "0 to 19"));
+        }
         if w.batch_entries == 0 || w.batch_entries > 1000 {
             return Err(bad("webhooks.batch_entries", w.batch_entries, "1 to 1000"));
+        }
+        if w.max_entries_per_sec == 0 {
+            return Err(bad("webhooks.max_entries_per_sec", 0, "must be at least 1"));
         }
         if w.timeout_secs == 0 || w.retry_first_ms == 0 || w.retry_max_secs == 0 {
             return Err(bad(

@@ -108,16 +108,27 @@ fn webhook(srv: &TestServer, token: &str, id: &str) -> Value {
     v
 }
 
-fn wait_paused(srv: &TestServer, token: &str, id: &str) -> Value {
+/// The webhook once `done` holds for it (polled: its row changes after the receiver's answer).
+fn wait_webhook(
+    srv: &TestServer,
+    token: &str,
+    id: &str,
+    what: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let h = webhook(srv, token, id);
-        if h["state"] == "paused" {
+        if done(&h) {
             return h;
         }
-        assert!(std::time::Instant::now() < deadline, "never paused: {h}");
+        assert!(std::time::Instant::now() < deadline, "never {what}: {h}");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+fn wait_paused(srv: &TestServer, token: &str, id: &str) -> Value {
+    wait_webhook(srv, token, id, "paused", |h| h["state"] == "paused")
 }
 
 #[test]
@@ -191,14 +202,16 @@ fn deliveries_are_signed_in_feed_order_and_only_what_the_creator_may_hook() {
 
     // The delivery log and where the webhook stands.
     let id = everything["id"].as_str().unwrap();
+    let last = got_cursor(&all.received());
+    let h = wait_webhook(&srv, &admin, id, "at the last cursor", |h| {
+        h["cursor"] == last
+    });
     let (s, log) = srv.get(&admin, &format!("/api/v1/webhooks/{id}/deliveries"));
     assert_eq!(s, 200, "{log}");
     let log = log["deliveries"].as_array().unwrap().clone();
     assert!(log
         .iter()
         .all(|d| d["outcome"] == "delivered" && d["status"] == 200));
-    let h = webhook(&srv, &admin, id);
-    assert_eq!(h["cursor"], got_cursor(&all.received()));
     assert!(
         h["deliveredAt"].is_i64() && h["pendingDelivery"].is_null(),
         "{h}"
@@ -250,6 +263,9 @@ fn a_failing_receiver_gets_the_same_delivery_again_until_the_retry_window_ends()
         );
         verify(r);
     }
+    wait_webhook(&srv, &alice, &id, "delivered", |h| {
+        h["deliveredAt"].is_i64()
+    });
     let (_, log) = srv.get(&alice, &format!("/api/v1/webhooks/{id}/deliveries"));
     let outcomes: Vec<(&str, i64)> = log["deliveries"]
         .as_array()

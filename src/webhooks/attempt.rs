@@ -32,15 +32,42 @@ pub(crate) enum Outcome {
     Paused,
 }
 
-/// A delivery's body: the batch and where it ends.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Body<'a> {
-    webhook_id: &'a str,
-    delivery_id: &'a str,
-    /// The feed position after the last entry: what `GET /feed?since=` would go on from.
-    cursor: String,
-    entries: &'a [FeedItem],
+/// A delivery's body: the batch (each entry already serialized) and where it ends:
+/// `{"webhookId", "deliveryId", "cursor", "entries": [...]}`.
+fn body(hook: &Webhook, pending: &Pending, entries: &[String]) -> anyhow::Result<Vec<u8>> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Head<'a> {
+        webhook_id: &'a str,
+        delivery_id: &'a str,
+        /// The feed position after the last entry: what `GET /feed?since=` would go on from.
+        cursor: String,
+    }
+    let head = serde_json::to_vec(&Head {
+        webhook_id: &hook.id,
+        delivery_id: &pending.id,
+        cursor: pending.to.to_string(),
+    })?;
+    let size = head.len() + entries.iter().map(|e| e.len() + 1).sum::<usize>() + 16;
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(&head[..head.len() - 1]);
+    out.extend_from_slice(b",\"entries\":[");
+    for (i, e) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(e.as_bytes());
+    }
+    out.extend_from_slice(b"]}");
+    Ok(out)
+}
+
+/// Each item as its JSON text.
+pub(crate) fn serialized(items: &[FeedItem]) -> anyhow::Result<Vec<String>> {
+    Ok(items
+        .iter()
+        .map(serde_json::to_string)
+        .collect::<Result<_, _>>()?)
 }
 
 /// What the receiver did with an attempt.
@@ -59,24 +86,32 @@ enum Answer {
     },
 }
 
+/// Attempts the pending batch; `cut` holds its entries when it was cut just now (rights
+/// asked in that read), else they are read again, rights asked now.
 pub(crate) async fn run(
     ctx: &Context,
     hook: &Webhook,
     pending: &Pending,
+    cut: Option<Vec<String>>,
 ) -> anyhow::Result<Outcome> {
     let h = hook.clone();
     let (after, to) = (pending.after, pending.to);
-    let (active, items, sealed) = ctx
+    let fresh = cut.is_some();
+    let (active, read, sealed) = ctx
         .storage
-        .read(move |db| {
+        .read_short(move |db| {
             let active = roles::user_active(db, &h.created_by)?;
-            let items = match active {
+            let items = match active && !fresh {
                 true => feed::range(db, after, to, |db, doc| webhooks::covers(db, &h, doc))?,
                 false => Vec::new(),
             };
             Ok((active, items, webhooks::secret_sealed(db, &h.id)?))
         })
         .await?;
+    let items = match cut {
+        Some(items) => items,
+        None => serialized(&read)?,
+    };
     let Some(sealed) = sealed else {
         return Ok(Outcome::Paused); // deleted meanwhile
     };
@@ -116,12 +151,7 @@ pub(crate) async fn run(
             return Ok(Outcome::Paused);
         }
     };
-    let body = serde_json::to_vec(&Body {
-        webhook_id: &hook.id,
-        delivery_id: &pending.id,
-        cursor: to.to_string(),
-        entries: &items,
-    })?;
+    let body = body(hook, pending, &items)?;
     let started = Instant::now();
     let answer = send(ctx, hook, pending, attempt, &secret, body).await;
     log.ms = started.elapsed().as_millis() as i64;

@@ -15,10 +15,10 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use docsync_actors::collab::validate::fixed::FEED_SCAN;
-use docsync_actors::storage::feed::{self, FeedItem};
+use docsync_actors::storage::feed;
 use docsync_actors::storage::roles;
 use docsync_actors::storage::webhooks::{self, Pending, Webhook};
 
@@ -117,10 +117,10 @@ async fn round(ctx: &Context, id: &str) -> anyhow::Result<Next> {
     if ctx.clustered && !claim(ctx, id).await? {
         return Ok(Next::After(Duration::from_millis(LEASE_MS as u64 / 3)));
     }
-    let pending = match hook.pending.clone() {
-        Some(p) => p,
+    let (pending, entries) = match hook.pending.clone() {
+        Some(p) => (p, None),
         None => match cut(ctx, &hook).await? {
-            Cut::Batch(p) => p,
+            Cut::Batch(p, entries) => (p, Some(entries)),
             Cut::Moved { more } => return Ok(if more { Next::Now } else { Next::Idle }),
             Cut::Raced => return Ok(Next::Now),
             Cut::CreatorGone => {
@@ -129,11 +129,25 @@ async fn round(ctx: &Context, id: &str) -> anyhow::Result<Next> {
             }
         },
     };
-    Ok(match attempt::run(ctx, &hook, &pending).await? {
-        Outcome::Delivered => Next::Now,
+    let started = Instant::now();
+    let n = entries.as_ref().map_or(0, Vec::len);
+    Ok(match attempt::run(ctx, &hook, &pending, entries).await? {
+        Outcome::Delivered => pace(ctx, n, started.elapsed()),
         Outcome::Retry(after) => Next::After(after),
         Outcome::Paused => Next::Stop,
     })
+}
+
+/// After a batch of `n` entries that took `took`: at once, or later so that a backlog drains
+/// at `webhooks.max_entries_per_sec` at most (a receiver catching up is not flooded, and the
+/// reads and writes of the drain leave room for edits).
+fn pace(ctx: &Context, n: usize, took: Duration) -> Next {
+    let rate = ctx.settings.max_entries_per_sec.max(1) as f64;
+    let due = Duration::from_secs_f64(n as f64 / rate);
+    match due.checked_sub(took) {
+        Some(wait) if !wait.is_zero() => Next::After(wait),
+        _ => Next::Now,
+    }
 }
 
 async fn claim(ctx: &Context, id: &str) -> anyhow::Result<bool> {
@@ -146,8 +160,8 @@ async fn claim(ctx: &Context, id: &str) -> anyhow::Result<bool> {
 }
 
 enum Cut {
-    /// A batch is kept on the row: attempt it.
-    Batch(Pending),
+    /// A batch is kept on the row: attempt it (its entries serialized).
+    Batch(Pending, Vec<String>),
     /// Nothing to send up to where the feed was read (the cursor moved past what the
     /// webhook does not cover); `more` when the feed has more already.
     Moved { more: bool },
@@ -178,7 +192,8 @@ async fn cut(ctx: &Context, hook: &Webhook) -> anyhow::Result<Cut> {
         return Ok(Cut::CreatorGone);
     };
     let page_end: i64 = page.cursor.parse().unwrap_or(after);
-    let to = match fit(&page.entries, ctx.settings.batch_bytes) {
+    let mut entries = attempt::serialized(&page.entries)?;
+    let to = match fit(&entries, ctx.settings.batch_bytes) {
         0 => {
             if page_end > after {
                 let id = hook.id.clone();
@@ -188,7 +203,10 @@ async fn cut(ctx: &Context, hook: &Webhook) -> anyhow::Result<Cut> {
             }
             return Ok(Cut::Moved { more: page.more });
         }
-        n if n < page.entries.len() => page.entries[n - 1].cursor().parse().unwrap_or(page_end),
+        n if n < entries.len() => {
+            entries.truncate(n);
+            page.entries[n - 1].cursor().parse().unwrap_or(page_end)
+        }
         _ => page_end,
     };
     let delivery = format!("dlv_{}", uuid::Uuid::now_v7().simple());
@@ -198,21 +216,24 @@ async fn cut(ctx: &Context, hook: &Webhook) -> anyhow::Result<Cut> {
         .write(move |db| webhooks::set_pending(db, &id, &d, after, to))
         .await?;
     Ok(if kept {
-        Cut::Batch(Pending {
-            id: delivery,
-            after,
-            to,
-        })
+        Cut::Batch(
+            Pending {
+                id: delivery,
+                after,
+                to,
+            },
+            entries,
+        )
     } else {
         Cut::Raced
     })
 }
 
 /// How many of `items` go in one body of at most `max_bytes` (at least one, if any).
-fn fit(items: &[FeedItem], max_bytes: usize) -> usize {
+fn fit(items: &[String], max_bytes: usize) -> usize {
     let mut bytes = 0;
     for (i, item) in items.iter().enumerate() {
-        bytes += serde_json::to_vec(item).map_or(0, |v| v.len()) + 1;
+        bytes += item.len() + 1;
         if bytes > max_bytes && i > 0 {
             return i;
         }

@@ -43,6 +43,8 @@ pub(crate) struct Context {
 pub struct Webhooks {
     sealer: Option<Arc<Sealer>>,
     wake: watch::Sender<u64>,
+    /// The thread the deliverers run on (kept for as long as the server runs).
+    _thread: actix::Arbiter,
 }
 
 impl Webhooks {
@@ -75,8 +77,20 @@ impl Webhooks {
             shutdown,
             wake: wake_rx,
         });
-        actix_web::rt::spawn(deliverer::supervise(ctx));
-        Ok(Arc::new(Webhooks { sealer, wake }))
+        // A thread of their own at a lower priority: a backlog being drained takes the CPU
+        // edits leave, not theirs. The feed is read on this runtime's blocking threads,
+        // which are started from it and so inherit its priority.
+        let thread = actix::Arbiter::new();
+        let nice = settings.webhooks.nice;
+        thread.spawn(async move {
+            lower_priority(nice);
+            deliverer::supervise(ctx).await;
+        });
+        Ok(Arc::new(Webhooks {
+            sealer,
+            wake,
+            _thread: thread,
+        }))
     }
 
     /// The secret sealed for storage; None when this server has no key (cluster mode
@@ -88,6 +102,16 @@ impl Webhooks {
     /// A webhook was made, resumed or deleted: the deliverers look again now.
     pub fn poke(&self) {
         self.wake.send_modify(|n| *n += 1);
+    }
+}
+
+/// Lowers this thread's scheduling priority to `nice` (Linux keeps one per thread; threads
+/// started from it inherit it).
+fn lower_priority(nice: i32) {
+    // SAFETY: plain system calls on the calling thread's own ID.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) } as libc::id_t;
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, nice) } != 0 {
+        tracing::warn!(nice, "webhooks: could not lower the deliverers' priority");
     }
 }
 

@@ -175,6 +175,13 @@ impl Api {
             .ok_or_else(|| anyhow!("no docId in {body}"))
     }
 
+    /// `POST` a JSON body to `path` (under `/api/v1`); the answer's JSON.
+    pub async fn post_json(&self, path: &str, body: &Value) -> Result<Value> {
+        let url = format!("{}{path}", self.base);
+        let reply = self.send(self.http.post(url).json(body)).await?;
+        Ok(serde_json::from_slice(&reply)?)
+    }
+
     /// `PUT` a JSON body to `path` (under `/api/v1`); the answer's JSON.
     pub async fn put_json(&self, path: &str, body: &Value) -> Result<Value> {
         let url = format!("{}{path}", self.base);

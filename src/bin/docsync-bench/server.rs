@@ -264,6 +264,11 @@ impl ServerDir {
         Ok(out?)
     }
 
+    /// One more setting for this server.
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.extra_env.push((key.to_string(), value.to_string()));
+    }
+
     /// Starts `docsync serve` on this directory and waits for its listening line.
     pub fn serve(self) -> Result<LocalServer> {
         let mut child = self

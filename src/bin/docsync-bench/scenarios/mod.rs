@@ -15,6 +15,7 @@ mod snapshot;
 pub mod typists;
 mod versions;
 mod wakeup;
+mod webhooks;
 
 use std::time::Duration;
 
@@ -55,6 +56,7 @@ pub enum ScenarioArg {
     #[value(alias = "bullet_shares")]
     Bullets,
     Feed,
+    Webhooks,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -85,6 +87,8 @@ pub enum Scenario {
     BulletFanout(usize),
     /// The change feed read from the start: 100,000 entries in 10 documents.
     Feed,
+    /// A webhook draining 1,000,000 entries while editors run, then edit → webhook latency.
+    Webhooks,
 }
 
 impl Scenario {
@@ -106,6 +110,7 @@ impl Scenario {
             Scenario::BulletShares => "bullet_shares",
             Scenario::BulletFanout(_) => "bullet_fanout",
             Scenario::Feed => "feed",
+            Scenario::Webhooks => "webhooks",
         }
     }
 
@@ -163,6 +168,7 @@ impl Scenario {
                     Scenario::BulletFanout(0),
                     Scenario::BulletFanout(50),
                     Scenario::Feed,
+                    Scenario::Webhooks,
                 ],
                 typists.clone(),
                 vec![Scenario::Cluster],
@@ -187,6 +193,7 @@ impl Scenario {
                 Scenario::BulletFanout(50),
             ],
             ScenarioArg::Feed => vec![Scenario::Feed],
+            ScenarioArg::Webhooks => vec![Scenario::Webhooks],
         }
     }
 }
@@ -223,5 +230,6 @@ pub async fn run(scenario: Scenario, env: &Env) -> Result<Line> {
         Scenario::BulletShares => bullet_shares::run(env).await,
         Scenario::BulletFanout(guests) => fanout::run_with_guests(env, 100, guests).await,
         Scenario::Feed => feed::run(env).await,
+        Scenario::Webhooks => webhooks::run(env).await,
     }
 }
