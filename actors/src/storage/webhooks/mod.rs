@@ -16,6 +16,8 @@
 mod postgres;
 mod rows;
 mod sqlite;
+#[cfg(test)]
+mod tests;
 mod types;
 
 pub use rows::{
