@@ -661,6 +661,23 @@ fn the_embedded_admin_page_loads_its_script_and_style() {
     );
 }
 
+/// The engine folder is also an npm package: the binary serves its scripts (the entry point
+/// included), never its manifest or type declarations.
+#[test]
+fn the_engine_package_s_manifest_and_types_are_not_served() {
+    let srv = TestServer::start();
+    for path in ["/engine/index.js", "/engine/engine.js"] {
+        assert_eq!(get(&srv, path, &[]).status, 200, "{path}");
+    }
+    for path in [
+        "/engine/package.json",
+        "/engine/index.d.ts",
+        "/engine/types.d.ts",
+    ] {
+        assert_json_404(&get(&srv, path, &[]), path);
+    }
+}
+
 /// The strict CSP blocks inline script, inline style and event-handler attributes: no page
 /// the binary serves may rely on them.
 #[test]

@@ -22,8 +22,9 @@ use sha2::{Digest, Sha256};
 #[exclude = "*.test.*"]
 #[exclude = "*.spec.*"]
 #[exclude = "*__tests__*"]
-// Type declarations are for tsc only, not served.
+// Type declarations are for tsc only, not served; the engine's package manifest is for npm.
 #[exclude = "*.d.ts"]
+#[exclude = "*package.json"]
 struct Embedded;
 
 /// A relative path inside the static folder that is safe to serve: no `.`/`..` or empty
