@@ -1189,3 +1189,95 @@ fn forwarded_streams_count_against_the_client_not_the_node() {
         "forwarded, not moved"
     );
 }
+
+/// A webhook on a two-node cluster: every entry — written through either node, into
+/// documents each node owns, numbered by the feed across nodes — reaches the receiver once,
+/// in the feed's order (the other node's writes wake the deliverer by notification).
+#[test]
+fn a_webhook_is_delivered_once_in_feed_order_by_one_node_of_the_cluster() {
+    use crate::common::receiver::{Received, Receiver};
+    let pg = Arc::new(std::thread::spawn(TempPostgres::start).join().unwrap());
+    let hooks = [
+        (
+            "DOCSYNC_WEBHOOKS__KEY",
+            "7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a",
+        ),
+        ("DOCSYNC_WEBHOOKS__ALLOW_PRIVATE_TARGETS", "true"),
+    ];
+    let (a, b) = (
+        start_node(&pg, "node-a", &hooks),
+        start_node(&pg, "node-b", &hooks),
+    );
+    let token = a.add_user("alice");
+    let recv = Receiver::start();
+    let (s, hook) = a.post(
+        &token,
+        "/api/v1/webhooks",
+        &json!({"url": recv.url, "events": ["ops"], "secret": "cluster-webhook-secret-01"}),
+    );
+    assert_eq!(s, 201, "{hook}");
+    let c = Cluster {
+        pg,
+        nodes: vec![a, b],
+        token,
+    };
+    // One document first served by each node; writes to both through both nodes.
+    let mut docs = Vec::new();
+    for (i, node) in c.nodes.iter().enumerate() {
+        let doc = c.nodes[0].create_doc(&c.token, &format!("Doc {i}"));
+        node.sync_ok(
+            &c.token,
+            &doc,
+            "cl_w",
+            0,
+            vec![insert(&id("blk_"), None, "a0", "first")],
+        );
+        docs.push(doc);
+    }
+    assert_eq!(c.owner(&docs[0]).as_deref(), Some("node-a"));
+    assert_eq!(c.owner(&docs[1]).as_deref(), Some("node-b"));
+    let keys = ["a1", "a2", "a3", "a4", "a5", "a6"];
+    for (n, key) in keys.iter().enumerate() {
+        for (d, doc) in docs.iter().enumerate() {
+            let node = &c.nodes[(n + d) % 2];
+            let head = node.snapshot(&c.token, doc)["headSeq"].as_i64().unwrap();
+            node.sync_ok(
+                &c.token,
+                doc,
+                "cl_w",
+                head,
+                vec![insert(&id("blk_"), None, key, "more")],
+            );
+        }
+    }
+    let total = 2 + keys.len() * 2;
+    let acked = |r: &[Received]| -> Vec<(String, i64)> {
+        r.iter()
+            .filter(|x| x.answered == Some(200))
+            .flat_map(Received::doc_seqs)
+            .collect()
+    };
+    let got = recv.wait_for("every entry", |r| acked(r).len() >= total);
+    let (s, feed) = c.nodes[1].get(&c.token, "/api/v1/feed?limit=1000");
+    assert_eq!(s, 200, "{feed}");
+    let in_feed: Vec<(String, i64)> = feed["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["docId"].as_str().unwrap().to_string(),
+                e["seq"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(in_feed.len(), total);
+    assert_eq!(acked(&got), in_feed, "each entry once, in the feed's order");
+    let mut ids: Vec<&str> = got.iter().map(Received::delivery).collect();
+    ids.dedup();
+    assert_eq!(
+        ids.len(),
+        got.len(),
+        "no delivery sent twice (both nodes healthy)"
+    );
+}

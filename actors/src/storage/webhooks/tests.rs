@@ -47,10 +47,13 @@ fn attempt(n: i64, outcome: &str) -> Delivery {
     }
 }
 
-/// Runs the life on `db`; returns what was read along the way, to compare across backends.
-fn life(run: &mut dyn FnMut(&mut dyn FnMut(&mut Db) -> Result<String>) -> String) -> Vec<String> {
+/// One step of the life: reads or writes, and says what it saw.
+type Step<'a> = &'a mut dyn FnMut(&mut Db) -> Result<String>;
+
+/// Runs the life through `run` (one backend); returns what each step saw, to compare.
+fn life(run: &mut dyn FnMut(Step) -> String) -> Vec<String> {
     let mut seen = Vec::new();
-    let mut step = |f: &mut dyn FnMut(&mut Db) -> Result<String>| seen.push(run(f));
+    let mut step = |f: Step| seen.push(run(f));
     let show = |db: &mut Db| -> Result<String> {
         let h = by_id(db, "wh_1")?.expect("the webhook");
         Ok(format!(
