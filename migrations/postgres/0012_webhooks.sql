@@ -19,7 +19,7 @@ CREATE TABLE webhooks (
     pending_id      TEXT,
     pending_after   BIGINT,
     pending_to      BIGINT,
-    attempts        INTEGER NOT NULL DEFAULT 0,
+    attempts        BIGINT NOT NULL DEFAULT 0,
     failing_since   BIGINT,
     next_attempt_at BIGINT,
     delivered_at    BIGINT,
@@ -37,7 +37,7 @@ CREATE TABLE webhook_deliveries (
     entries     BIGINT NOT NULL,
     cursor      TEXT NOT NULL,
     outcome     TEXT NOT NULL,
-    status      INTEGER,
+    status      BIGINT,
     error       TEXT,
     ms          BIGINT NOT NULL
 );

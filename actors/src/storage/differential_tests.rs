@@ -1207,10 +1207,65 @@ fn check_import(steps: Vec<Step>) {
         }
     }
 
+    // A webhook mid-delivery: its cursor, its pending batch and its log go along.
+    {
+        use crate::storage::webhooks;
+        let db = &mut Db::Sqlite(&lite);
+        let hook = webhooks::Webhook {
+            id: "wh_imp".into(),
+            created_by: ann.id.clone(),
+            created_by_name: None,
+            url: "https://example.com/hook".into(),
+            events: vec!["ops".into()],
+            doc_ids: Some(vec![doc_id.clone()]),
+            created_at: 7,
+            cursor: String::new(),
+            state: String::new(),
+            paused_at: None,
+            paused_reason: None,
+            pending_delivery: None,
+            attempts: 0,
+            failing_since: None,
+            next_attempt_at: None,
+            delivered_at: None,
+            pending: None,
+            cursor_pos: 1,
+        };
+        webhooks::insert(db, &hook, "sealed-secret").unwrap();
+        webhooks::set_pending(db, "wh_imp", "dlv_imp", 1, 3).unwrap();
+        webhooks::failed(db, "wh_imp", 2, 8, 9).unwrap();
+        let attempt = webhooks::Delivery {
+            delivery_id: "dlv_imp".into(),
+            attempt: 2,
+            at: 8,
+            entries: 2,
+            cursor: "3".into(),
+            outcome: "failed".into(),
+            status: None,
+            error: Some("no answer within 10 s".into()),
+            ms: 10_000,
+        };
+        webhooks::record(db, "wh_imp", &attempt, 200).unwrap();
+    }
+
     let pg = TempPostgres::start();
     let mut pgc = pg.client();
     pg_migrate::apply(&mut pgc).unwrap();
     let summary = crate::storage::cluster::import::import(&lite, &mut pgc).unwrap();
+    {
+        use crate::storage::webhooks;
+        let lite_hooks = webhooks::list(&mut Db::Sqlite(&lite)).unwrap();
+        assert_eq!(lite_hooks.len(), 1);
+        assert_eq!(lite_hooks, on_pg(&mut pgc, webhooks::list).unwrap());
+        assert_eq!(
+            webhooks::deliveries(&mut Db::Sqlite(&lite), "wh_imp", 10).unwrap(),
+            on_pg(&mut pgc, |db| webhooks::deliveries(db, "wh_imp", 10)).unwrap()
+        );
+        assert_eq!(
+            webhooks::secret_sealed(&mut Db::Sqlite(&lite), "wh_imp").unwrap(),
+            on_pg(&mut pgc, |db| webhooks::secret_sealed(db, "wh_imp")).unwrap()
+        );
+    }
     assert!(
         summary.tables.iter().any(|(t, n)| t == "users" && *n == 2),
         "{summary:?}"

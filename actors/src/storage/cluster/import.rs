@@ -254,6 +254,49 @@ const TABLES: &[Table] = &[
         columns: &["issuer", "subject", "user_id", "email", "created_at"],
         booleans: &[],
     },
+    // Webhooks go on where they were: their cursor in the feed, a pending batch with its
+    // delivery ID. Their secrets are sealed with the node's key: cluster mode needs the same
+    // key as `webhooks.key` (the key file's contents).
+    Table {
+        name: "webhooks",
+        columns: &[
+            "id",
+            "created_by",
+            "url",
+            "events",
+            "doc_ids",
+            "secret_sealed",
+            "created_at",
+            "cursor",
+            "paused_at",
+            "paused_reason",
+            "pending_id",
+            "pending_after",
+            "pending_to",
+            "attempts",
+            "failing_since",
+            "next_attempt_at",
+            "delivered_at",
+        ],
+        booleans: &[],
+    },
+    Table {
+        name: "webhook_deliveries",
+        columns: &[
+            "id",
+            "webhook_id",
+            "delivery_id",
+            "attempt",
+            "at",
+            "entries",
+            "cursor",
+            "outcome",
+            "status",
+            "error",
+            "ms",
+        ],
+        booleans: &[],
+    },
     Table {
         name: "audit_log",
         columns: &[
@@ -375,7 +418,9 @@ pub fn import(sqlite: &Connection, pg: &mut Client) -> Result<ImportSummary> {
             WHERE NOT deleted AND content <> '';
          SELECT setval('blocks_rid_seq', greatest((SELECT max(rid) FROM blocks), 1));
          SELECT setval('tags_id_seq', greatest((SELECT max(id) FROM tags), 1));
-         SELECT setval('audit_log_id_seq', greatest((SELECT max(id) FROM audit_log), 1));",
+         SELECT setval('audit_log_id_seq', greatest((SELECT max(id) FROM audit_log), 1));
+         SELECT setval('webhook_deliveries_id_seq',
+                       greatest((SELECT max(id) FROM webhook_deliveries), 1));",
     )?;
     tx.commit()?;
     Ok(summary)

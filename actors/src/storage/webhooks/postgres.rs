@@ -25,7 +25,7 @@ fn hook_from_row(r: &Row) -> Columns {
         pending_id: r.get(9),
         pending_after: r.get(10),
         pending_to: r.get(11),
-        attempts: r.get::<_, i32>(12).into(),
+        attempts: r.get(12),
         failing_since: r.get(13),
         next_attempt_at: r.get(14),
         delivered_at: r.get(15),
@@ -138,7 +138,7 @@ pub fn failed(
     c.execute(
         "UPDATE webhooks SET attempts = $2, failing_since = $3, next_attempt_at = $4
           WHERE id = $1",
-        &[&id, &(attempts as i32), &failing_since, &next_attempt_at],
+        &[&id, &attempts, &failing_since, &next_attempt_at],
     )?;
     Ok(())
 }
@@ -173,7 +173,7 @@ pub fn record(c: &mut impl GenericClient, webhook_id: &str, d: &Delivery, keep: 
             &d.entries,
             &d.cursor,
             &d.outcome,
-            &d.status,
+            &d.status.map(i64::from),
             &d.error,
             &d.ms,
         ],
@@ -205,7 +205,7 @@ pub fn deliveries(
         entries: r.get(3),
         cursor: r.get(4),
         outcome: r.get(5),
-        status: r.get(6),
+        status: r.get::<_, Option<i64>>(6).map(|s| s as i32),
         error: r.get(7),
         ms: r.get(8),
     })
