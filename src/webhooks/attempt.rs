@@ -17,8 +17,8 @@ use docsync_actors::storage::feed::{self, FeedItem};
 use docsync_actors::storage::roles;
 use docsync_actors::storage::webhooks::{self, Delivery, Pending, Webhook};
 
+use super::context::Context;
 use super::signature;
-use super::Context;
 
 /// Why a webhook whose creator can no longer sign in is paused.
 pub(crate) const CREATOR_GONE: &str = "its creator's account is deactivated";

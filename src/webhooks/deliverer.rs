@@ -23,7 +23,7 @@ use docsync_actors::storage::roles;
 use docsync_actors::storage::webhooks::{self, Pending, Webhook};
 
 use super::attempt::{self, Outcome};
-use super::Context;
+use super::context::Context;
 
 /// How often the supervisor looks for webhooks without being woken (another node made one).
 const RESCAN: Duration = Duration::from_secs(5);

@@ -8,6 +8,7 @@
 //! mode: one node at a time; on SQLite the one process always has it).
 
 mod attempt;
+mod context;
 mod deliverer;
 pub mod sealing;
 pub mod signature;
@@ -21,24 +22,10 @@ use tokio::sync::watch;
 use docsync_actors::clock::SharedClock;
 use docsync_actors::storage::Storage;
 
-use crate::config::{Settings, WebhookSettings};
+use crate::config::Settings;
 use crate::shutdown::Shutdown;
+use context::Context;
 use sealing::{Sealer, SealingError};
-
-/// Everything a deliverer needs, shared by all of them.
-pub(crate) struct Context {
-    pub storage: Storage,
-    pub clock: SharedClock,
-    pub settings: WebhookSettings,
-    pub sealer: Option<Arc<Sealer>>,
-    pub client: reqwest::Client,
-    /// This process's name on a lease.
-    pub node: String,
-    /// Several nodes may deliver (PostgreSQL): a webhook is delivered under a lease.
-    pub clustered: bool,
-    pub shutdown: Shutdown,
-    pub wake: watch::Receiver<u64>,
-}
 
 pub struct Webhooks {
     sealer: Option<Arc<Sealer>>,

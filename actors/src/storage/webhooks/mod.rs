@@ -27,80 +27,11 @@ pub use rows::{
 pub use types::{Delivery, Pending, Webhook};
 
 use crate::storage::db::Db;
-use crate::storage::error::{Result, StorageError};
+use crate::storage::error::Result;
 use crate::storage::roles;
 
 /// Events a webhook can ask for.
 pub const EVENTS: [&str; 1] = ["ops"];
-
-/// A stored list (events, document IDs) as its JSON text.
-fn json_list(items: &[String]) -> String {
-    serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
-}
-
-fn parse_list(id: &str, what: &str, json: &str) -> Result<Vec<String>> {
-    serde_json::from_str(json)
-        .map_err(|e| StorageError::Corrupt(format!("webhook {id} {what}: {e}")))
-}
-
-/// A webhook's row as both backends read it.
-struct Columns {
-    id: String,
-    created_by: String,
-    url: String,
-    events: String,
-    doc_ids: Option<String>,
-    created_at: i64,
-    cursor: i64,
-    paused_at: Option<i64>,
-    paused_reason: Option<String>,
-    pending_id: Option<String>,
-    pending_after: Option<i64>,
-    pending_to: Option<i64>,
-    attempts: i64,
-    failing_since: Option<i64>,
-    next_attempt_at: Option<i64>,
-    delivered_at: Option<i64>,
-    created_by_name: Option<String>,
-}
-
-fn from_columns(c: Columns) -> Result<Webhook> {
-    let events = parse_list(&c.id, "events", &c.events)?;
-    let doc_ids = c
-        .doc_ids
-        .as_deref()
-        .map(|j| parse_list(&c.id, "doc_ids", j))
-        .transpose()?;
-    let pending = match (c.pending_id, c.pending_after, c.pending_to) {
-        (Some(id), Some(after), Some(to)) => Some(Pending { id, after, to }),
-        _ => None,
-    };
-    Ok(Webhook {
-        state: if c.paused_at.is_some() {
-            "paused"
-        } else {
-            "active"
-        }
-        .into(),
-        pending_delivery: pending.as_ref().map(|p| p.id.clone()),
-        id: c.id,
-        created_by: c.created_by,
-        created_by_name: c.created_by_name,
-        url: c.url,
-        events,
-        doc_ids,
-        created_at: c.created_at,
-        cursor: c.cursor.to_string(),
-        paused_at: c.paused_at,
-        paused_reason: c.paused_reason,
-        attempts: c.attempts,
-        failing_since: c.failing_since,
-        next_attempt_at: c.next_attempt_at,
-        delivered_at: c.delivered_at,
-        pending,
-        cursor_pos: c.cursor,
-    })
-}
 
 /// Whether `hook` delivers the entries of `doc_id` now: one of its documents (when it
 /// names some), and one its creator may hook (`roles::hooks_document`).

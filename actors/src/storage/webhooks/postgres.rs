@@ -2,8 +2,7 @@
 
 use postgres::{GenericClient, Row};
 
-use super::types::{Delivery, Webhook};
-use super::{from_columns, Columns};
+use super::types::{from_columns, json_list, Columns, Delivery, Webhook};
 use crate::storage::error::Result;
 
 const HOOK: &str = "SELECT w.id, w.created_by, w.url, w.events, w.doc_ids, w.created_at, w.cursor,
@@ -42,8 +41,8 @@ pub fn insert(c: &mut impl GenericClient, h: &Webhook, secret_sealed: &str) -> R
             &h.id,
             &h.created_by,
             &h.url,
-            &super::json_list(&h.events),
-            &h.doc_ids.as_deref().map(super::json_list),
+            &json_list(&h.events),
+            &h.doc_ids.as_deref().map(json_list),
             &secret_sealed,
             &h.created_at,
             &h.cursor_pos,

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::storage::error::{Result, StorageError};
+
 /// A batch cut from the feed and not yet acknowledged: every attempt sends the entries
 /// after `after` up to `to` under delivery ID `id`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,4 +74,73 @@ pub struct Delivery {
     pub error: Option<String>,
     /// How long the attempt took.
     pub ms: i64,
+}
+
+/// A stored list (events, document IDs) as its JSON text.
+pub(super) fn json_list(items: &[String]) -> String {
+    serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
+}
+
+fn parse_list(id: &str, what: &str, json: &str) -> Result<Vec<String>> {
+    serde_json::from_str(json)
+        .map_err(|e| StorageError::Corrupt(format!("webhook {id} {what}: {e}")))
+}
+
+/// A webhook's row as both backends read it.
+pub(super) struct Columns {
+    pub(super) id: String,
+    pub(super) created_by: String,
+    pub(super) url: String,
+    pub(super) events: String,
+    pub(super) doc_ids: Option<String>,
+    pub(super) created_at: i64,
+    pub(super) cursor: i64,
+    pub(super) paused_at: Option<i64>,
+    pub(super) paused_reason: Option<String>,
+    pub(super) pending_id: Option<String>,
+    pub(super) pending_after: Option<i64>,
+    pub(super) pending_to: Option<i64>,
+    pub(super) attempts: i64,
+    pub(super) failing_since: Option<i64>,
+    pub(super) next_attempt_at: Option<i64>,
+    pub(super) delivered_at: Option<i64>,
+    pub(super) created_by_name: Option<String>,
+}
+
+pub(super) fn from_columns(c: Columns) -> Result<Webhook> {
+    let events = parse_list(&c.id, "events", &c.events)?;
+    let doc_ids = c
+        .doc_ids
+        .as_deref()
+        .map(|j| parse_list(&c.id, "doc_ids", j))
+        .transpose()?;
+    let pending = match (c.pending_id, c.pending_after, c.pending_to) {
+        (Some(id), Some(after), Some(to)) => Some(Pending { id, after, to }),
+        _ => None,
+    };
+    Ok(Webhook {
+        state: if c.paused_at.is_some() {
+            "paused"
+        } else {
+            "active"
+        }
+        .into(),
+        pending_delivery: pending.as_ref().map(|p| p.id.clone()),
+        id: c.id,
+        created_by: c.created_by,
+        created_by_name: c.created_by_name,
+        url: c.url,
+        events,
+        doc_ids,
+        created_at: c.created_at,
+        cursor: c.cursor.to_string(),
+        paused_at: c.paused_at,
+        paused_reason: c.paused_reason,
+        attempts: c.attempts,
+        failing_since: c.failing_since,
+        next_attempt_at: c.next_attempt_at,
+        delivered_at: c.delivered_at,
+        pending,
+        cursor_pos: c.cursor,
+    })
 }
