@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
 use docsync_actors::clock::unix_ms;
@@ -79,6 +80,16 @@ pub enum Command {
     },
     /// Copy the database to FILE with SQLite's online backup; safe while the server runs.
     Backup { file: PathBuf },
+    /// Write everything USER can read into DIR: each document as Markdown and OPML, each
+    /// bullet shared with them, and manifest.json (folders, documents, who has access).
+    /// Safe while the server runs; DIR must be empty or new.
+    Export {
+        #[arg(long, value_name = "DIR")]
+        to: PathBuf,
+        /// Whose workspace (a user name): what they can read is what is written.
+        #[arg(long, value_name = "USER")]
+        user: String,
+    },
     /// Move this node's SQLite database into an empty PostgreSQL database for cluster mode:
     /// every row, in one transaction (all or nothing). Refuses while a server has the
     /// SQLite database open, and refuses a PostgreSQL database that already has data.
@@ -194,6 +205,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             existing_database(&settings, cli.config.as_deref())?;
             backup(&settings, &file)
         }
+        Command::Export { to, user } => {
+            existing_database(&settings, cli.config.as_deref())?;
+            with_storage(&settings, |s| export(s, &user, &to))
+        }
         Command::ImportToPostgres { postgres } => {
             existing_database(&settings, cli.config.as_deref())?;
             import_to_postgres(&settings, &postgres)
@@ -273,6 +288,43 @@ fn import_to_postgres(settings: &Settings, url: &str) -> anyhow::Result<()> {
     migrate::apply(&mut pg)?;
     let summary = import::import(&sqlite, &mut pg)?;
     println!("{}", serde_json::to_string(&summary)?);
+    Ok(())
+}
+
+/// `docsync export`: the files into `dir` as they come (one document in memory at a time).
+fn export(storage: &Storage, name: &str, dir: &std::path::Path) -> anyhow::Result<()> {
+    if dir.exists() && std::fs::read_dir(dir)?.next().is_some() {
+        anyhow::bail!(
+            "{} is not empty; export into a new or empty folder",
+            dir.display()
+        );
+    }
+    let who = name.to_string();
+    let user = storage
+        .read_blocking(move |c| accounts::user_by_name(c, &who))?
+        .with_context(|| format!("no user named {name}"))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let exporter = crate::workspace::export::Exporter {
+        storage,
+        now: unix_ms(),
+    };
+    let counts = rt.block_on(exporter.run(&user, |f| {
+        let path = dir.join(&f.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, f.bytes)
+    }))?;
+    println!(
+        "exported {} documents and {} shared bullets ({} bullets, {} files) to {}",
+        counts.documents,
+        counts.shared_bullets,
+        counts.bullets,
+        counts.files,
+        dir.display()
+    );
     Ok(())
 }
 

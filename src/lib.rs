@@ -13,3 +13,4 @@ pub mod server;
 pub mod shutdown;
 pub mod telemetry;
 pub mod webhooks;
+pub mod workspace;

@@ -34,3 +34,4 @@ mod streams;
 mod versions;
 mod wakeups;
 mod webhooks;
+mod workspace;

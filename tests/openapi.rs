@@ -605,6 +605,29 @@ fn requests_shaped_as_the_protocol_says_and_the_real_answers_fit_the_document() 
     );
     assert_eq!(s, 200);
     assert!(md.as_str().is_some_and(|t| t.contains("stale")), "{md}");
+    // Whole workspaces: an import with a link between its documents, and the export.
+    let (s, report) = c.call(
+        &alice,
+        "POST",
+        "/api/v1/import",
+        "/api/v1/import",
+        Some(json!({"newFolder": "Imported", "documents": [
+            {"file": "pages/A.md", "title": "A", "items": [{"depth": 0, "content": "see [[B]]", "type": "todo", "checked": true}]},
+            {"file": "pages/B.md", "title": "B", "folder": "more", "items": [{"depth": 0, "content": "b", "ref": "r1"}], "notes": ["none"]}
+        ]})),
+    );
+    assert_eq!(s, 201, "{report}");
+    assert_eq!(report["links"], 1, "{report}");
+    let (s, _) = c.call_invalid(
+        &alice,
+        "POST",
+        "/api/v1/import",
+        "/api/v1/import",
+        json!({"documents": [{"file": "a", "items": []}]}),
+    );
+    assert_eq!(s, 400);
+    let (s, _) = c.call(&alice, "GET", "/api/v1/export", "/api/v1/export", None);
+    assert_eq!(s, 200);
     let history = d(&format!("/blocks/{b}/history?limit=2"));
     let (s, h) = c.call(
         &alice,

@@ -208,6 +208,33 @@ impl From<DocError> for ApiError {
     }
 }
 
+impl From<crate::workspace::import::ImportFailed> for ApiError {
+    fn from(e: crate::workspace::import::ImportFailed) -> Self {
+        use crate::workspace::import::ImportFailed;
+        match e {
+            ImportFailed::Storage(e) => e.into(),
+            ImportFailed::Document(e) => e.into(),
+            ImportFailed::Refused(m) => {
+                tracing::error!(error = %m, "an import's planned op was refused");
+                ApiError::Internal(m)
+            }
+        }
+    }
+}
+
+impl From<crate::workspace::export::ExportFailed> for ApiError {
+    fn from(e: crate::workspace::export::ExportFailed) -> Self {
+        use crate::workspace::export::ExportFailed;
+        match e {
+            ExportFailed::Storage(e) => e.into(),
+            ExportFailed::Io(e) => {
+                tracing::error!(error = %e, "building an export");
+                ApiError::Internal(e.to_string())
+            }
+        }
+    }
+}
+
 impl From<InvalidRequest> for ApiError {
     fn from(e: InvalidRequest) -> Self {
         ApiError::BadRequest(e.to_string())

@@ -37,6 +37,7 @@ pub mod state;
 pub mod static_files;
 pub mod sync;
 pub mod webhooks;
+pub mod workspace;
 pub mod write_budget;
 
 use actix_web::web;
@@ -78,6 +79,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 )
                 .route("/feed", web::get().to(feed::feed))
                 .route("/feed/events", web::get().to(feed::events))
+                .route("/import", web::post().to(workspace::import))
+                .route("/export", web::get().to(workspace::export))
                 .route("/webhooks", web::post().to(webhooks::create))
                 .route("/webhooks", web::get().to(webhooks::list))
                 .route("/webhooks/{id}", web::get().to(webhooks::get))

@@ -209,6 +209,8 @@ impl Modify for EveryAnswer {
         crate::http::channels::longpoll::changes,
         crate::http::feed::feed,
         crate::http::feed::events,
+        crate::http::workspace::import,
+        crate::http::workspace::export,
         crate::http::webhooks::create,
         crate::http::webhooks::list,
         crate::http::webhooks::get,

@@ -258,6 +258,28 @@ impl TestServer {
         )
     }
 
+    /// A GET whose answer is not text (a zip): status, content type, bytes.
+    pub fn get_bytes(&self, token: &str, path: &str) -> (u16, String, Vec<u8>) {
+        let r = self
+            .client
+            .get(self.url(path))
+            .bearer_auth(token)
+            .send()
+            .expect("GET");
+        let status = r.status().as_u16();
+        let kind = r
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        (
+            status,
+            kind,
+            r.bytes().map(|b| b.to_vec()).unwrap_or_default(),
+        )
+    }
+
     pub fn get_text(&self, token: &str, path: &str) -> (u16, String) {
         let r = self
             .client

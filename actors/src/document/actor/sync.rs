@@ -100,6 +100,13 @@ impl Sync {
         }
     }
 
+    /// The same request from a caller who already has the log up to `last_seq` (a
+    /// server-side import sending batch after batch: each reply carries only the new
+    /// entries).
+    pub fn after(self, last_seq: i64) -> Sync {
+        Sync { last_seq, ..self }
+    }
+
     fn known(&self, op_id: &str) -> Option<&OpResult> {
         self.precheck.as_ref().and_then(|(p, _)| p.known.get(op_id))
     }

@@ -1,0 +1,125 @@
+//! `POST /import` (many documents from another tool's files, in one operation, with a
+//! report) and `GET /export` (everything the caller reads, as a zip of Markdown, OPML and a
+//! manifest). The rules are in `crate::workspace`; here: decode, authorise, answer.
+
+use std::io::Write as _;
+
+use actix_web::{web, HttpRequest, HttpResponse};
+
+use docsync_actors::storage::roles;
+
+use super::access::{caller, require_folder_write};
+use super::auth::Credentials;
+use super::body::read_json;
+use super::error::ApiError;
+use super::state::AppState;
+use crate::workspace::export::{ExportFile, Exporter};
+use crate::workspace::import::{ImportReport, Importer, Target};
+use crate::workspace::import_plan::{self, ImportBody, MAX_IMPORT_BODY_BYTES};
+use docsync_actors::storage::accounts::new_id;
+
+#[utoipa::path(
+    post,
+    path = "/api/v1/import",
+    tag = "documents",
+    summary = "Make many documents at once from files read by the client (a Logseq graph, a Workflowy or Dynalist backup); [[links]] and ((block refs)) between them resolved",
+    request_body = ImportBody,
+    responses(
+        (status = 201, description = "made; what became of each file", body = ImportReport),
+        (status = 400, description = "the request is malformed or breaks a limit; nothing was written", body = crate::http::error::ErrorBody),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+        (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
+        (status = 413, description = "the body is over 64 MiB", body = crate::http::error::ErrorBody),
+    ),
+)]
+pub async fn import(
+    state: web::Data<AppState>,
+    creds: Credentials,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let user = caller(&state, &creds).await?;
+    let body: ImportBody = read_json(&req, payload, MAX_IMPORT_BODY_BYTES).await?;
+    if let Some(folder) = &body.folder_id {
+        require_folder_write(&state, &user, folder, "folderId").await?;
+    }
+    let uid = user.id.clone();
+    let readable: Vec<(String, String)> = state
+        .storage
+        .read(move |c| roles::readable_documents(c, &uid))
+        .await?
+        .into_iter()
+        .map(|d| (d.title, d.doc_id))
+        .collect();
+    let plan = import_plan::plan(
+        &body,
+        &readable,
+        &state.limits,
+        || new_id("doc_"),
+        || new_id("blk_"),
+    )
+    .map_err(|r| ApiError::BadRequest(r.0))?;
+    let importer = Importer {
+        storage: &state.storage,
+        registry: &state.registry,
+        clock: &state.clock,
+    };
+    let target = Target {
+        folder_id: body.folder_id.clone(),
+        new_folder: body.new_folder.clone(),
+    };
+    let report = importer.run(&user, target, plan).await?;
+    Ok(HttpResponse::Created().json(report))
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/export",
+    tag = "documents",
+    summary = "Everything the caller reads as a zip: each document as Markdown and OPML, each shared bullet's part, and manifest.json (folders, documents, who has access)",
+    responses(
+        (status = 200, description = "a zip file", content_type = "application/zip", body = String),
+        (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
+    ),
+)]
+pub async fn export(
+    state: web::Data<AppState>,
+    creds: Credentials,
+) -> Result<HttpResponse, ApiError> {
+    let user = caller(&state, &creds).await?;
+    let exporter = Exporter {
+        storage: &state.storage,
+        now: state.clock.now_ms(),
+    };
+    let mut files: Vec<ExportFile> = Vec::new();
+    exporter
+        .run(&user, |f| {
+            files.push(f);
+            Ok(())
+        })
+        .await?;
+    // Compressing is CPU work: off the HTTP worker.
+    let zipped = web::block(move || zip(files))
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?
+        .map_err(|e| ApiError::Internal(format!("building the zip: {e}")))?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/zip")
+        .insert_header((
+            "Content-Disposition",
+            "attachment; filename=\"docsync-export.zip\"",
+        ))
+        .body(zipped))
+}
+
+/// The files in a zip, under one folder named like the download.
+fn zip(files: Vec<ExportFile>) -> zip::result::ZipResult<Vec<u8>> {
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for f in files {
+        out.start_file(format!("docsync-export/{}", f.path), options)?;
+        out.write_all(&f.bytes)?;
+    }
+    Ok(out.finish()?.into_inner())
+}
