@@ -80,7 +80,8 @@ scenario('19 import: a Workflowy OPML export becomes a new document with its tre
   const ctx = await h.loggedIn('alice', srv.base, alice);
   const page = await ctx.newPage();
   await page.goto('/');
-  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.locator('#import-doc').click()]);
+  await page.locator('#import-doc').click();
+  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.locator('#import-one-file').click()]);
   await chooser.setFiles(path.join(ROOT, 'tests/app/fixtures/workflowy-export.opml'));
   await page.locator('#editor').waitFor();
   const doc = /** @type {string} */ (/^\/d\/([^/]+)/.exec(new URL(page.url()).pathname)?.[1]);

@@ -151,10 +151,15 @@ impl Importer<'_> {
                     ),
                     None => parent.clone(),
                 };
-                let mut subs = HashMap::new();
-                for name in names {
-                    let f = sharing::create_folder(c, &name, &owner, base.as_deref(), now)?;
-                    subs.insert(name, f.folder_id);
+                let mut subs: HashMap<String, String> = HashMap::new();
+                // outer folders first (sorted paths), so each one's parent is already made
+                for path in names {
+                    let (parent, name) = match path.rsplit_once('/') {
+                        Some((outer, name)) => (subs.get(outer).cloned(), name),
+                        None => (base.clone(), path.as_str()),
+                    };
+                    let f = sharing::create_folder(c, name, &owner, parent.as_deref(), now)?;
+                    subs.insert(path.clone(), f.folder_id);
                 }
                 Ok((base, subs))
             })

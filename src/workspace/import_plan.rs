@@ -56,7 +56,8 @@ pub struct ImportDoc {
     /// More names `[[links]]` may use for it (Logseq's `alias::`, a journal's date formats).
     #[serde(default)]
     pub aliases: Vec<String>,
-    /// A subfolder of the import's folder to put it in (`journals`), made once by name.
+    /// A subfolder of the import's folder to put it in (`journals`, or a path like
+    /// `Work/Plans` for folders inside folders), each made once by its path.
     #[serde(default)]
     pub folder: Option<String>,
     pub items: Vec<ImportItem>,
@@ -128,7 +129,8 @@ pub struct DocReport {
 #[derive(Debug)]
 pub struct Plan {
     pub documents: Vec<PlannedDoc>,
-    /// Subfolder names the documents use, each made once.
+    /// Subfolder paths the documents use and every folder on them, each made once; a
+    /// folder's path sorts before the paths inside it.
     pub subfolders: BTreeSet<String>,
 }
 
@@ -223,11 +225,17 @@ pub fn plan(
         let folder = doc
             .folder
             .as_deref()
-            .map(str::trim)
-            .filter(|f| !f.is_empty())
-            .map(str::to_string);
+            .map(|f| f.split('/').map(str::trim).collect::<Vec<_>>().join("/"));
         if let Some(f) = &folder {
-            subfolders.insert(f.clone());
+            // every folder on the path, outer first (a set's order puts `a` before `a/b`)
+            let mut path = String::new();
+            for segment in f.split('/') {
+                if !path.is_empty() {
+                    path.push('/');
+                }
+                path.push_str(segment);
+                subfolders.insert(path.clone());
+            }
         }
         documents.push(PlannedDoc {
             doc_id: doc_ids[d].clone(),
@@ -272,7 +280,9 @@ fn check_shape(body: &ImportBody, limits: &Limits) -> Result<(), Refused> {
             )));
         }
         if let Some(f) = &doc.folder {
-            check_name(f, &format!("documents[{d}].folder"))?;
+            for segment in f.split('/') {
+                check_name(segment, &format!("documents[{d}].folder"))?;
+            }
         }
         if doc.file.len() > 4096 || doc.notes.len() > 100 || doc.aliases.len() > 100 {
             return Err(Refused(format!(

@@ -140,6 +140,22 @@ fn refusals_name_the_field_and_plan_nothing() {
         plan(&empty, &[], &limits, ids("doc_"), ids("blk_")).unwrap_err(),
         Refused("documents: the import holds no documents".into())
     );
+    let nested = body(serde_json::json!({"documents": [
+        {"file": "Work/Plans/a.opml", "title": "A", "folder": "Work/Plans", "items": []},
+        {"file": "Work/b.opml", "title": "B", "folder": "Work", "items": []},
+        {"file": "bad.opml", "title": "C", "folder": "Work//x", "items": []}
+    ]}));
+    assert!(plan(&nested, &[], &limits, ids("doc_"), ids("blk_"))
+        .unwrap_err()
+        .0
+        .starts_with("documents[2].folder:"));
+    let mut nested = nested;
+    nested.documents.pop();
+    let p = plan(&nested, &[], &limits, ids("doc_"), ids("blk_")).unwrap();
+    assert_eq!(
+        p.subfolders.iter().collect::<Vec<_>>(),
+        vec!["Work", "Work/Plans"]
+    );
     let folder = body(serde_json::json!({"newFolder": " ", "documents": [
         {"file": "a.md", "title": "A", "items": []}
     ]}));

@@ -4,7 +4,10 @@
 // `title::` names the document; block properties (`collapsed:: true`, `id:: …` under a bullet)
 // are dropped from the bullet's text; `TODO` / `DOING` / `NOW` / `LATER` / `WAIT` make an open
 // todo, `DONE` (and `CANCELED`) a completed one; `[[Page]]` becomes a link to the document of
-// that title when the reader knows one, else stays as written. `((block refs))` stay as text.
+// that title when the reader knows one, else stays as written. `((block refs))` stay as text
+// here; a bullet's `id::` is its `ref`, which a whole-graph import links them to. Logseq's own
+// block properties (`collapsed::`, `id::`, `heading::`, timestamps…) leave the text; a
+// person's own (`type:: book`) stay in it as a line, where Logseq would read them again.
 // Pure, so Node tests read real-shaped pages.
 
 import { fromMarkdown } from './outline-io.js';
@@ -14,11 +17,15 @@ import { fromMarkdown } from './outline-io.js';
 const PROPERTY = /^([A-Za-z][\w-]*):: ?(.*)$/;
 const MARKER = /^(TODO|DOING|NOW|LATER|WAIT|WAITING|IN-PROGRESS|DONE|CANCELED|CANCELLED) +/;
 const DONE = new Set(['DONE', 'CANCELED', 'CANCELLED']);
+/** Properties Logseq writes for itself: they mean nothing as text. */
+const SYSTEM = /^(id|collapsed|heading|background-color|background-image|created-at|updated-at|last-modified-at|card-.*|query-.*|logseq\..*|hl-.*|ls-type|template-including-parent)$/;
+
+/** @typedef {Item & {ref?: string}} LogseqItem */
 
 /**
  * @param {string} text a page's Markdown
  * @param {{linkTo?: (title: string) => string|null}} [opts] the document ID of a title, if any
- * @returns {{title: string|null, items: Item[], properties: Record<string, string>}}
+ * @returns {{title: string|null, items: LogseqItem[], properties: Record<string, string>, aliases: string[]}}
  */
 export function fromLogseq(text, opts = {}) {
   const lines = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n').split('\n');
@@ -45,9 +52,10 @@ export function fromLogseq(text, opts = {}) {
     properties[m[1].toLowerCase()] = m[2].trim();
   }
   const read = fromMarkdown(lines.slice(i).join('\n'));
-  /** @type {Item[]} */
+  /** @type {LogseqItem[]} */
   const items = [];
   for (let k = 0; k < read.items.length; k++) {
+    /** @type {LogseqItem} */
     const it = read.items[k];
     const hasChildren = read.items[k + 1]?.depth > it.depth;
     const kept = [];
@@ -56,8 +64,11 @@ export function fromLogseq(text, opts = {}) {
     for (const line of it.content.split('\n')) {
       const m = it.type === 'code' ? null : PROPERTY.exec(line.trim());
       if (m) own[m[1].toLowerCase()] = m[2].trim();
-      else kept.push(line);
+      // a person's property on a bullet with text stays as its line
+      if (m && (SYSTEM.test(m[1].toLowerCase()) || kept.join('') === '')) continue;
+      kept.push(line);
     }
+    if (own.id) it.ref = own.id.toLowerCase();
     it.content = kept.join('\n');
     if (kept.join('') === '' && Object.keys(own).length) {
       // A bullet of properties alone: the page's when it opens the page, else nothing to show.
@@ -84,7 +95,11 @@ export function fromLogseq(text, opts = {}) {
     prev = it.depth;
   }
   const title = properties.title || read.title || null;
-  return { title, items, properties };
+  const aliases = (properties.alias ?? '')
+    .split(',')
+    .map((a) => a.trim().replace(/^\[\[(.*)\]\]$/, '$1').trim())
+    .filter((a) => a !== '');
+  return { title, items, properties, aliases };
 }
 
 /** `[[Page]]` → `[[doc_…]]` where a document of that title exists. @param {string} s @param {(title: string) => string|null} linkTo */

@@ -49,7 +49,7 @@ export function renderHome(root, ctx) {
   const newDoc = h('button', { type: 'button', id: 'new-doc', class: 'btn btn-primary' }, icon('plus', { size: 16 }), h('span', null, 'New document'));
   const newFolder = h('button', { type: 'button', id: 'new-folder', class: 'btn' }, icon('folder', { size: 16 }), h('span', null, 'New folder'));
   const trashBtn = h('button', { type: 'button', id: 'open-trash', class: 'btn', title: 'Deleted documents' }, icon('trash', { size: 16 }), h('span', null, 'Trash'));
-  const importDoc = h('button', { type: 'button', id: 'import-doc', class: 'btn', title: 'A new document from a Markdown, OPML or text file (Workflowy, Dynalist, Logseq exports)' }, h('span', null, 'Import…'));
+  const importDoc = h('button', { type: 'button', id: 'import-doc', class: 'btn', title: 'Documents from a file, a Logseq graph, or a Workflowy or Dynalist backup' }, h('span', null, 'Import…'));
   const target = h('p', { class: 'create-target', id: 'create-target', 'aria-live': 'polite' });
   const main = h('div', { class: 'home-main', id: 'home-main' });
   const tagsBox = h('div', { class: 'tags-box', id: 'tags' });
@@ -72,7 +72,20 @@ export function renderHome(root, ctx) {
     openTrash({ api, onRestored: () => void load() });
   });
   newFolder.addEventListener('click', () => createFolder(lists.selected));
-  importDoc.addEventListener('click', () => pickImport());
+  importDoc.addEventListener('click', async () => {
+    const { openImportDialog } = await import('./import-dialog.js');
+    openImportDialog({
+      api, folderId: lists.selected,
+      importOneFile: () => void pickImport(),
+      onImported: async (folderId) => {
+        await load();
+        if (folderId) {
+          lists.select(folderId);
+          tree.render();
+        }
+      },
+    });
+  });
   /** The lists drawn (home-tree.js); what their menus do is below. */
   const tree = new HomeTree({
     lists, meId: me.id, main, recentBox, target, newDoc: /** @type {HTMLButtonElement} */ (newDoc),

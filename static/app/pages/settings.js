@@ -40,8 +40,46 @@ export function renderSettings(root, ctx) {
   replaceChildren(root, h('section', { class: 'page page-narrow settings', id: 'settings' },
     h('h1', { class: 'page-title' }, 'Your account'),
     h('p', { class: 'muted' }, `Signed in as ${ctx.me.name}.`),
-    profileSection(ctx), passwordSection(ctx, () => sessions.reload()), sessions.el, tokensSection(ctx)));
+    profileSection(ctx), passwordSection(ctx, () => sessions.reload()), sessions.el, tokensSection(ctx), exportSection()));
   return {};
+}
+
+/**
+ * "Export everything": one zip of every document the person can read (Markdown and OPML
+ * each, shared bullets as their part, manifest.json with folders and who has access), built
+ * by the server (`GET /export`) and saved as a download.
+ */
+function exportSection() {
+  const button = h('button', { type: 'button', class: 'btn', id: 'export-everything' }, 'Export everything');
+  const status = h('p', { class: 'small muted', id: 'export-status', role: 'status', 'aria-live': 'polite' });
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    status.classList.remove('form-error');
+    status.textContent = 'Preparing your export…';
+    try {
+      const r = await fetch('/api/v1/export', { credentials: 'same-origin' });
+      if (!r.ok) {
+        const body = await r.json().catch(() => null);
+        throw new Error(body?.error?.message ?? `The server answered ${r.status}.`);
+      }
+      const blob = await r.blob();
+      const url = URL.createObjectURL(blob);
+      const a = h('a', { href: url, download: `docsync-export-${new Date().toISOString().slice(0, 10)}.zip`, hidden: true });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      status.textContent = `Your export is downloaded (${(blob.size / 1024).toLocaleString(undefined, { maximumFractionDigits: 0 })} KB).`;
+    } catch (e) {
+      status.classList.add('form-error');
+      status.textContent = navigator.onLine ? `No export: ${e instanceof Error ? e.message : String(e)}` : 'You are offline — the export needs a connection.';
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return section('settings-export', 'Your data',
+    'Every document you can read, as Markdown and OPML, with a manifest of your folders and who has access to what — one zip file.',
+    h('div', null, button), status);
 }
 
 /**
