@@ -176,24 +176,15 @@ impl Exporter<'_> {
                 .cloned()
                 .unwrap_or_else(|| "documents".into());
             let stem = names.unique(&dir, &doc.title, "Untitled");
-            let (md, op) = (format!("{stem}.md"), format!("{stem}.opml"));
-            sink(ExportFile {
-                path: md.clone(),
-                bytes: read.markdown.into_bytes(),
-            })?;
-            sink(ExportFile {
-                path: op.clone(),
-                bytes: read.opml.into_bytes(),
-            })?;
+            let (bullets, access) = (read.bullets, read.access.clone().unwrap_or_default());
+            let (markdown, opml) = write_pair(&mut sink, &stem, read, &mut counts)?;
             counts.documents += 1;
-            counts.bullets += read.bullets;
-            counts.files += 2;
             doc_entries.push(DocEntry {
                 doc,
-                bullets: read.bullets,
-                markdown: md,
-                opml: op,
-                access: read.access.unwrap_or_default(),
+                bullets,
+                markdown,
+                opml,
+                access,
             });
         }
         let mut bullet_entries = Vec::new();
@@ -232,23 +223,14 @@ impl Exporter<'_> {
                 .await?;
             let Some(read) = read else { continue };
             let stem = names.unique("shared bullets", &bullet.title, "Shared bullet");
-            let (md, op) = (format!("{stem}.md"), format!("{stem}.opml"));
-            sink(ExportFile {
-                path: md.clone(),
-                bytes: read.markdown.into_bytes(),
-            })?;
-            sink(ExportFile {
-                path: op.clone(),
-                bytes: read.opml.into_bytes(),
-            })?;
+            let bullets = read.bullets;
+            let (markdown, opml) = write_pair(&mut sink, &stem, read, &mut counts)?;
             counts.shared_bullets += 1;
-            counts.bullets += read.bullets;
-            counts.files += 2;
             bullet_entries.push(BulletEntry {
                 bullet,
-                bullets: read.bullets,
-                markdown: md,
-                opml: op,
+                bullets,
+                markdown,
+                opml,
             });
         }
         let manifest = Manifest {
@@ -272,6 +254,27 @@ impl Exporter<'_> {
         counts.files += 1;
         Ok(counts)
     }
+}
+
+/// One document's (or shared bullet's) two files, `stem.md` and `stem.opml`; their paths.
+fn write_pair(
+    sink: &mut impl FnMut(ExportFile) -> std::io::Result<()>,
+    stem: &str,
+    read: Read,
+    counts: &mut ExportCounts,
+) -> std::io::Result<(String, String)> {
+    let (md, op) = (format!("{stem}.md"), format!("{stem}.opml"));
+    sink(ExportFile {
+        path: md.clone(),
+        bytes: read.markdown.into_bytes(),
+    })?;
+    sink(ExportFile {
+        path: op.clone(),
+        bytes: read.opml.into_bytes(),
+    })?;
+    counts.bullets += read.bullets;
+    counts.files += 2;
+    Ok((md, op))
 }
 
 #[derive(Debug, thiserror::Error)]
