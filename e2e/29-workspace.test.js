@@ -54,6 +54,10 @@ scenario('29 import: a Logseq graph folder comes in linked, with a report; a Wor
   await page.locator('#outline a', { hasText: 'Send the agenda' }).first().click();
   await waitFor(async () => new URL(page.url()).pathname.startsWith(`/d/${alpha}/b/`), { message: 'the block reference opens its bullet' });
   await page.locator('#zoom-title', { hasText: 'Send the agenda' }).waitFor();
+  // the breadcrumbs and "Linked from" show links as a reader sees them, not their markup
+  await waitFor(async () => ((await page.locator('#breadcrumbs').textContent()) ?? '').includes('Kickoff meeting with Meeting Notes'), { message: 'the crumb shows the linked title' });
+  await page.locator('.ed-backlink-text', { hasText: 'Met the Project Alpha team, see Send the agenda' }).waitFor();
+  if (shots) await page.screenshot({ path: `${shots}/import-zoom.png` });
 
   // a Workflowy backup: each top-level bullet a document
   await page.goto('/');

@@ -1,6 +1,6 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { hasMarkup, parseInline, renderedToRaw, safeHref } from '../../static/app/editor/markdown.js';
+import { hasMarkup, parseInline, renderedToRaw, safeHref, setLinkTitles, shownText } from '../../static/app/editor/markdown.js';
 import { commandFor } from '../../static/app/editor/keys.js';
 
 /** @param {string} s */
@@ -36,6 +36,15 @@ describe('parseInline', () => {
   });
   it('markup is text, never HTML', () => {
     expect(kinds('<img src=x onerror=alert(1)>')).toEqual(['text:<img src=x onerror=alert(1)>']);
+  });
+});
+
+describe('shownText', () => {
+  it('is the text a reader sees: link texts, document titles, no markup', () => {
+    setLinkTitles((id) => (id === 'doc_alpha' ? 'Project Alpha' : null));
+    expect(shownText('Met the [[doc_alpha]] team, see [Send the agenda](/d/doc_alpha/b/blk_1) **now**')).toBe('Met the Project Alpha team, see Send the agenda now');
+    expect(shownText('[[doc_gone]] and `code` ~~old~~')).toBe('Linked document and code old');
+    setLinkTitles(() => null);
   });
 });
 

@@ -3,11 +3,14 @@
 // the page comes back into view (someone may have linked meanwhile).
 
 import { make } from './row-view.js';
+import { shownText } from './markdown.js';
 
 /** @typedef {{docId: string, docTitle: string, blockId: string, content: string}} Backlink */
 
 export class BacklinksPanel {
   #loading = false;
+  /** @type {Backlink[]} what is drawn */
+  #links = [];
 
   /** @param {Document} doc @param {() => Promise<Backlink[]>} load */
   constructor(doc, load) {
@@ -32,8 +35,14 @@ export class BacklinksPanel {
     }
   }
 
+  /** Draws the same list again (the titles its links show have changed). */
+  redraw() {
+    if (this.#links.length) this.draw(this.#links);
+  }
+
   /** @param {Backlink[]} links */
   draw(links) {
+    this.#links = links;
     this.el.textContent = '';
     this.el.hidden = links.length === 0;
     if (!links.length) return;
@@ -51,8 +60,8 @@ export class BacklinksPanel {
   }
 }
 
-/** A bullet's text for the list: links as their marker, one line, at most 140 characters. @param {string} s */
+/** A bullet's text for the list: as shown (links by their text or title), one line, at most 140 characters. @param {string} s */
 function preview(s) {
-  const one = s.replace(/\[\[doc_[A-Za-z0-9_-]+\]\]/g, '↗').replace(/\s+/g, ' ').trim();
+  const one = shownText(s).replace(/\s+/g, ' ').trim();
   return one.length > 140 ? `${one.slice(0, 139)}…` : one;
 }

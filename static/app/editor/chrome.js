@@ -8,6 +8,7 @@
 // cause is gone; the engine's notices are shown once per `noticeSeq`.
 
 import { make } from './row-view.js';
+import { shownText } from './markdown.js';
 import { menuButton } from '../ui/menu.js';
 import { whenIdle } from '../ui/dom.js';
 
@@ -273,6 +274,11 @@ export class EditorChrome {
     return titleChanged;
   }
 
+  /** The labels drawn from bullets' text (breadcrumbs, the zoomed bullet's heading) are drawn again at the next render: the titles their links show changed. */
+  relabel() {
+    this.#crumbsKey = '';
+  }
+
   /** @param {EngineState} s @param {Row[]|null} path */
   #renderZoom(s, path) {
     const zoomed = path != null && path.length > 0;
@@ -296,7 +302,7 @@ export class EditorChrome {
       this.crumbs.append(make(this.doc, 'span', 'ed-crumb-sep', '›'), crumb(r.id, shortText(r.content)));
     }
     const last = path[path.length - 1];
-    if (last) this.zoomTitle.textContent = last.content || 'Untitled bullet';
+    if (last) this.zoomTitle.textContent = shownText(last.content).trim() || 'Untitled bullet';
   }
 
   /** @param {EngineState} s @param {boolean} signedOut */
@@ -378,8 +384,8 @@ export class EditorChrome {
   }
 }
 
-/** A bullet's text shortened for a breadcrumb. @param {string} s */
+/** A bullet's text as shown, shortened for a breadcrumb. @param {string} s */
 function shortText(s) {
-  const one = s.replace(/\s+/g, ' ').trim() || 'Untitled bullet';
+  const one = shownText(s).replace(/\s+/g, ' ').trim() || 'Untitled bullet';
   return one.length > 40 ? `${one.slice(0, 39)}…` : one;
 }

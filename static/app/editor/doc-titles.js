@@ -22,7 +22,7 @@ export class DocTitles {
   /**
    * @param {import('../api.js').Api} api
    * @param {() => Row[]} rows the rows shown (is any link worth a title?)
-   * @param {() => void} redraw links were drawn before their titles came
+   * @param {() => void} redraw links were drawn before their titles came (rows, breadcrumbs, backlinks)
    */
   constructor(api, rows, redraw) {
     this.#api = api;
@@ -43,7 +43,8 @@ export class DocTitles {
       const list = /** @type {DocTitle[]} */ ((r?.documents ?? []).map((/** @type {any} */ d) => ({ docId: d.docId, title: d.title ?? '' })));
       for (const d of list) this.#titles.set(d.docId, d.title);
       setLinkTitles((id) => this.#titles.get(id) ?? null);
-      if (this.linked()) this.#redraw();
+      // links may be drawn outside the rows too (breadcrumbs, "Linked from")
+      this.#redraw();
       return list;
     }).catch((e) => {
       this.#loading = null;

@@ -96,6 +96,16 @@ export function parseInline(text) {
   return out;
 }
 
+/**
+ * A bullet's text as a reader sees it, without markup: a link as its text, a document link as
+ * the document's title, `**`/`*`/`~~`/`` ` `` gone. For labels that are not the bullet itself
+ * (breadcrumbs, the zoomed bullet's heading, "Linked from" previews).
+ * @param {string} text
+ */
+export function shownText(text) {
+  return parseInline(text).map((t) => t.text).join('');
+}
+
 /** True when the rendered text differs from the raw text. @param {Token[]} tokens */
 export function hasMarkup(tokens) {
   return tokens.some((t) => t.kind !== 'text' && t.kind !== 'tag' && !(t.kind === 'link' && t.inner === t.from));

@@ -148,6 +148,8 @@ export async function mountEditor(root, opts) {
   // The documents this user can read: titles for [[links]] and choices for the [[ picker.
   const titles = new DocTitles(opts.api, () => /** @type {Row[]} */ (engine.state.rows), () => {
     view.invalidate();
+    chrome.relabel();
+    panels.redrawBacklinks();
     scheduleRender();
   });
   const picker = new LinkPicker(document, {
@@ -200,6 +202,7 @@ export async function mountEditor(root, opts) {
       else chrome.title.focus();
     },
     reveal: (id) => reveal.want(id),
+    linkTitles: () => void titles.load().catch(() => {}),
   });
   const reveal = new BulletReveal(opts.blockId, {
     state: () => state,

@@ -22,6 +22,7 @@ import { newOpId } from '../../engine/ids.js';
  * @property {() => string|null} caretBullet the focused bullet, else the last one focused
  * @property {() => void} refocus the caret back into the outline (find closed)
  * @property {(id: string) => void} reveal
+ * @property {() => void} linkTitles the titles of linked documents are wanted (backlinks that link on)
  */
 
 export class Panels {
@@ -129,11 +130,19 @@ export class Panels {
       const { api, docId, chrome } = this.#o;
       this.#backlinks ??= new BacklinksPanel(document, async () => {
         const r = await api.get(`/docs/${encodeURIComponent(docId)}/backlinks`, { quiet401: true });
-        return r?.backlinks ?? [];
+        /** @type {import('./backlinks.js').Backlink[]} */
+        const links = r?.backlinks ?? [];
+        if (links.some((l) => l.content.includes('[[doc_'))) this.#o.linkTitles();
+        return links;
       });
       chrome.main.insertBefore(this.#backlinks.el, chrome.dropLine);
     }
     await this.#backlinks.refresh();
+  }
+
+  /** Titles of linked documents came: the previews show them. */
+  redrawBacklinks() {
+    this.#backlinks?.redraw();
   }
 
   close() {
