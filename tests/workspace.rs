@@ -429,3 +429,52 @@ fn everything_readable_goes_out_as_markdown_opml_and_a_manifest() {
     ]);
     assert!(!ok && err.contains("no user named nobody"), "{err}");
 }
+
+#[test]
+fn an_import_costs_the_write_budget_like_typing() {
+    // a budget of 2 MiB a minute (the least the server takes)
+    let srv = TestServer::start_with(&[
+        ("DOCSYNC_LIMITS__USER_WRITE_BYTES_PER_MINUTE", "2097152"),
+        ("DOCSYNC_TESTING__CLOCK", "manual"),
+    ]);
+    let alice = srv.add_user("alice");
+    let docs0 = doc_list(&srv, &alice).len();
+    let import_of = |bullets: usize| {
+        let items: Vec<Value> = (0..bullets)
+            .map(|i| json!({"depth": 0, "content": format!("bullet {i}")}))
+            .collect();
+        json!({"documents": [{"file": "a.md", "title": "A", "items": items}]})
+    };
+    // ≈ 2.6 MiB: more than a minute's budget can ever hold
+    let (s, v) = srv.post(&alice, "/api/v1/import", &import_of(10_000));
+    assert_eq!(s, 400, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("import it in parts"),
+        "{v}"
+    );
+    // ≈ 1.3 MiB fits once; the second at once waits for the budget to fill again
+    let (s, v) = srv.post(&alice, "/api/v1/import", &import_of(5_000));
+    assert_eq!(s, 201, "{v}");
+    let r = srv.send(
+        "POST",
+        "/api/v1/import",
+        &Auth::Bearer(&alice),
+        &[],
+        Some(&import_of(5_000)),
+    );
+    assert_eq!(r.status, 429, "{}", r.body);
+    assert_eq!(r.body["error"]["code"], "write_budget");
+    assert!(r.headers.get("retry-after").is_some());
+    assert_eq!(
+        doc_list(&srv, &alice).len(),
+        docs0 + 1,
+        "only the import that fitted"
+    );
+    // the movable clock: a minute later it fits again
+    srv.advance_clock(60_000);
+    let (s, v) = srv.post(&alice, "/api/v1/import", &import_of(5_000));
+    assert_eq!(s, 201, "{v}");
+}

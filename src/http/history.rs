@@ -297,7 +297,7 @@ pub async fn create_version(
     charge_bytes(
         &state,
         &d.user.id,
-        &doc,
+        Some(&doc),
         size.content_bytes.max(1024) as u64,
     )?;
     let take = TakeVersion {
@@ -629,7 +629,12 @@ pub async fn restore_version(
         }
     };
     // A restore writes at most the version's bullets again: charged like writing them.
-    charge_bytes(&state, &d.user.id, &doc, meta.raw_bytes.max(1024) as u64)?;
+    charge_bytes(
+        &state,
+        &d.user.id,
+        Some(&doc),
+        meta.raw_bytes.max(1024) as u64,
+    )?;
     let label = match (&meta.name, d.reach.is_document()) {
         (Some(name), true) => format!("“{name}”"),
         _ => "an earlier version".to_string(),

@@ -306,7 +306,7 @@ pub async fn sync(
 
 /// What a request's ops may add to the database: their text plus a fixed allowance per op
 /// for its log row, result and index entries.
-const BYTES_PER_OP: u64 = 256;
+pub(crate) const BYTES_PER_OP: u64 = 256;
 
 /// Takes the request's cost from the user's and the document's write budgets, or refuses it
 /// (429 `write_budget`) before anything reaches the document.
@@ -318,21 +318,22 @@ fn charge_write(state: &AppState, user: &str, doc: &DocId, ops: &[Op]) -> Result
         .iter()
         .map(|o| o.kind.added_text_bytes() as u64 + BYTES_PER_OP)
         .sum();
-    charge_bytes(state, user, doc, bytes)
+    charge_bytes(state, user, Some(doc), bytes)
 }
 
 /// Takes `bytes` from the user's and the document's write budgets, or refuses (429
-/// `write_budget`, nothing charged). Also what versions and restores cost.
+/// `write_budget`, nothing charged). Also what versions, restores and imports (no document:
+/// the user's budget only) cost.
 pub(crate) fn charge_bytes(
     state: &AppState,
     user: &str,
-    doc: &DocId,
+    doc: Option<&DocId>,
     bytes: u64,
 ) -> Result<(), ApiError> {
     let now = state.clock.now_ms();
     state
         .write_budgets
-        .charge(user, doc.as_str(), bytes, now)
+        .charge(user, doc.map(DocId::as_str), bytes, now)
         .map_err(|(budget, wait)| {
             state
                 .metrics

@@ -13,9 +13,10 @@ use super::auth::Credentials;
 use super::body::read_json;
 use super::error::ApiError;
 use super::state::AppState;
+use super::sync::{charge_bytes, BYTES_PER_OP};
 use crate::workspace::export::{ExportFile, Exporter};
 use crate::workspace::import::{ImportReport, Importer, Target};
-use crate::workspace::import_plan::{self, ImportBody, MAX_IMPORT_BODY_BYTES};
+use crate::workspace::import_plan::{self, ImportBody, Plan, MAX_IMPORT_BODY_BYTES};
 use docsync_actors::storage::accounts::new_id;
 
 #[utoipa::path(
@@ -30,6 +31,7 @@ use docsync_actors::storage::accounts::new_id;
         (status = 401, description = "no valid credentials", body = crate::http::error::ErrorBody),
         (status = 403, description = "the caller's role does not allow this", body = crate::http::error::ErrorBody),
         (status = 413, description = "the body is over 64 MiB", body = crate::http::error::ErrorBody),
+        (status = 429, description = "the caller's write budget is spent for now; nothing was written (Retry-After)", body = crate::http::error::ErrorBody),
     ),
 )]
 pub async fn import(
@@ -59,6 +61,7 @@ pub async fn import(
         || new_id("blk_"),
     )
     .map_err(|r| ApiError::BadRequest(r.0))?;
+    charge_import(&state, &user.id, &plan)?;
     let importer = Importer {
         storage: &state.storage,
         registry: &state.registry,
@@ -70,6 +73,28 @@ pub async fn import(
     };
     let report = importer.run(&user, target, plan).await?;
     Ok(HttpResponse::Created().json(report))
+}
+
+/// An import writes like typing its bullets: it costs the importer's write budget as many
+/// bytes (text plus the fixed allowance per op), taken whole before anything is written —
+/// 429 when the budget is spent for now; an import bigger than a whole minute's budget could
+/// never pass and is told so.
+fn charge_import(state: &AppState, user: &str, plan: &Plan) -> Result<(), ApiError> {
+    let bytes: u64 = plan
+        .documents
+        .iter()
+        .flat_map(|d| &d.blocks)
+        .map(|b| b.content.len() as u64 + BYTES_PER_OP)
+        .sum();
+    let rate = state.write_budgets.user_rate();
+    if rate != 0 && bytes > rate {
+        return Err(ApiError::BadRequest(format!(
+            "documents: this import would write about {} KiB, more than the {} KiB a person may write in a minute (limits.user_write_bytes_per_minute); import it in parts",
+            bytes / 1024,
+            rate / 1024
+        )));
+    }
+    charge_bytes(state, user, None, bytes)
 }
 
 #[utoipa::path(

@@ -81,19 +81,22 @@ impl WriteBudgets {
     }
 
     /// Takes `bytes` from the user's and the document's budgets, or neither: then the budget
-    /// that refused and the seconds until the write would fit.
+    /// that refused and the seconds until the write would fit. Without a document (an import
+    /// makes new ones) only the user's budget is asked.
     pub fn charge(
         &self,
         user: &str,
-        doc: &str,
+        doc: Option<&str>,
         bytes: u64,
         now_ms: i64,
     ) -> Result<(), (Budget, u64)> {
         let mut b = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
         let b = &mut *b;
+        let doc_rate = if doc.is_some() { self.doc_rate } else { 0 };
+        let doc = doc.unwrap_or("");
         let checks = [
             (Budget::User, self.user_rate, b.users.get(user).copied()),
-            (Budget::Document, self.doc_rate, b.docs.get(doc).copied()),
+            (Budget::Document, doc_rate, b.docs.get(doc).copied()),
         ];
         let mut after = [None, None];
         for (i, (budget, rate, bucket)) in checks.into_iter().enumerate() {
@@ -126,6 +129,11 @@ impl WriteBudgets {
         Ok(())
     }
 
+    /// The most one user may write in a minute (0: no budget).
+    pub fn user_rate(&self) -> u64 {
+        self.user_rate
+    }
+
     pub fn user(&self, user: &str, now_ms: i64) -> Allowance {
         let b = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
         allowance(self.user_rate, b.users.get(user).copied(), now_ms)
@@ -155,21 +163,21 @@ mod tests {
     #[test]
     fn a_budget_refills_at_its_rate_and_refuses_whole_writes() {
         let b = WriteBudgets::new(60_000, 120_000);
-        assert!(b.charge("u", "d", 50_000, 0).is_ok());
+        assert!(b.charge("u", Some("d"), 50_000, 0).is_ok());
         // 10,000 left for the user: 20,000 more must wait 10 s for the missing 10,000.
-        assert_eq!(b.charge("u", "d", 20_000, 0), Err((Budget::User, 10)));
+        assert_eq!(b.charge("u", Some("d"), 20_000, 0), Err((Budget::User, 10)));
         // Nothing was charged by the refusal: the document still has 70,000.
         assert_eq!(b.document("d", 0).available_bytes, 70_000);
-        assert!(b.charge("u", "d", 20_000, 10_000).is_ok());
+        assert!(b.charge("u", Some("d"), 20_000, 10_000).is_ok());
         // Another user on the same document meets the document's budget.
         // (the document refilled 20,000 in those 10 s: 90,000 - 20,000 = 70,000 left).
-        assert!(b.charge("v", "d", 60_000, 10_000).is_ok());
+        assert!(b.charge("v", Some("d"), 60_000, 10_000).is_ok());
         assert_eq!(
-            b.charge("w", "d", 20_000, 10_000).map_err(|e| e.0),
+            b.charge("w", Some("d"), 20_000, 10_000).map_err(|e| e.0),
             Err(Budget::Document)
         );
         // Off when 0.
         let off = WriteBudgets::new(0, 0);
-        assert!(off.charge("u", "d", u64::MAX / 2, 0).is_ok());
+        assert!(off.charge("u", Some("d"), u64::MAX / 2, 0).is_ok());
     }
 }
