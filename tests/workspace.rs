@@ -478,3 +478,40 @@ fn an_import_costs_the_write_budget_like_typing() {
     let (s, v) = srv.post(&alice, "/api/v1/import", &import_of(5_000));
     assert_eq!(s, 201, "{v}");
 }
+
+#[test]
+fn an_import_whose_client_went_away_is_made_whole() {
+    let srv = TestServer::start();
+    let alice = srv.add_user("alice");
+    let items: Vec<Value> = (0..10_000)
+        .map(|i| json!({"depth": (i % 2), "content": format!("bullet {i}")}))
+        .collect();
+    let body = json!({"documents": [{"file": "big.md", "title": "Left behind", "items": items}]});
+    // a tab closed while the import runs: the client gives up long before the answer
+    let impatient = reqwest::blocking::Client::builder()
+        .timeout(std::time::Duration::from_millis(150))
+        .build()
+        .unwrap();
+    let sent = impatient
+        .post(srv.url("/api/v1/import"))
+        .bearer_auth(&alice)
+        .header("Content-Type", "application/json")
+        .body(body.to_string())
+        .send();
+    assert!(sent.is_err(), "the client gave up before the answer");
+    // the import goes on to the end: one document with every bullet
+    let deadline = Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let doc = doc_list(&srv, &alice)
+            .into_iter()
+            .find(|d| d["title"] == "Left behind");
+        if let Some(d) = doc {
+            let n = outline(&srv, &alice, d["docId"].as_str().unwrap()).len();
+            if n == 10_000 {
+                break;
+            }
+        }
+        assert!(Instant::now() < deadline, "the import did not finish");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

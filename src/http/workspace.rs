@@ -62,16 +62,23 @@ pub async fn import(
     )
     .map_err(|r| ApiError::BadRequest(r.0))?;
     charge_import(&state, &user.id, &plan)?;
-    let importer = Importer {
-        storage: &state.storage,
-        registry: &state.registry,
-        clock: &state.clock,
-    };
     let target = Target {
         folder_id: body.folder_id.clone(),
         new_folder: body.new_folder.clone(),
     };
-    let report = importer.run(&user, target, plan).await?;
+    // A task of its own: a client that goes away (a closed tab) drops this handler, never an
+    // import half made — it finishes, or its failure trashes what it made.
+    let task = actix_web::rt::spawn(async move {
+        let importer = Importer {
+            storage: &state.storage,
+            registry: &state.registry,
+            clock: &state.clock,
+        };
+        importer.run(&user, target, plan).await
+    });
+    let report = task
+        .await
+        .map_err(|e| ApiError::Internal(format!("the import stopped: {e}")))??;
     Ok(HttpResponse::Created().json(report))
 }
 
