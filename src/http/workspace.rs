@@ -119,39 +119,102 @@ pub async fn export(
     creds: Credentials,
 ) -> Result<HttpResponse, ApiError> {
     let user = caller(&state, &creds).await?;
+    // The zip is written by a thread of its own into an unnamed temporary file as the files
+    // come, and sent from there: one document's text in memory at a time, and compressing
+    // never runs on an HTTP worker.
+    let (files, zipper) = zip_writer()?;
     let exporter = Exporter {
         storage: &state.storage,
         now: state.clock.now_ms(),
     };
-    let mut files: Vec<ExportFile> = Vec::new();
-    exporter
+    let exported = exporter
         .run(&user, |f| {
-            files.push(f);
-            Ok(())
+            files
+                .send(f)
+                .map_err(|_| std::io::Error::other("the zip writer stopped"))
         })
-        .await?;
-    // Compressing is CPU work: off the HTTP worker.
-    let zipped = web::block(move || zip(files))
+        .await;
+    drop(files);
+    let zipped = web::block(move || zipper.join())
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?
-        .map_err(|e| ApiError::Internal(format!("building the zip: {e}")))?;
+        .map_err(|_| ApiError::Internal("the zip writer failed".into()))?;
+    exported?;
+    let file = zipped.map_err(|e| ApiError::Internal(format!("building the zip: {e}")))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     Ok(HttpResponse::Ok()
         .content_type("application/zip")
         .insert_header((
             "Content-Disposition",
             "attachment; filename=\"docsync-export.zip\"",
         ))
-        .body(zipped))
+        // already compressed: `Compress` leaves an answer that names its encoding alone
+        .insert_header((actix_web::http::header::CONTENT_ENCODING, "identity"))
+        .no_chunking(size)
+        .streaming(read_in_chunks(file)))
 }
 
-/// The files in a zip, under one folder named like the download.
-fn zip(files: Vec<ExportFile>) -> zip::result::ZipResult<Vec<u8>> {
-    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+/// The zip writer's thread: the finished zip, rewound.
+type Zipper = std::thread::JoinHandle<zip::result::ZipResult<std::fs::File>>;
+
+/// A thread that puts every file it is handed into a zip in an unnamed temporary file (made
+/// in the system's temporary folder, readable by this process only, gone when closed); it
+/// answers the file, at its start, when the sender is dropped.
+fn zip_writer() -> Result<(std::sync::mpsc::Sender<ExportFile>, Zipper), ApiError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let path = std::env::temp_dir().join(format!("docsync-export-{}.zip", new_id("")));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| ApiError::Internal(format!("a temporary file for the export: {e}")))?;
+    // unnamed from now on: nobody else can open it, and it goes when its handle closes
+    let _ = std::fs::remove_file(&path);
+    let (tx, rx) = std::sync::mpsc::channel::<ExportFile>();
+    let zipper = std::thread::Builder::new()
+        .name("export-zip".into())
+        .spawn(move || zip(file, rx))
+        .map_err(|e| ApiError::Internal(format!("starting the zip writer: {e}")))?;
+    Ok((tx, zipper))
+}
+
+/// The file sent 64 KiB at a time, each read off the HTTP worker.
+fn read_in_chunks(
+    file: std::fs::File,
+) -> impl futures::Stream<Item = Result<actix_web::web::Bytes, actix_web::Error>> {
+    futures::stream::unfold(Some(file), |file| async move {
+        let mut file = file?;
+        let read = web::block(move || {
+            let mut buf = vec![0u8; 64 * 1024];
+            let n = std::io::Read::read(&mut file, &mut buf)?;
+            buf.truncate(n);
+            Ok::<_, std::io::Error>((buf, file))
+        })
+        .await;
+        match read {
+            Ok(Ok((buf, _))) if buf.is_empty() => None,
+            Ok(Ok((buf, file))) => Some((Ok(actix_web::web::Bytes::from(buf)), Some(file))),
+            Ok(Err(e)) => Some((Err(actix_web::error::ErrorInternalServerError(e)), None)),
+            Err(e) => Some((Err(actix_web::error::ErrorInternalServerError(e)), None)),
+        }
+    })
+}
+
+/// The files in a zip, under one folder named like the download; the file answered rewound.
+fn zip(
+    file: std::fs::File,
+    files: std::sync::mpsc::Receiver<ExportFile>,
+) -> zip::result::ZipResult<std::fs::File> {
+    let mut out = zip::ZipWriter::new(file);
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated);
     for f in files {
         out.start_file(format!("docsync-export/{}", f.path), options)?;
         out.write_all(&f.bytes)?;
     }
-    Ok(out.finish()?.into_inner())
+    let mut file = out.finish()?;
+    std::io::Seek::rewind(&mut file)?;
+    Ok(file)
 }
