@@ -38,6 +38,10 @@ scenario('25 bullet guest offline: text kept when the bullet moved out, held whi
   const bob = await h.openDoc(bobCtx, doc);
   const bobReplies = recordSyncReplies(bob);
   await waitFor(async () => (await rowOf(bob, venue))?.text === 'Book the venue', { message: 'bob sees the venue bullet' });
+  // alice's caret leaves the venue bullet (indenting it made it hers for a while): bob may
+  // type there only once he has seen it free, else his page rightly keeps it read-only
+  await focusEnd(alice, plan);
+  await waitFor(async () => !(await rowOf(bob, venue))?.locked, { timeout: 25_000, message: "alice's hold on the venue bullet ended on bob's page" });
 
   // Offline, bob types into the venue bullet; alice moves it out of the shared bullet; days pass.
   await bobCtx.setOffline(true);
