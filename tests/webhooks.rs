@@ -493,3 +493,52 @@ fn bad_webhooks_are_refused_and_change_nothing() {
     );
     assert_eq!(srv.get(&admin, "/api/v1/webhooks/wh_nope").0, 404);
 }
+
+#[test]
+fn a_host_name_that_resolves_to_a_private_address_is_not_posted_to_for_a_non_admin() {
+    // the webhooks' settings without allow_private_targets
+    let srv = TestServer::start_with(&FAST[..3]);
+    let root = srv.add_admin("root");
+    let alice = srv.add_user("alice");
+    let a = srv.create_doc(&alice, "A");
+    let recv = Receiver::start();
+    // this machine's own name: not "localhost", so the URL passes the check made when the
+    // webhook is made, but it resolves to this machine (or its private network)
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    let resolved: Vec<std::net::SocketAddr> =
+        std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), 80))
+            .expect("this machine's name resolves")
+            .collect();
+    assert!(
+        resolved.iter().all(|a| match a.ip() {
+            std::net::IpAddr::V4(v4) => v4.is_loopback() || v4.is_private(),
+            std::net::IpAddr::V6(v6) => v6.is_loopback() || (v6.segments()[0] & 0xfe00) == 0xfc00,
+        }),
+        "the test needs a machine whose name is a private address: {resolved:?}"
+    );
+    let url = recv.url.replacen("127.0.0.1", &host, 1);
+    let h = hook(&srv, &alice, &url, Some(vec![&a]));
+    let id = h["id"].as_str().unwrap().to_string();
+    add(&srv, &alice, &a, "one");
+    let failed = wait_webhook(&srv, &alice, &id, "failing", |h| {
+        h["attempts"].as_i64() >= Some(1)
+    });
+    let (_, log) = srv.get(&alice, &format!("/api/v1/webhooks/{id}/deliveries"));
+    let error = log["deliveries"][0]["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(error.contains("private network"), "{failed} {log}");
+    assert!(
+        recv.received().is_empty(),
+        "nothing was posted to this machine"
+    );
+    // an admin's webhook to the same address is delivered
+    let h = hook(&srv, &root, &url, Some(vec![&a]));
+    assert_eq!(h["state"], "active");
+    add(&srv, &alice, &a, "two");
+    recv.wait_for("the admin's delivery", |r| !r.is_empty());
+}

@@ -14,8 +14,8 @@ use rand::Rng;
 use serde::Serialize;
 
 use docsync_actors::storage::feed::{self, FeedItem};
-use docsync_actors::storage::roles;
 use docsync_actors::storage::webhooks::{self, Delivery, Pending, Webhook};
+use docsync_actors::storage::{accounts, roles};
 
 use super::context::Context;
 use super::signature;
@@ -97,15 +97,18 @@ pub(crate) async fn run(
     let h = hook.clone();
     let (after, to) = (pending.after, pending.to);
     let fresh = cut.is_some();
-    let (active, read, sealed) = ctx
+    let (active, admin, read, sealed) = ctx
         .storage
         .read_short(move |db| {
             let active = roles::user_active(db, &h.created_by)?;
+            // asked at every attempt, like the rights: a creator no longer an admin reaches
+            // public addresses only from now on
+            let admin = accounts::user_by_id(db, &h.created_by)?.is_some_and(|u| u.is_admin);
             let items = match active && !fresh {
                 true => feed::range(db, after, to, |db, doc| webhooks::covers(db, &h, doc))?,
                 false => Vec::new(),
             };
-            Ok((active, items, webhooks::secret_sealed(db, &h.id)?))
+            Ok((active, admin, items, webhooks::secret_sealed(db, &h.id)?))
         })
         .await?;
     let items = match cut {
@@ -153,7 +156,12 @@ pub(crate) async fn run(
     };
     let body = body(hook, pending, &items)?;
     let started = Instant::now();
-    let answer = send(ctx, hook, pending, attempt, &secret, body).await;
+    let client = if admin || ctx.settings.allow_private_targets {
+        &ctx.client
+    } else {
+        &ctx.public_client
+    };
+    let answer = send(ctx, client, hook, pending, attempt, &secret, body).await;
     log.ms = started.elapsed().as_millis() as i64;
     match answer {
         Answer::Ok(status) => {
@@ -201,14 +209,14 @@ pub(crate) async fn run(
 
 async fn send(
     ctx: &Context,
+    client: &reqwest::Client,
     hook: &Webhook,
     pending: &Pending,
     attempt: i64,
     secret: &str,
     body: Vec<u8>,
 ) -> Answer {
-    let sent = ctx
-        .client
+    let sent = client
         .post(&hook.url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .header(signature::HEADER, signature::sign(secret, &body))

@@ -18,7 +18,10 @@ pub(crate) struct Context {
     pub clock: SharedClock,
     pub settings: WebhookSettings,
     pub sealer: Option<Arc<Sealer>>,
+    /// For webhooks that may reach any address (an admin's, or `allow_private_targets`).
     pub client: reqwest::Client,
+    /// For everyone else's: host names resolved to public addresses only (`public_dns.rs`).
+    pub public_client: reqwest::Client,
     /// This process's name on a lease.
     pub node: String,
     /// Several nodes may deliver (PostgreSQL): a webhook is delivered under a lease.

@@ -10,6 +10,7 @@
 mod attempt;
 mod context;
 mod deliverer;
+mod public_dns;
 pub mod sealing;
 pub mod signature;
 pub mod target;
@@ -45,13 +46,18 @@ impl Webhooks {
     ) -> anyhow::Result<Arc<Webhooks>> {
         let sealer = sealer(settings)?.map(Arc::new);
         let (wake, wake_rx) = watch::channel(0);
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(settings.webhooks.timeout_secs))
-            .connect_timeout(Duration::from_secs(settings.webhooks.timeout_secs))
-            // A redirect is an answer the webhook's owner must look at, not a hop to take
-            // with a signed body.
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("docsync-webhooks/", env!("CARGO_PKG_VERSION")))
+        let builder = || {
+            reqwest::Client::builder()
+                .timeout(Duration::from_secs(settings.webhooks.timeout_secs))
+                .connect_timeout(Duration::from_secs(settings.webhooks.timeout_secs))
+                // A redirect is an answer the webhook's owner must look at, not a hop to
+                // take with a signed body.
+                .redirect(reqwest::redirect::Policy::none())
+                .user_agent(concat!("docsync-webhooks/", env!("CARGO_PKG_VERSION")))
+        };
+        let client = builder().build()?;
+        let public_client = builder()
+            .dns_resolver(Arc::new(public_dns::PublicOnly))
             .build()?;
         let ctx = Arc::new(Context {
             clustered: storage.is_postgres(),
@@ -60,6 +66,7 @@ impl Webhooks {
             settings: settings.webhooks.clone(),
             sealer: sealer.clone(),
             client,
+            public_client,
             node: node.unwrap_or_else(|| format!("node-{}", uuid::Uuid::new_v4())),
             shutdown,
             wake: wake_rx,

@@ -40,7 +40,8 @@ pub fn refuse(url: &str, may_reach_private: bool) -> Option<String> {
     })
 }
 
-fn is_private(ip: IpAddr) -> bool {
+/// Loopback, private, link-local, unspecified, broadcast and carrier-grade NAT addresses.
+pub(crate) fn is_private(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
             v4.is_loopback()
