@@ -166,6 +166,12 @@ fn a_bullet_guest_gets_their_view_where_a_path_shows_one_and_404_everywhere_else
         ),
         (
             "GET",
+            format!("/api/v1/conflicts?docId={doc}"),
+            None,
+            [200, 200, 404],
+        ),
+        (
+            "GET",
             format!("/api/v1/docs/{doc}/usage"),
             None,
             [404, 404, 404],
@@ -683,6 +689,10 @@ fn a_bullet_guest_searches_exports_and_goes_back_in_history_inside_their_part_on
     assert_eq!(mine[0]["copyText"], "Book the venue late");
     assert_eq!(mine[0]["docTitle"], "Launch plan");
     assert_no_leak(&w, "conflicts", &v.to_string());
+    // asked for this document: the same, their part's copy only
+    let (s, one) = srv.get(&w.bob, &format!("/api/v1/conflicts?docId={doc}"));
+    assert_eq!(s, 200, "{one}");
+    assert_eq!(one["conflicts"], v["conflicts"], "{one}");
     let (_, v) = srv.get(&w.dave, "/api/v1/conflicts");
     assert_eq!(v["conflicts"], json!([]), "{v}");
     // Back to the text the rest of this test expects.

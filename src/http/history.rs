@@ -716,10 +716,18 @@ pub async fn list_conflicts(
 ) -> Result<HttpResponse, ApiError> {
     let conflicts = match query.into_inner().doc_id {
         Some(doc) => {
-            let (doc, _) = doc_access(&state, &creds, &doc).await?;
+            // a bullet guest gets the copies inside their part, as in their list of all
+            let (doc, decision) = view_access(&state, &creds, &doc).await?;
+            let user = decision.user.id.clone();
             state
                 .storage
-                .read(move |c| conflicts::in_document(c, doc.as_str(), MAX_CONFLICTS))
+                .read(move |c| match decision.reach {
+                    Reach::Document => conflicts::in_document(c, doc.as_str(), MAX_CONFLICTS),
+                    Reach::Bullets(_) => Ok(conflicts::readable(c, &user, MAX_CONFLICTS)?
+                        .into_iter()
+                        .filter(|k| k.doc_id == doc.as_str())
+                        .collect()),
+                })
                 .await?
         }
         None => {
