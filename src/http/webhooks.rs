@@ -154,26 +154,15 @@ pub async fn create(
     feed::settle(&state.storage).await?;
     let now = state.clock.now_ms();
     let actor = Actor::of(&state, &req, Some(&user));
-    let mut hook = Webhook {
-        id: id.clone(),
-        created_by: user.id.clone(),
-        created_by_name: None,
-        url: body.url.clone(),
+    let mut hook = Webhook::new(
+        id.clone(),
+        user.id.clone(),
+        body.url.clone(),
         events,
-        doc_ids: body.doc_ids.clone(),
-        created_at: now,
-        cursor: String::new(),
-        state: String::new(),
-        paused_at: None,
-        paused_reason: None,
-        pending_delivery: None,
-        attempts: 0,
-        failing_since: None,
-        next_attempt_at: None,
-        delivered_at: None,
-        pending: None,
-        cursor_pos: 0,
-    };
+        body.doc_ids.clone(),
+        now,
+        0,
+    );
     let made = state
         .storage
         .write(move |db| {

@@ -1211,26 +1211,15 @@ fn check_import(steps: Vec<Step>) {
     {
         use crate::storage::webhooks;
         let db = &mut Db::Sqlite(&lite);
-        let hook = webhooks::Webhook {
-            id: "wh_imp".into(),
-            created_by: ann.id.clone(),
-            created_by_name: None,
-            url: "https://example.com/hook".into(),
-            events: vec!["ops".into()],
-            doc_ids: Some(vec![doc_id.clone()]),
-            created_at: 7,
-            cursor: String::new(),
-            state: String::new(),
-            paused_at: None,
-            paused_reason: None,
-            pending_delivery: None,
-            attempts: 0,
-            failing_since: None,
-            next_attempt_at: None,
-            delivered_at: None,
-            pending: None,
-            cursor_pos: 1,
-        };
+        let hook = webhooks::Webhook::new(
+            "wh_imp".into(),
+            ann.id.clone(),
+            "https://example.com/hook".into(),
+            vec!["ops".into()],
+            Some(vec![doc_id.clone()]),
+            7,
+            1,
+        );
         webhooks::insert(db, &hook, "sealed-secret").unwrap();
         webhooks::set_pending(db, "wh_imp", "dlv_imp", 1, 3).unwrap();
         webhooks::failed(db, "wh_imp", 2, 8, 9).unwrap();

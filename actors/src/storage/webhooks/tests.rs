@@ -11,26 +11,15 @@ use crate::storage::postgres::migrate as pg_migrate;
 use crate::storage::postgres::testing::{on_pg, TempPostgres};
 
 fn hook() -> Webhook {
-    Webhook {
-        id: "wh_1".into(),
-        created_by: "usr_1".into(),
-        created_by_name: None,
-        url: "https://example.com/h".into(),
-        events: vec!["ops".into()],
-        doc_ids: Some(vec!["doc_a".into()]),
-        created_at: 1,
-        cursor: String::new(),
-        state: String::new(),
-        paused_at: None,
-        paused_reason: None,
-        pending_delivery: None,
-        attempts: 0,
-        failing_since: None,
-        next_attempt_at: None,
-        delivered_at: None,
-        pending: None,
-        cursor_pos: 5,
-    }
+    Webhook::new(
+        "wh_1".into(),
+        "usr_1".into(),
+        "https://example.com/h".into(),
+        vec!["ops".into()],
+        Some(vec!["doc_a".into()]),
+        1,
+        5,
+    )
 }
 
 fn attempt(n: i64, outcome: &str) -> Delivery {

@@ -50,6 +50,39 @@ pub struct Webhook {
 }
 
 impl Webhook {
+    /// A webhook about to be stored: active, nothing attempted or delivered yet, delivering
+    /// the feed after `cursor_pos`.
+    pub fn new(
+        id: String,
+        created_by: String,
+        url: String,
+        events: Vec<String>,
+        doc_ids: Option<Vec<String>>,
+        created_at: i64,
+        cursor_pos: i64,
+    ) -> Webhook {
+        Webhook {
+            id,
+            created_by,
+            created_by_name: None,
+            url,
+            events,
+            doc_ids,
+            created_at,
+            cursor: String::new(),
+            state: String::new(),
+            paused_at: None,
+            paused_reason: None,
+            pending_delivery: None,
+            attempts: 0,
+            failing_since: None,
+            next_attempt_at: None,
+            delivered_at: None,
+            pending: None,
+            cursor_pos,
+        }
+    }
+
     pub fn is_paused(&self) -> bool {
         self.paused_at.is_some()
     }
