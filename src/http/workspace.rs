@@ -193,10 +193,9 @@ fn read_in_chunks(
             Ok::<_, std::io::Error>((buf, file))
         })
         .await;
-        match read {
-            Ok(Ok((buf, _))) if buf.is_empty() => None,
-            Ok(Ok((buf, file))) => Some((Ok(actix_web::web::Bytes::from(buf)), Some(file))),
-            Ok(Err(e)) => Some((Err(actix_web::error::ErrorInternalServerError(e)), None)),
+        match read.map_err(std::io::Error::other).and_then(|r| r) {
+            Ok((buf, _)) if buf.is_empty() => None,
+            Ok((buf, file)) => Some((Ok(actix_web::web::Bytes::from(buf)), Some(file))),
             Err(e) => Some((Err(actix_web::error::ErrorInternalServerError(e)), None)),
         }
     })

@@ -168,7 +168,7 @@ impl Exporter<'_> {
                     }))
                 })
                 .await?;
-            let Some(read) = read else { continue };
+            let Some(mut read) = read else { continue };
             let dir = doc
                 .folder_id
                 .as_ref()
@@ -176,7 +176,7 @@ impl Exporter<'_> {
                 .cloned()
                 .unwrap_or_else(|| "documents".into());
             let stem = names.unique(&dir, &doc.title, "Untitled");
-            let (bullets, access) = (read.bullets, read.access.clone().unwrap_or_default());
+            let (bullets, access) = (read.bullets, read.access.take().unwrap_or_default());
             let (markdown, opml) = write_pair(&mut sink, &stem, read, &mut counts)?;
             counts.documents += 1;
             doc_entries.push(DocEntry {
