@@ -11,14 +11,14 @@
 //! `BlocksCache`, `GuestViews`, `RecheckGate`, `ActorStats`, and the pure `DocState` and
 //! `LeaseTable`).
 //! This file holds what several messages share: the lifecycle, the tick, presence, telling
-//! the wake-up channels, and the re-check of open streams' rights. Each message is declared
+//! the wake-up channels, and the re-check of open streams' rights (`AccessChanged`). Each message is declared
 //! beside its handler in `actor/`; those files use this one, never the other way round.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
-use serde_json::value::{to_raw_value, RawValue};
+use serde_json::value::RawValue;
 
 use crate::clock::SharedClock;
 use crate::collab::document::DocState;
@@ -27,16 +27,14 @@ use crate::collab::validate::{ClientId, DocId};
 use crate::metrics::Metrics;
 use crate::storage::cluster::ownership;
 use crate::storage::roles::BulletRoot;
-use crate::storage::versions::{
-    self as stored_versions, NewVersion, VersionKind, VersionMeta, VersionState,
-};
+use crate::storage::versions::{self as stored_versions, VersionKind, VersionMeta};
 use crate::storage::{documents, log};
 use crate::storage::{Storage, StorageError};
 
 use super::announcer::{Announcer, News};
 use super::encoded::BlocksCache;
-use super::grant::Standing;
 use super::guests::GuestViews;
+use super::keep_version;
 use super::messages::{Caller, DocError, Mode, Wake};
 use super::ownership::Ownership;
 use super::recent::{op_hash, RecentResults};
@@ -128,16 +126,6 @@ impl Default for ActorConfig {
 pub struct Stopped {
     pub doc_id: DocId,
     pub addr: Addr<DocumentActor>,
-}
-
-/// Rights may have changed (the access epoch moved): open streams are re-checked, leases of
-/// users who lost write access and sessions of users who lost read access dropped. With
-/// `shares`, this document's own shares changed, so `shared`/mode may flip: every client
-/// hears presence news.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct AccessChanged {
-    pub shares: bool,
 }
 
 pub struct DocumentActor {
@@ -313,33 +301,12 @@ impl DocumentActor {
         let (Some(roots), Some(doc)) = (caller.bullets(), self.state.as_ref()) else {
             return (others, self.sessions.people(), self.sessions.len());
         };
-        let ids = super::guests::root_ids(roots);
-        let others: Vec<OtherLease> = others
+        let mine = self
+            .sessions
+            .people()
             .into_iter()
-            .filter(|l| crate::collab::subtree::inside(doc, &ids, &l.block_id))
-            .collect();
-        let mut people: Vec<Person> = Vec::new();
-        for l in &others {
-            match people.iter_mut().find(|p| p.user_id == l.user_id) {
-                Some(p) => p.sessions += 1,
-                None => people.push(Person {
-                    user_id: l.user_id.clone(),
-                    name: l.name.clone(),
-                    sessions: 1,
-                }),
-            }
-        }
-        if !people.iter().any(|p| p.user_id == caller.author.user_id) {
-            people.extend(
-                self.sessions
-                    .people()
-                    .into_iter()
-                    .filter(|p| p.user_id == caller.author.user_id),
-            );
-        }
-        people.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.user_id.cmp(&b.user_id)));
-        let tabs = people.iter().map(|p| p.sessions).sum();
-        (others, people, tabs)
+            .filter(|p| p.user_id == caller.author.user_id);
+        super::guests::presence(doc, roots, others, mine)
     }
 
     /// Someone asked through `client` at `now`: the document is active, and a new tab (or a
@@ -383,28 +350,16 @@ impl DocumentActor {
         };
         let now = self.clock.now_ms();
         let (guests, state) = (&mut self.guests, self.state.as_ref());
-        // A guest's stream gets its own view's entry when the change touched what it sees
-        // (the entry is built from its view alone), a plain wake-up for a lease only.
-        let guest_wake = |client: Option<&ClientId>, roots: &[BulletRoot]| {
-            let Some(doc) = state else {
-                return GuestWake::Quiet;
-            };
-            let client = client.map(ClientId::as_str);
-            if !guests.concerns(client, doc, roots, &news.touched) {
-                return GuestWake::Quiet;
-            }
-            // An ended view (every shared bullet deleted) pulls, to be told so.
-            if !super::guests::any_live_root(doc, roots) {
-                return GuestWake::Plain;
-            }
-            let pushed = client.and_then(|c| guests.push(c, doc, roots, news.head, now));
-            match pushed.and_then(|(since, entry)| Some((since, to_raw_value(&[entry]).ok()?))) {
-                Some((since, raw)) => GuestWake::View {
-                    since,
-                    entries: Arc::from(raw),
-                },
-                None => GuestWake::Plain,
-            }
+        let guest_wake = |client: Option<&ClientId>, roots: &[BulletRoot]| match state {
+            Some(doc) => guests.wake(
+                client.map(ClientId::as_str),
+                doc,
+                roots,
+                &news.touched,
+                news.head,
+                now,
+            ),
+            None => GuestWake::Quiet,
         };
         let stale = self.subscribers.announce(wake, epoch, now, guest_wake);
         let guests = &self.guests;
@@ -468,29 +423,7 @@ impl DocumentActor {
         let storage = self.storage.clone();
         let check = async move {
             storage
-                .read(move |c| {
-                    let mut standing = Vec::with_capacity(streams.len());
-                    let mut by_key: std::collections::HashMap<String, Standing> =
-                        std::collections::HashMap::new();
-                    for (id, grant) in streams {
-                        let s = match by_key.get(grant.key()) {
-                            Some(s) => s.clone(),
-                            None => {
-                                let s = grant.recheck(c, doc.as_str(), now)?;
-                                by_key.insert(grant.key().to_string(), s.clone());
-                                s
-                            }
-                        };
-                        standing.push((id, s));
-                    }
-                    // A bullet guest keeps their session and leases (their subtree's role).
-                    let mut roles = Vec::with_capacity(users.len());
-                    for u in users {
-                        let view = crate::storage::roles::doc_view(c, &u, doc.as_str())?;
-                        roles.push((u, view.map(|v| v.grant.role)));
-                    }
-                    Ok((standing, roles))
-                })
+                .read(move |c| super::recheck::read_standing(c, doc.as_str(), streams, users, now))
                 .await
         };
         ctx.spawn(
@@ -539,11 +472,8 @@ impl DocumentActor {
         );
     }
 
-    /// Keeps a version of the state as it is now: its row is reserved through the writer
-    /// queue behind the writes of every op it holds (the writer refuses it unless the head on
-    /// disk is exactly its `seq`), the state is compressed on a blocking thread meanwhile, and
-    /// the body is stored once both are done — the writer never waits for a compression. The
-    /// caller has checked `refuse()`.
+    /// Keeps a version of the state as it is now (`keep_version`), counted as one write in
+    /// flight until it is stored or failed. The caller has checked `refuse()`.
     fn take_version(
         &mut self,
         kind: VersionKind,
@@ -553,74 +483,32 @@ impl DocumentActor {
         let Some(state) = &self.state else {
             return Box::pin(actix::fut::ready(Err(DocError::Restarting)));
         };
-        let version = Arc::new(NewVersion {
-            version_id: crate::storage::accounts::new_id("ver_"),
-            doc_id: self.doc_id.as_str().to_string(),
-            seq: state.head_seq,
-            at: self.clock.now_ms(),
-            kind,
-            name,
-            created_by,
-            state: VersionState {
-                title: state.title.clone(),
-                blocks: state.blocks().filter(|b| !b.deleted).cloned().collect(),
-            },
-        });
+        let at = self.clock.now_ms();
+        let version =
+            keep_version::capture(state, self.doc_id.as_str(), at, kind, name, created_by);
         self.versions.started();
         self.write_queued();
-        let v = version.clone();
-        let epoch = self.ownership.epoch();
-        let reserved = self
-            .storage
-            .write(move |c| stored_versions::reserve(c, &v, epoch));
-        let v = version.clone();
-        let compressed = tokio::task::spawn_blocking(move || stored_versions::encode(&v.state));
-        let both = async move {
-            let reserved = reserved.await;
-            let compressed = compressed
-                .await
-                .map_err(|e| StorageError::Corrupt(format!("compressing a version: {e}")))
-                .and_then(|r| r);
-            reserved.and(compressed)
-        };
+        let keeping = keep_version::keep(&self.storage, version, self.ownership.epoch());
         Box::pin(
-            actix::fut::wrap_future::<_, Self>(both)
-                .then(move |res, act, _ctx| {
-                    let fill = match res {
-                        Ok((body, raw)) => {
-                            let (doc, id) = (version.doc_id.clone(), version.version_id.clone());
-                            act.write_queued();
-                            let write = act
-                                .storage
-                                .write(move |c| stored_versions::fill(c, &doc, &id, &body, raw));
-                            futures::future::Either::Left(async move { (write.await, true) })
-                        }
-                        Err(e) => futures::future::Either::Right(async move { (Err(e), false) }),
-                    };
-                    actix::fut::wrap_future::<_, Self>(fill)
-                })
-                .map(move |(res, filled), act, ctx| {
-                    if filled {
-                        act.write_answered(ctx);
+            actix::fut::wrap_future::<_, Self>(keeping).map(move |res, act, ctx| {
+                act.write_answered(ctx);
+                act.versions
+                    .finished(res.as_ref().ok().map(|m| (m.seq, m.at)));
+                match res {
+                    Ok(m) => {
+                        act.cfg
+                            .metrics
+                            .versions_taken
+                            .with_label_values(&[kind.as_str()])
+                            .inc();
+                        Ok(m)
                     }
-                    act.write_answered(ctx);
-                    act.versions
-                        .finished(res.as_ref().ok().map(|m| (m.seq, m.at)));
-                    match res {
-                        Ok(m) => {
-                            act.cfg
-                                .metrics
-                                .versions_taken
-                                .with_label_values(&[kind.as_str()])
-                                .inc();
-                            Ok(m)
-                        }
-                        Err(e) => {
-                            tracing::warn!(doc = %act.doc_id, error = %e, "keeping a version");
-                            Err(e.into())
-                        }
+                    Err(e) => {
+                        tracing::warn!(doc = %act.doc_id, error = %e, "keeping a version");
+                        Err(e.into())
                     }
-                }),
+                }
+            }),
         )
     }
 
@@ -762,6 +650,16 @@ impl Actor for DocumentActor {
         self.cfg.metrics.actors_open.dec();
         tracing::debug!(doc = %self.doc_id, "document actor stopped");
     }
+}
+
+/// Rights may have changed (the access epoch moved): open streams are re-checked, leases of
+/// users who lost write access and sessions of users who lost read access dropped. With
+/// `shares`, this document's own shares changed, so `shared`/mode may flip: every client
+/// hears presence news.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct AccessChanged {
+    pub shares: bool,
 }
 
 impl Handler<AccessChanged> for DocumentActor {

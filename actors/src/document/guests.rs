@@ -15,14 +15,19 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use serde_json::value::to_raw_value;
+
 use crate::collab::block::Block;
 use crate::collab::document::DocState;
+use crate::collab::lease::OtherLease;
 use crate::collab::op::{Effect, LogEntry, Op, OpKind, OpResult, RejectReason};
 use crate::collab::rules::{conflict_copy_id, rescue_block_id};
 use crate::collab::subtree;
 use crate::storage::roles::{BulletRoot, Role};
 
 use super::encoded::SnapshotBlock;
+use super::sessions::Person;
+use super::subscribers::GuestWake;
 
 /// What one guest tab has been given: by its last reply, and by wake-ups since — which it
 /// may or may not have applied (a wake-up can arrive while it pulls): the cursor it sends
@@ -115,6 +120,41 @@ fn view_entry(seq: i64, at: i64, effects: Vec<Effect>) -> LogEntry {
         at,
         effects,
     }
+}
+
+/// Who else is here as a bullet guest with `roots` sees it: the leases of others inside
+/// their view, and of the people only those holding them and the guest themselves (`mine`:
+/// their own tabs) — nobody working elsewhere in the document. Also the count of tabs.
+pub(super) fn presence(
+    doc: &DocState,
+    roots: &[BulletRoot],
+    others: Vec<OtherLease>,
+    mine: impl Iterator<Item = Person>,
+) -> (Vec<OtherLease>, Vec<Person>, usize) {
+    let ids = root_ids(roots);
+    let others: Vec<OtherLease> = others
+        .into_iter()
+        .filter(|l| subtree::inside(doc, &ids, &l.block_id))
+        .collect();
+    let mut people: Vec<Person> = Vec::new();
+    for l in &others {
+        match people.iter_mut().find(|p| p.user_id == l.user_id) {
+            Some(p) => p.sessions += 1,
+            None => people.push(Person {
+                user_id: l.user_id.clone(),
+                name: l.name.clone(),
+                sessions: 1,
+            }),
+        }
+    }
+    for p in mine {
+        if !people.iter().any(|q| q.user_id == p.user_id) {
+            people.push(p);
+        }
+    }
+    people.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.user_id.cmp(&b.user_id)));
+    let tabs = people.iter().map(|p| p.sessions).sum();
+    (others, people, tabs)
 }
 
 /// What a guest tab's reply carries.
@@ -468,6 +508,35 @@ impl GuestViews {
             || blocks
                 .iter()
                 .any(|b| !base.sent.get(&b.id).is_some_and(|s| Arc::ptr_eq(s, b)))
+    }
+
+    /// What the guest tab `client` with `roots` hears of a change to `touched` that moved
+    /// the durable head to `head`: its own view's entry when the change touched what it
+    /// sees (built from its view alone), a plain wake-up for a lease only or an ended view
+    /// (every shared bullet deleted: it pulls, to be told so), nothing otherwise.
+    pub(super) fn wake(
+        &mut self,
+        client: Option<&str>,
+        doc: &DocState,
+        roots: &[BulletRoot],
+        touched: &HashSet<String>,
+        head: i64,
+        at: i64,
+    ) -> GuestWake {
+        if !self.concerns(client, doc, roots, touched) {
+            return GuestWake::Quiet;
+        }
+        if !any_live_root(doc, roots) {
+            return GuestWake::Plain;
+        }
+        let pushed = client.and_then(|c| self.push(c, doc, roots, head, at));
+        match pushed.and_then(|(since, entry)| Some((since, to_raw_value(&[entry]).ok()?))) {
+            Some((since, raw)) => GuestWake::View {
+                since,
+                entries: Arc::from(raw),
+            },
+            None => GuestWake::Plain,
+        }
     }
 
     /// Whether a change to any of `touched` concerns the guest tab `client` with `roots`:

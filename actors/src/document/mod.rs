@@ -13,6 +13,7 @@ mod announcer;
 pub mod encoded;
 pub mod grant;
 mod guests;
+mod keep_version;
 pub mod messages;
 mod ownership;
 mod recent;

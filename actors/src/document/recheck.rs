@@ -5,7 +5,49 @@
 //! re-check that read at their access epoch or later is done (`wait`): a share change's
 //! answer then goes out after the leases of those who lost the right to write are gone.
 
+use std::collections::HashMap;
+
 use tokio::sync::oneshot;
+
+use super::grant::Standing;
+use super::subscribers::ToCheck;
+use crate::storage::roles::{doc_view, Role};
+use crate::storage::{Db, StorageError};
+
+/// What a re-check read: each stream's standing, and each user's role (`None`: no access).
+pub(super) type Rechecked = (Vec<(u64, Standing)>, Vec<(String, Option<Role>)>);
+
+/// The re-check's one read: the standing of each stream (asked once per grant key: a
+/// user's ten tabs cost one lookup) and the role each of `users` — lease holders and
+/// present people — has on the document now (a bullet guest keeps their session and
+/// leases with their subtree's role; `None`: no access at all).
+pub(super) fn read_standing(
+    db: &mut Db,
+    doc: &str,
+    streams: Vec<ToCheck>,
+    users: Vec<String>,
+    now: i64,
+) -> Result<Rechecked, StorageError> {
+    let mut standing = Vec::with_capacity(streams.len());
+    let mut by_key: HashMap<String, Standing> = HashMap::new();
+    for (id, grant) in streams {
+        let s = match by_key.get(grant.key()) {
+            Some(s) => s.clone(),
+            None => {
+                let s = grant.recheck(db, doc, now)?;
+                by_key.insert(grant.key().to_string(), s.clone());
+                s
+            }
+        };
+        standing.push((id, s));
+    }
+    let mut roles = Vec::with_capacity(users.len());
+    for u in users {
+        let view = doc_view(db, &u, doc)?;
+        roles.push((u, view.map(|v| v.grant.role)));
+    }
+    Ok((standing, roles))
+}
 
 #[derive(Debug, Default)]
 pub(super) struct RecheckGate {
