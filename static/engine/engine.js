@@ -11,7 +11,7 @@ import { Folds } from './folds.js';
 import { DocApi } from './doc-api.js';
 import { Notices } from './notices.js';
 import { Link } from './link.js';
-import { readWake, pullsAfterExchange } from './wake.js';
+import { Inbound } from './inbound.js';
 import { LeaseHolds, LEASE_KEEP_MS, FOCUS_IDLE_MS } from './leases.js';
 import { Outbox } from './outbox.js';
 import { Journal, readJournal, clearJournal } from './journal.js';
@@ -23,17 +23,12 @@ import { Exchange } from './exchange.js';
 import { SendLoop, THROTTLE_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT } from './send-loop.js';
 
 /** @typedef {import('./types.js').Op} Op */
-/** @typedef {import('./types.js').LogEntry} LogEntry */
-/** @typedef {import('./types.js').Snapshot} Snapshot */
-/** @typedef {import('./types.js').SyncReply} SyncReply */
 /** @typedef {import('./types.js').EngineState} EngineState */
 /** @typedef {import('./types.js').EngineOptions} EngineOptions */
-/** @typedef {import('./types.js').EarlySnapshot} EarlySnapshot */
 /** @typedef {import('./types.js').EditResult} EditResult */
 /** @typedef {import('./types.js').FlatRow} FlatRow */
 /** @typedef {import('./types.js').Lock} Lock */
 /** @typedef {import('./store.js').QueueRecord} QueueRecord */
-/** @typedef {import('./transport.js').Wake} Wake */
 /** @typedef {import('./outbox.js').QueueItem} QueueItem */
 
 export { THROTTLE_MS, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, MAX_OPS_PER_SYNC, KEEPALIVE_BODY_LIMIT };
@@ -68,7 +63,7 @@ export class DocSyncEngine {
             makeLadder({
               docId: this.docId, clientId: this.clientId, baseUrl: this.baseUrl, headers: this.headers,
               fetch: this.fetchFn, WebSocket: o.WebSocket, EventSource: o.EventSource,
-              onWake: (w) => this.onWake(w), onStage: () => this.onStageChange(),
+              onWake: (w) => this.inbound.wake(w), onStage: () => this.onStageChange(),
             })
         : null,
     );
@@ -78,8 +73,6 @@ export class DocSyncEngine {
       docId: this.docId, store: this.store, now: () => this.now(),
       onStorageError: (e) => this.setStorageError(e),
     });
-    /** @type {EarlySnapshot|null} */
-    this.earlySnapshot = o.snapshot ?? null;
     /** This device's copy, read by the app as it started (null: read it here). */
     this.earlyStored = o.stored ?? null;
     /** `localStorage` for the synchronous journal (journal.js); null: none. */
@@ -96,8 +89,6 @@ export class DocSyncEngine {
       onStorageError: (e) => this.setStorageError(e),
     });
 
-    /** -1: not known yet, so the first wake-up always pulls. */
-    this.leaseSeq = -1;
     /** Others' leases (others-leases.js): from the server, ending here when they run out. */
     this.others = new OthersLeases(() => this.now(), () => {
       this.local.stale = true;
@@ -158,16 +149,26 @@ export class DocSyncEngine {
       },
       changed: () => this.emit(),
     });
+    /** What the server says, onto the confirmed state and the view; the lease cursor (inbound.js). */
+    this.inbound = new Inbound({
+      confirmed: this.confirmed, local: this.local, outbox: this.outbox, link: this.link, others: this.others,
+      sending: this.sending, notices: this.notices, api: this.api, snapshot: o.snapshot ?? null,
+      clientId: () => /** @type {string} */ (this.clientId), userId: () => this.user.userId,
+      full: () => this.mode === 'full', loaded: () => this.loaded,
+      ended: () => this.closed || this.stopped, closed: () => this.closed,
+      holdsLeases: () => this.leases.size > 0,
+      rebuildView: () => this.rebuildView(), emit: () => this.emit(), afterPaint,
+    });
     /** What an exchange says and what its failure means; the stop after 401/403/404 (exchange.js). @type {Exchange} */
     this.server = new Exchange({
       api: this.api, outbox: this.outbox, claim: this.claim, link: this.link, notices: this.notices,
       clientId: () => /** @type {string} */ (this.clientId), lastSeq: () => this.confirmed.lastSeq,
       full: () => this.mode === 'full', holdList: () => this.holdList(), holdsLeases: () => this.leases.size > 0,
       loaded: () => this.loaded, closed: () => this.closed,
-      reloadSnapshot: () => this.reloadSnapshot(),
+      reloadSnapshot: () => this.inbound.reloadSnapshot(),
       applyReply: async (reply) => {
-        await this.applyReply(reply);
-        this.wakeAfterExchange();
+        await this.inbound.reply(reply);
+        this.inbound.afterExchange();
         // A bullet left behind whose text the server now has: let go of it at once.
         if (this.mode === 'full' && this.leases.prune()) this.sending.changed();
       },
@@ -409,7 +410,7 @@ export class DocSyncEngine {
   }
 
   startLadder() {
-    if (!this.closed && !this.stopped) this.link.start(this.confirmed.lastSeq, this.leaseSeq);
+    this.inbound.startLadder();
   }
 
   // ---------------------------------------------------------------- local edits
@@ -482,52 +483,11 @@ export class DocSyncEngine {
     this.server.keepalive(this.opened && !this.closed);
   }
 
-  // ---------------------------------------------------------------- replies
+  // ---------------------------------------------------------------- the view
 
-  /**
-   * A /sync reply: op results, standing, leases, log entries (or a snapshot reload on
-   * `resync` or a gap); confirmed state and queue are persisted together (confirmed.js).
-   * @param {SyncReply} reply
-   */
-  async applyReply(reply) {
-    for (const why of this.outbox.applyResults(reply.results ?? [])) this.notices.note(`A change was not applied: ${why}.`);
-    this.applyMeta(reply);
-    this.leaseSeq = reply.leaseSeq;
-    if (this.mode === 'full') this.setLocks(reply.leases?.others ?? []);
-    const fresh = (reply.ops ?? []).filter((e) => e.seq > this.confirmed.lastSeq);
-    if (reply.resync || (fresh.length && fresh[0].seq !== this.confirmed.lastSeq + 1)) {
-      // Ahead of the server, behind compaction, or a gap: start again from a snapshot.
-      await this.reloadSnapshot();
-      return;
-    }
-    this.applyEntries(fresh);
-    this.link.noteCursor(this.confirmed.lastSeq, this.leaseSeq);
-    if (reply.hasMore) this.sending.again();
-  }
-
-  /** Role, mode, sharing, sessions, icon of a reply or snapshot, and what follows from them. @param {Partial<SyncReply>|Snapshot} r */
-  applyMeta(r) {
-    this.afterMeta(this.confirmed.meta(r));
-  }
-
-  /** @param {import('./confirmed.js').MetaChange} change */
-  afterMeta(change) {
-    if (change.iconChanged) this.local.stale = true;
-    if (!change.modeChanged) return;
-    if (this.mode === 'full') {
-      // Someone else opened it or it was shared: leases and wake-ups from now on.
-      this.startLadder();
-      if (this.leases.size > 0) this.sending.again();
-    } else {
-      this.link.stop();
-      this.others.clear();
-    }
-  }
-
-  /** Others' leases as `locks`. @param {import('./types.js').LeaseOfOther[]} others */
-  setLocks(others) {
-    // Queued ops re-apply against leases (a lock can turn an edit into a conflict copy).
-    if (this.others.set(others, this.clientId, this.user.userId)) this.local.stale = true;
+  /** view = confirmed + queue, by the server's rules. */
+  rebuildView() {
+    this.local.rebuild(this.confirmed.model, this.queue.map((i) => i.rec.op), this.opContext());
   }
 
   /** Who holds which bullet, other than this tab. @returns {Map<string, Lock>} */
@@ -535,68 +495,7 @@ export class DocSyncEngine {
     return this.others.map;
   }
 
-  /** Log entries contiguous with lastSeq onto the confirmed state; the view follows. @param {LogEntry[]} entries */
-  applyEntries(entries) {
-    const shown = entries.length > 0 &&
-      this.local.shows(entries, this.confirmed.lastSeq, this.queue.map((i) => i.rec.op));
-    this.confirmed.applyEntries(entries, this.outbox, shown);
-    if ((entries.length && !shown) || this.local.stale) this.rebuildView();
-  }
-
-  /**
-   * GET the snapshot: the confirmed state is replaced, the queue kept on top. Throws like
-   * `request`; the exchange that called it is retried.
-   */
-  async reloadSnapshot() {
-    const early = this.earlySnapshot;
-    this.earlySnapshot = null;
-    /** @type {Snapshot} */
-    const snap = (early && early.clientId === this.clientId ? await early.promise.catch(() => null) : null) ??
-      (await this.api.snapshot(this.clientId));
-    if (this.closed) return;
-    this.link.reached();
-    this.afterMeta(this.confirmed.replace(snap, this.outbox, afterPaint));
-    if (this.mode === 'full') this.setLocks(snap.leases?.others ?? []);
-    this.rebuildView();
-    this.link.noteCursor(this.confirmed.lastSeq, this.leaseSeq);
-    if (this.mode === 'full') this.startLadder();
-    this.emit();
-  }
-
-  /** view = confirmed + queue, by the server's rules. */
-  rebuildView() {
-    this.local.rebuild(this.confirmed.model, this.queue.map((i) => i.rec.op), this.opContext());
-  }
-
-  // ---------------------------------------------------------------- wake-ups
-
-  /**
-   * A wake-up (PROTOCOL §4), read by wake.js. During an exchange it is kept and pulls after
-   * it only if it announced more than the reply brought (so a writer does not pull its own
-   * change a second time). A stopped engine (403/404) or a closed one ignores wake-ups.
-   * @param {Wake} w
-   */
-  onWake(w) {
-    if (this.closed || this.stopped) return;
-    if (this.sending.inFlight) {
-      this.sending.noteWake(w);
-      return;
-    }
-    const { entries, pull } = readWake(w, { lastSeq: this.confirmed.lastSeq, leaseSeq: this.leaseSeq, loaded: this.loaded });
-    if (entries) {
-      this.applyEntries(entries);
-      this.link.noteCursor(this.confirmed.lastSeq, this.leaseSeq);
-      this.emit();
-    }
-    if (pull(this.confirmed.lastSeq)) this.syncSoon(0);
-  }
-
-  /** After a successful exchange: the wake-up that came during it, if it asks for more. */
-  wakeAfterExchange() {
-    const w = this.sending.takeWake();
-    if (w && pullsAfterExchange(w, this.confirmed.lastSeq, this.leaseSeq)) this.sending.again();
-  }
-
+  /** The wake-up ladder moved to another stage. */
   onStageChange() {
     this.sending.tighten();
     this.emit();

@@ -245,9 +245,9 @@ if (DocSyncEngine) {
       };
       const { engine, store } = await makeEngine(fetchFn, `cl_apply${r}`);
       // The engine's own handling of the parsed reply (results, 500 entries, view, state
-      // transaction started), timed around its applyReply method.
-      const orig = engine.applyReply;
-      engine.applyReply = async function (reply) {
+      // transaction started), timed around the reply method of its inbound part.
+      const orig = engine.inbound.reply;
+      engine.inbound.reply = async function (reply) {
         const c = cpuMs();
         const t = performance.now();
         await orig.call(this, reply);

@@ -663,7 +663,7 @@ describe('opening with what the app fetched or read early', () => {
     const e = await openEngine(await makeEngine({ snapshot: early }));
     expect(e.state.rows.map((r) => r.content)).toEqual(['from the early snapshot']);
     expect(snapshotRequests()).toBe(0);
-    expect(e.earlySnapshot).toBeNull();
+    expect(e.inbound.earlySnapshot).toBeNull();
   });
 
   it('a failed one, or one for another clientId, is not used: the engine asks itself', async () => {
