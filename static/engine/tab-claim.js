@@ -69,12 +69,9 @@ export class TabClaim {
       // A reloaded tab keeps its clientId (sessionStorage), but the page being replaced may
       // not have let go of the lock yet (its release reaches the lock manager late). Taking
       // a fresh clientId at once would strand that page's queue — the user's offline typing
-      // — until some later reload. So wait a little for our own clientId first; only a tab
-      // that still holds it after that is a live duplicate.
-      for (let waited = 0; got === 'taken' && attempt === 0 && waited < RELOAD_LOCK_WAIT_MS; waited += 100) {
-        await new Promise((r) => setTimeout(r, 100));
-        got = await this.hold(api, id);
-      }
+      // — until some later reload. So wait a little for our own clientId first, taking it
+      // the moment it is free; only a tab that still holds it after that is a live duplicate.
+      if (got === 'taken' && attempt === 0) got = await this.holdWithin(api, id, RELOAD_LOCK_WAIT_MS);
       if (got === 'held') return id;
       if (got === 'broken') {
         // Web Locks unusable here: keep our clientId (and its queue) and adopt nothing,
@@ -105,6 +102,30 @@ export class TabClaim {
           });
         })
         .catch(() => resolve('broken'));
+    });
+  }
+
+  /**
+   * Waits up to `ms` for the lock, held from the moment it is free.
+   * @param {LockManagerLike} api @param {string} clientId @param {number} ms
+   * @returns {Promise<'held'|'taken'|'broken'>}
+   */
+  holdWithin(api, clientId, ms) {
+    return new Promise((resolve) => {
+      const abort = new AbortController();
+      const timer = setTimeout(() => abort.abort(), ms);
+      api
+        .request(`docsync:client:${clientId}`, { signal: abort.signal }, () => {
+          clearTimeout(timer);
+          resolve('held');
+          return new Promise((release) => {
+            this.release = () => release(undefined);
+          });
+        })
+        .catch((/** @type {any} */ e) => {
+          clearTimeout(timer);
+          resolve(e?.name === 'AbortError' ? 'taken' : 'broken');
+        });
     });
   }
 

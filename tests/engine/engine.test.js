@@ -619,6 +619,23 @@ describe('persistence', () => {
     expect(dup.clientId.startsWith('cl_')).toBe(true);
   });
 
+  it('a reloaded tab takes its lock the moment the old page lets go of it, not at some later look', async () => {
+    seed(['x']);
+    const old = await openEngine(await makeEngine({ clientId: 'cl_tab' }));
+    const reloaded = await makeEngine({ clientId: 'cl_tab' });
+    const opening = reloaded.open();
+    await run(300);
+    const closing = old.close();
+    await run(0);
+    await closing;
+    // Nobody else can have it now: the new page holds it already.
+    const free = await locks.request('docsync:client:cl_tab', { ifAvailable: true }, (l) => l !== null);
+    expect(free).toBe(false);
+    await run(100);
+    await opening;
+    expect(reloaded.clientId).toBe('cl_tab');
+  });
+
   it('a reloaded tab whose old page lets go of the lock late keeps its clientId and its queue', async () => {
     const [b0] = seed(['x']);
     const old = await openEngine(await makeEngine({ clientId: 'cl_tab' }));

@@ -161,7 +161,8 @@ export class EditorChrome {
     this.stage.id = 'status-stage';
     this.pending = m('span', 'ed-pending');
     this.pending.id = 'status-pending';
-    this.status.append(this.stage, m('span', 'ed-sep', '·'), this.pending);
+    this.sep = m('span', 'ed-sep', '·');
+    this.status.append(this.stage, this.sep, this.pending);
     this.foot.append(noticeEl, this.status);
     this.main = m('div', 'ed-main');
     this.main.append(bar, this.crumbs, this.title, this.zoomTitle, this.outline, this.empty, this.add, this.dropLine);
@@ -220,8 +221,10 @@ export class EditorChrome {
 
   /**
    * @param {EngineState} s
-   * @param {{readOnly: boolean, zoomPath: Row[]|null, zoomFound: boolean, signedOut: boolean}} how
-   *   `zoomPath`: the zoomed bullet and its ancestors, outermost first (null: not zoomed)
+   * @param {{readOnly: boolean, zoomPath: Row[]|null, zoomFound: boolean, signedOut: boolean, early?: boolean}} how
+   *   `zoomPath`: the zoomed bullet and its ancestors, outermost first (null: not zoomed);
+   *   `early`: the first screen kept on this device, drawn before the document is in — nothing
+   *   is known yet of who is here or what is saved
    * @returns {boolean} the title changed (for the recent-documents list)
    */
   render(s, how) {
@@ -250,9 +253,9 @@ export class EditorChrome {
     if (!titleRo && !title.hasAttribute('contenteditable')) title.setAttribute('contenteditable', 'plaintext-only');
     else if (titleRo && title.hasAttribute('contenteditable')) title.removeAttribute('contenteditable');
     this.#renderZoom(s, how.zoomPath);
-    this.#renderStatus(s, how.signedOut);
+    this.#renderStatus(s, how.signedOut, !!how.early);
     this.#renderNotices(s, how.signedOut);
-    this.#renderPresence(s);
+    this.#renderPresence(s, !!how.early);
     const zoomed = how.zoomPath != null;
     const shownEmpty = zoomed ? !how.zoomPath?.[how.zoomPath.length - 1]?.hasChildren : s.rows.length === 0;
     this.empty.hidden = s.loaded && !shownEmpty && how.zoomFound;
@@ -305,16 +308,17 @@ export class EditorChrome {
     if (last) this.zoomTitle.textContent = shownText(last.content).trim() || 'Untitled bullet';
   }
 
-  /** @param {EngineState} s @param {boolean} signedOut */
-  #renderStatus(s, signedOut) {
+  /** @param {EngineState} s @param {boolean} signedOut @param {boolean} early */
+  #renderStatus(s, signedOut, early) {
     // sending stopped: never "Live" beside text that no longer reaches anyone
     const noAccess = !!s.error && (s.error.status === 403 || s.error.status === 404);
     const label = signedOut ? 'Signed out' : noAccess ? 'No access' : s.stageLabel;
     const stage = signedOut || noAccess ? 'offline' : s.stage;
     if (this.stage.textContent !== label) this.stage.textContent = label;
     if (this.status.dataset.stage !== stage) this.status.dataset.stage = stage;
-    const p = pendingText(s);
+    const p = early ? '' : pendingText(s);
     if (this.pending.textContent !== p) this.pending.textContent = p;
+    if (this.sep.hidden !== early) this.sep.hidden = early;
   }
 
   /** @param {EngineState} s @param {boolean} signedOut */
@@ -342,9 +346,14 @@ export class EditorChrome {
    * Who else is here, by person (a colleague with three tabs is one avatar): the server's
    * list of people, plus anyone whose lock names them; our own other tabs are said as such
    * and never count as someone else. Without a list (an older server): the session count.
-   * @param {EngineState} s
+   * @param {EngineState} s @param {boolean} early (drawn empty)
    */
-  #renderPresence(s) {
+  #renderPresence(s, early) {
+    if (early) {
+      this.presence.dataset.key = '';
+      this.presence.textContent = '';
+      return;
+    }
     const me = this.opts.userId ?? '';
     const people = s.people ?? [];
     /** @type {Map<string, string>} userId → name */

@@ -22,6 +22,7 @@
 
 import { DocSyncEngine } from '../../engine/engine.js';
 import { openStore } from '../../engine/store.js';
+import { readFirstScreen, keepFirstScreen } from '../first-screen.js';
 import { ancestorIndices, indexOfId } from './outline-ops.js';
 import { takeOver } from './pending-import.js';
 import { FindHighlights } from './find-highlights.js';
@@ -48,6 +49,8 @@ import { pageKeyHandler, listenAll } from './page-keys.js';
 
 const CSS_HREF = '/app/editor/editor.css';
 const HIDE_DONE_KEY = 'docsync:hide-completed';
+/** How often the first screen is kept while the document changes (and when the page goes). */
+const KEEP_EVERY_MS = 2_000;
 
 /** The IndexedDB store: one per tab, shared by the engines of every document opened in it. */
 /** @type {ReturnType<typeof openStore>|null} */
@@ -81,21 +84,8 @@ export async function mountEditor(root, opts) {
     storeOpening = null; // try again on the next document
     throw e;
   });
-  const store = await storeOpening;
-  const engine = new DocSyncEngine({
-    docId,
-    clientId,
-    user: { userId: me?.userId ?? me?.id ?? '', name: me?.displayName || me?.name || '' },
-    store,
-    locks: /** @type {any} */ (navigator.locks),
-    snapshot,
-    stored,
-  });
-  // The engine opens (lock, this device's copy, the server) while the stylesheet loads and
-  // the page is built; its state arrives with the subscription below.
-  if (!navigator.onLine) engine.setOnline(false);
-  if (document.visibilityState !== 'visible') engine.setVisible(false);
-  const opening = engine.open();
+  const userId = me?.userId ?? me?.id ?? '';
+  const storage = localStore();
   await cssReady;
 
   /** @type {EngineState|null} */
@@ -106,6 +96,8 @@ export async function mountEditor(root, opts) {
   let hideDone = localStorage.getItem(HIDE_DONE_KEY) === '1';
   /** @type {string|null} the bullet the caret was last in (a menu takes the focus away) */
   let lastFocusedId = null;
+  /** Whether a row holds typed text not handed over yet (the input controller, once made). @type {(id: string) => boolean} */
+  let typingHolds = () => false;
 
   // role null = not known yet (opened from this device's store, offline): editable, the
   // engine refuses if the server later says viewer. Signed out (401) stays editable: what is
@@ -116,7 +108,7 @@ export async function mountEditor(root, opts) {
   /** @type {EditorChrome} */
   const chrome = new EditorChrome(document, {
     docId,
-    userId: me?.userId ?? me?.id ?? '',
+    userId,
     onShare: () => openShareDialog?.(docId, { onChanged: () => void engine.syncNow() }),
     onZoom: (id) => zoomTo(id),
     onConflicts: () => void panels.openConflicts(),
@@ -141,10 +133,37 @@ export async function mountEditor(root, opts) {
   /** @type {OutlineView} */
   const view = new OutlineView(chrome.outline, {
     bottomInset: () => chrome.foot.getBoundingClientRect().height,
-    isTyping: (id) => controller.typing.holds(id),
+    isTyping: (id) => typingHolds(id),
   });
   view.setHideCompleted(hideDone);
   view.setZoom(opts.zoomId);
+  root.append(chrome.editor);
+  // The first screen as last shown on this device, drawn read-only while this device's copy
+  // is read and its model built (a big document: a few hundred ms); the engine's first
+  // state then takes over the same rows (first-screen.js).
+  let early = opts.zoomId ? null : readFirstScreen(storage, userId, docId);
+  if (early) {
+    const shown = earlyState(docId, early);
+    chrome.render(shown, { readOnly: true, zoomPath: null, zoomFound: true, signedOut: false, early: true });
+    view.render(shown, false);
+  }
+
+  const store = await storeOpening;
+  const engine = new DocSyncEngine({
+    docId,
+    clientId,
+    user: { userId, name: me?.displayName || me?.name || '' },
+    store,
+    locks: /** @type {any} */ (navigator.locks),
+    snapshot,
+    stored,
+  });
+  // The engine opens (lock, this device's copy, the server) while the stylesheet loads and
+  // the page is built; its state arrives with the subscription below.
+  if (!navigator.onLine) engine.setOnline(false);
+  if (document.visibilityState !== 'visible') engine.setVisible(false);
+  const opening = engine.open();
+
   // The documents this user can read: titles for [[links]] and choices for the [[ picker.
   const titles = new DocTitles(opts.api, () => /** @type {Row[]} */ (engine.state.rows), () => {
     view.invalidate();
@@ -170,6 +189,7 @@ export async function mountEditor(root, opts) {
     openFind: () => void panels.openFind(),
     openHelp: () => void panels.openKeysHelp(),
   });
+  typingHolds = (id) => controller.typing.holds(id);
   const hits = new FindHighlights({
     view, outline: chrome.outline, rows: () => /** @type {Row[]} */ (engine.state.rows), zoomTo: (id) => zoomTo(id),
   });
@@ -222,7 +242,6 @@ export async function mountEditor(root, opts) {
   const toolbar = new TouchToolbar(document, (cmd) => controller.runOnFocused(cmd));
   chrome.editor.append(toolbar.el);
   chrome.main.append(picker.el);
-  root.append(chrome.editor);
 
   // ---- rendering ----------------------------------------------------------------------------
   function scheduleRender() {
@@ -234,6 +253,11 @@ export async function mountEditor(root, opts) {
     rafId = 0;
     if (!state || destroyed) return;
     const s = state;
+    // The kept first screen stays until this device's copy (or the server's) is in.
+    if (early && !s.loaded && !s.error) return;
+    early = null;
+    // A document this person can no longer read is not drawn from this device again.
+    if (s.error && (s.error.status === 403 || s.error.status === 404)) forgetFirstScreen();
     const signedOut = s.error?.status === 401;
     const titleChanged = chrome.render(s, { readOnly: !canEdit(), zoomPath: zoomPath(), zoomFound: view.zoomFound || !s.loaded, signedOut });
     if (titleChanged) rememberTitle(s.title);
@@ -244,6 +268,7 @@ export async function mountEditor(root, opts) {
     alert.render(s);
     reveal.run();
     applyPendingImport();
+    if (s.loaded && !s.error) keepSoon();
     if (!firstShown && s.loaded) {
       firstShown = true;
       // titles of linked documents and the backlinks: after the first bullets are painted,
@@ -337,6 +362,26 @@ export async function mountEditor(root, opts) {
   }
 
   // ---- recent documents, deep links ---------------------------------------------------------------
+  // ---- the first screen, kept for the next opening (first-screen.js) ------------------------
+  let keepTimer = 0;
+  function keepSoon() {
+    if (!keepTimer) keepTimer = window.setTimeout(keepNow, KEEP_EVERY_MS);
+  }
+  function keepNow() {
+    clearTimeout(keepTimer);
+    keepTimer = 0;
+    const s = engine.state;
+    if (s.loaded && !s.error && !forgotten) keepFirstScreen(storage, userId, docId, { title: s.title, icon: s.icon, rows: s.rows });
+  }
+  let forgotten = false;
+  function forgetFirstScreen() {
+    if (forgotten) return;
+    forgotten = true;
+    clearTimeout(keepTimer);
+    keepTimer = 0;
+    keepFirstScreen(storage, userId, docId, { title: '', icon: null, rows: [] });
+  }
+
   let rememberTimer = 0;
   /** @param {string} t */
   function rememberTitle(t) {
@@ -377,6 +422,7 @@ export async function mountEditor(root, opts) {
   const onPageHide = () => {
     controller.typing.flush();
     engine.pageHide();
+    if (keepTimer) keepNow();
   };
   // Page Lifecycle: a frozen page may be discarded without another event; hand the typed
   // text over now (its IndexedDB write begins; the journal holds it until that commits).
@@ -423,11 +469,37 @@ export async function mountEditor(root, opts) {
       destroyed = true;
       if (rafId) cancelAnimationFrame(rafId);
       clearTimeout(rememberTimer);
+      if (keepTimer) keepNow();
       off();
       panels.close();
       unlisten();
       engine.close();
       chrome.destroy();
     },
+  };
+}
+
+/** The page's `localStorage`, or null where there is none or it throws (privacy settings). */
+function localStore() {
+  try {
+    return globalThis.localStorage ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What the chrome and the outline draw of a kept first screen: the rows and title as last
+ * shown, nothing known yet of the server (no role: nothing to share or edit until the
+ * engine's state is in).
+ * @param {string} docId @param {import('../first-screen.js').FirstScreen} first
+ * @returns {EngineState}
+ */
+function earlyState(docId, first) {
+  return {
+    docId, title: first.title, titleVersion: 0, icon: first.icon, role: null, mode: 'private', shared: false,
+    sessions: 0, bulletGuest: false, people: [], rows: first.rows, locks: new Map(), lastSeq: 0,
+    stage: 'connecting', stageLabel: 'Opening…', pending: 0, unsaved: 0, loaded: true, synced: false,
+    error: null, notice: null, noticeSeq: 0, storageError: null,
   };
 }

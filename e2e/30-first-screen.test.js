@@ -1,0 +1,75 @@
+// @ts-check
+// Scenario 30: the first screen of a document reopened on this device is drawn from what
+// this device kept of it, before its whole copy is read — and the editor then takes over the
+// very same rows. Shown here where nothing else could be shown: offline, with this device's
+// copy of the document gone. And a document whose access ended forgets what was kept of it.
+// E2E_SHOTS=<dir> saves screenshots.
+
+import assert from 'node:assert/strict';
+
+import { scenario, waitFor, rowSel, readRows, readStage } from './harness.js';
+import { setup, waitRowsShown } from './fixtures.js';
+
+const shots = process.env.E2E_SHOTS;
+
+/** @param {import('playwright-core').Page} page @param {string} userId @param {string} doc */
+const kept = (page, userId, doc) =>
+  page.evaluate(([u, d]) => localStorage.getItem(`docsync:first:${u}:${d}`), [userId, doc]);
+
+scenario('30 first screen: drawn from this device at once, then the editor takes the same rows', async (h) => {
+  const seed = Array.from({ length: 12 }, (_, i) => `Bullet ${i + 1} of the plan`);
+  const { srv, users, owner, api, doc, ids, pages, contexts } = await setup(h, { users: ['alice', 'bob'], seed, title: 'Kept plan' });
+  const bob = pages.bob;
+  const bobId = users.bob.id;
+
+  // Bob's page keeps the first screen while he reads it.
+  await waitFor(async () => (await kept(bob, bobId, doc)) !== null, { message: 'the first screen kept on this device' });
+  const keptRows = JSON.parse(/** @type {string} */ (await kept(bob, bobId, doc))).rows;
+  assert.deepEqual(keptRows.map((/** @type {any} */ r) => r.content), seed);
+
+  // Offline, without this device's copy of the document: the kept first screen is all there is.
+  await bob.evaluate(async () => void (await navigator.serviceWorker.ready));
+  await bob.goto('/');
+  await bob.evaluate(() => new Promise((resolve, reject) => {
+    const del = indexedDB.deleteDatabase('docsync');
+    del.onsuccess = () => resolve(undefined);
+    del.onerror = () => reject(del.error);
+    del.onblocked = () => reject(new Error('the copy is still open'));
+  }));
+  await contexts.bob.setOffline(true);
+  await bob.goto(`/d/${doc}`);
+  await waitRowsShown(bob, ids);
+  const early = await readRows(bob);
+  assert.deepEqual(early.map((r) => r.text), seed, 'the kept rows, in order');
+  assert.equal(await bob.locator('#doc-title').textContent(), 'Kept plan');
+  // Read-only until the document itself is in: nothing typed here could be kept.
+  assert.equal(await bob.locator(`${rowSel(ids[0])} .row-text`).getAttribute('contenteditable'), null);
+  if (shots) await bob.screenshot({ path: `${shots}/first-screen-offline.png` });
+  // The row elements drawn now are the ones the editor goes on with.
+  await bob.evaluate((sel) => {
+    /** @type {any} */ (document.querySelector(sel)).__drawnEarly = true;
+  }, rowSel(ids[0]));
+
+  await contexts.bob.setOffline(false);
+  await waitFor(
+    async () => (await bob.locator(`${rowSel(ids[0])} .row-text`).getAttribute('contenteditable')) !== null,
+    { message: 'the rows editable once the document is in' },
+  );
+  assert.equal(await bob.evaluate((sel) => !!(/** @type {any} */ (document.querySelector(sel)))?.__drawnEarly, rowSel(ids[0])), true,
+    'the same row element, not drawn again');
+  await bob.locator(`${rowSel(ids[0])} .row-text`).click();
+  await bob.keyboard.press('End');
+  await bob.keyboard.type(' (bob)', { delay: 10 });
+  await waitFor(async () => (await api.snapshot(doc)).blocks.some((/** @type {any} */ b) => b.content === 'Bullet 1 of the plan (bob)'),
+    { message: "bob's typing reached the server" });
+
+  // Access ended: the next opening shows what was kept only until the server says so, and
+  // forgets it.
+  await waitFor(async () => (await kept(bob, bobId, doc)) !== null, { message: 'kept again' });
+  await api.setShares(doc, []);
+  await bob.goto(`/d/${doc}`);
+  await waitFor(async () => (await kept(bob, bobId, doc)) === null, { message: 'what was kept forgotten when access ended' });
+  await waitFor(async () => (await readStage(bob)) === 'No access', { message: 'the page says so' });
+  void srv;
+  void owner;
+});
