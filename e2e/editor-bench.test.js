@@ -136,9 +136,17 @@ scenario(
           /** @type {IDBDatabase} */ (db).close();
           return n > 0;
         }), { timeout: 30_000, message: 'the document stored on this device' });
+        // E2E_BENCH_PROFILE_OPEN=1: the JS profile of the last reload until the rows are editable
+        const openCdp = process.env.E2E_BENCH_PROFILE_OPEN && run === OPENS - 1 ? await context.newCDPSession(page) : null;
+        if (openCdp) {
+          await openCdp.send('Profiler.enable');
+          await openCdp.send('Profiler.setSamplingInterval', { interval: 100 });
+          await openCdp.send('Profiler.start');
+        }
         await page.reload();
         await page.waitForFunction(() => /** @type {any} */ (window).__bench.firstRowAt !== null, null, { timeout: 60_000 });
         opens.stored.push(await startPoints(page));
+        if (openCdp) console.log(`Opening from IndexedDB, top functions by self time:\n${topSelf((await openCdp.send('Profiler.stop')).profile)}`);
         if (run === OPENS - 1) {
           // Type into a bullet in the middle of the document.
           const mid = page.locator('#outline [role=treeitem] .row-text').nth(10);
@@ -259,19 +267,7 @@ async function structuralEdits(page, context, mid) {
     out['Tab / Shift+Tab'].push(await timed(page, () => page.keyboard.press('Shift+Tab')));
   }
   if (browser) console.log(traceSummary(JSON.parse((await browser.stopTracing()).toString('utf8'))));
-  if (cdp) {
-    const { profile } = await cdp.send('Profiler.stop');
-    /** @type {Map<number, number>} */
-    const self = new Map();
-    const dt = profile.timeDeltas ?? [];
-    (profile.samples ?? []).forEach((id, k) => self.set(id, (self.get(id) ?? 0) + (dt[k] ?? 0)));
-    const byName = new Map();
-    for (const n of profile.nodes) {
-      const key = `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber + 1}`;
-      byName.set(key, (byName.get(key) ?? 0) + (self.get(n.id) ?? 0));
-    }
-    console.log([...byName].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => `${(v / 1000).toFixed(1)} ms  ${k}`).join('\n'));
-  }
+  if (cdp) console.log(topSelf((await cdp.send('Profiler.stop')).profile));
   const list = Array.from({ length: 100 }, (_, i) => `${i % 3 === 2 ? '  ' : ''}- pasted ${i}`).join('\n');
   for (let i = 0; i < 5; i++) {
     await page.keyboard.press('Enter');
@@ -290,6 +286,24 @@ async function structuralEdits(page, context, mid) {
     await page.locator('#zoom-title').waitFor({ state: 'hidden' });
   }
   return out;
+}
+
+/**
+ * A JS profile's 25 functions with the most self time, one per line.
+ * @param {{nodes: {id: number, callFrame: {functionName: string, url: string, lineNumber: number}}[], samples?: number[], timeDeltas?: number[]}} profile
+ */
+function topSelf(profile) {
+  /** @type {Map<number, number>} */
+  const self = new Map();
+  const dt = profile.timeDeltas ?? [];
+  (profile.samples ?? []).forEach((id, k) => self.set(id, (self.get(id) ?? 0) + (dt[k] ?? 0)));
+  /** @type {Map<string, number>} */
+  const byName = new Map();
+  for (const n of profile.nodes) {
+    const key = `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber + 1}`;
+    byName.set(key, (byName.get(key) ?? 0) + (self.get(n.id) ?? 0));
+  }
+  return [...byName].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => `${(v / 1000).toFixed(1)} ms  ${k}`).join('\n');
 }
 
 /**

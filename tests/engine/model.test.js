@@ -140,4 +140,22 @@ describe('DocModel', () => {
     expect(/** @type {any} */ (m.get('blk_a')).depth).toBeUndefined();
     expect(m.toSnapshotBlocks()).toEqual([vectors.fixtures.tree.blocks[0]]);
   });
+
+  it('fromSnapshot orders siblings however the blocks come (a device copy is in hash order), a repeated block by its last listing', () => {
+    const f = vectors.fixtures.tree;
+    const snap = (/** @type {any[]} */ blocks) => DocModel.fromSnapshot({ docId: f.docId, title: f.title, titleVersion: 1, icon: null, headSeq: 0, blocks });
+    const inOrder = snap(f.blocks);
+    const want = inOrder.rows().map((r) => [r.id, r.depth]);
+    expect(want.length).toBeGreaterThan(2);
+    expect(snap([...f.blocks].reverse()).rows().map((r) => [r.id, r.depth])).toEqual(want);
+    const shuffled = [...f.blocks].sort((a, b) => (a.id.split('').reverse().join('') < b.id.split('').reverse().join('') ? -1 : 1));
+    expect(snap(shuffled).rows().map((r) => [r.id, r.depth])).toEqual(want);
+    // blk_a listed again at the end, moved under the last top-level block: it is there, once
+    const last = inOrder.rows().filter((r) => r.depth === 0).at(-1);
+    const a = f.blocks.find((b) => b.id === 'blk_a');
+    const moved = snap([...f.blocks, { ...a, parentId: last?.id === 'blk_a' ? null : last?.id, orderKey: 'z' }]);
+    const ids = moved.rows().map((r) => r.id);
+    expect(ids.filter((id) => id === 'blk_a')).toHaveLength(1);
+    expect(moved.get('blk_a')?.orderKey).toBe('z');
+  });
 });
