@@ -23,6 +23,8 @@ import { whenIdle } from '../ui/dom.js';
 
 /** Above this many shown rows only those near the viewport are drawn. */
 export const WINDOW_MIN = 400;
+/** Splices of the row index after which it is rebuilt when idle (it rebuilds itself at 32). */
+const COMPACT_AFTER_SPLICES = 12;
 
 /**
  * The rows a reader sees: collapsed children left out; when zoomed, only the zoomed bullet's
@@ -350,9 +352,13 @@ export class OutlineView {
     if (next && next.tabIndex !== 0) next.tabIndex = 0;
   }
 
-  /** Once the browser is idle, the index is rebuilt so its lookups walk no splices. */
+  /**
+   * Once splices pile up, the index is rebuilt when the browser is idle, so its lookups walk
+   * few. Not after every edit: at 50,000 rows a rebuild is a few ms, and an idle moment
+   * between two keys of a fast typist is not idle for long (a key arriving during it waits).
+   */
   #compactSoon() {
-    if (this.#compacting) return;
+    if (this.#compacting || this.#index.pending < COMPACT_AFTER_SPLICES) return;
     this.#compacting = true;
     whenIdle(this.win, () => {
       this.#compacting = false;
