@@ -73,3 +73,43 @@ scenario('30 first screen: drawn from this device at once, then the editor takes
   void srv;
   void owner;
 });
+
+scenario('30 first rows from the server: a document new to this device shows its top while the snapshot is on its way', async (h) => {
+  const seed = Array.from({ length: 8 }, (_, i) => `Server row ${i + 1}`);
+  const { srv, users, api, doc, ids } = await setup(h, { users: ['alice', 'carol'], seed, title: 'New here', open: [] });
+  // The snapshot is held back until the test lets it go (a big document's, still arriving).
+  /** @type {() => void} */
+  let release = () => {};
+  const held = new Promise((r) => (release = () => r(undefined)));
+  let snapshotAsked = 0;
+  const context = await h.loggedIn('carol', srv.base, users.carol);
+  const page = await context.newPage();
+  await page.route('**/api/v1/docs/*/snapshot*', async (route) => {
+    snapshotAsked++;
+    await held;
+    await route.continue();
+  });
+  await page.goto(`/d/${doc}`);
+  await waitRowsShown(page, ids);
+  assert.deepEqual((await readRows(page)).map((r) => r.text), seed, 'the first rows, in order');
+  assert.equal(await page.locator('#doc-title').textContent(), 'New here');
+  assert.equal(await page.locator(`${rowSel(ids[0])} .row-text`).getAttribute('contenteditable'), null, 'read-only');
+  assert.ok(snapshotAsked >= 1, 'the snapshot was asked for and is still on its way');
+  if (shots) await page.screenshot({ path: `${shots}/first-rows-cold.png` });
+  await page.evaluate((sel) => {
+    /** @type {any} */ (document.querySelector(sel)).__drawnEarly = true;
+  }, rowSel(ids[0]));
+
+  release();
+  await waitFor(
+    async () => (await page.locator(`${rowSel(ids[0])} .row-text`).getAttribute('contenteditable')) !== null,
+    { message: 'the rows editable once the snapshot is in' },
+  );
+  assert.equal(await page.evaluate((sel) => !!(/** @type {any} */ (document.querySelector(sel)))?.__drawnEarly, rowSel(ids[0])), true,
+    'the same row element, not drawn again');
+  await page.locator(`${rowSel(ids[1])} .row-text`).click();
+  await page.keyboard.press('End');
+  await page.keyboard.type(' (carol)', { delay: 10 });
+  await waitFor(async () => (await api.snapshot(doc)).blocks.some((/** @type {any} */ b) => b.content === 'Server row 2 (carol)'),
+    { message: "carol's typing reached the server" });
+});

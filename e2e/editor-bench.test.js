@@ -123,10 +123,10 @@ scenario(
         const page = await context.newPage();
         await page.goto(`/d/${doc}`);
         await page.waitForFunction(() => /** @type {any} */ (window).__bench.firstRowAt !== null, null, { timeout: 60_000 });
+        opens.cold.push(await startPoints(page));
         const b = await page.evaluate(() => /** @type {any} */ (window).__bench);
         assert.ok(b.snapshotAt !== null, 'the editor loaded the snapshot');
-        firstPaint.push(b.firstRowAt - b.snapshotAt);
-        opens.cold.push(await startPoints(page));
+        firstPaint.push(b.editableAt - b.snapshotAt);
         // Again, now that this device has the document (and the service worker the app).
         await waitFor(() => page.evaluate(async () => {
           const r = indexedDB.open('docsync');
@@ -209,9 +209,10 @@ scenario(
         `Editor benchmark (${BULLETS.toLocaleString("en-US")} bullets, Debian Chromium headless, ${process.env.DOCSYNC_BIN ? process.env.DOCSYNC_BIN : "debug server"})`,
         `| measure | p50 | p95 | max | target |`,
         `|---|---|---|---|---|`,
-        `| snapshot arrived → first paint (${OPENS} fresh opens) | ${f(percentile(firstPaint, 50))} | – | ${f(Math.max(...firstPaint))} | < 500 ms |`,
+        `| snapshot arrived → rows painted editable (${OPENS} fresh opens) | ${f(percentile(firstPaint, 50))} | – | ${f(Math.max(...firstPaint))} | < 500 ms |`,
         startRow('cold: nothing on this device', opens.cold),
         startRow('from IndexedDB (reload)', opens.stored),
+        `| navigation → first bullets editable, cold (the server's first rows are read-only until then) | ${f(percentile(opens.cold.map((r) => r.editable), 50))} | – | ${f(Math.max(...opens.cold.map((r) => r.editable)))} | |`,
         `| navigation → first bullets editable, from IndexedDB (the kept first screen is read-only until then) | ${f(percentile(opens.stored.map((r) => r.editable), 50))} | – | ${f(Math.max(...opens.stored.map((r) => r.editable)))} | |`,
         `| keystroke → painted (${keys.length} keys) | ${f(percentile(keys, 50))} | ${f(percentile(keys, 95))} | ${f(Math.max(...keys))} | p95 < 16 ms |`,
         `| a change of nothing at a random moment → the end of the next frame (the frame clock's floor for the rows above) | ${f(percentile(floor, 50))} | ${f(percentile(floor, 95))} | ${f(Math.max(...floor))} | |`,

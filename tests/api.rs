@@ -338,3 +338,106 @@ fn icon_changes_reach_open_editors() {
     assert_eq!(s, 204);
     assert_eq!(srv.snapshot(&alice, &doc)["icon"], Value::Null);
 }
+
+/// `GET /docs/{id}/first-rows`: what a device without a copy draws while the snapshot loads —
+/// the snapshot's own order, no deleted bullet, nothing below a collapsed one, at most
+/// `count` rows; readers only; bad counts refused; it opens no session.
+#[test]
+fn first_rows_are_the_top_of_the_document_as_a_new_reader_sees_it() {
+    let srv = TestServer::start();
+    let alice = srv.add_user("alice");
+    let bob = srv.add_user("bob");
+    let dave = srv.add_user("dave");
+    let doc = srv.create_doc(&alice, "Big plans");
+    let (a, a1, a1x, gone, c) = (id("blk_"), id("blk_"), id("blk_"), id("blk_"), id("blk_"));
+    let mut ops = vec![
+        insert(&a, None, "a0", "Top"),
+        insert(&a1, Some(&a), "a0", "Folded"),
+        insert(&a1x, Some(&a1), "a0", "Hidden below the fold"),
+        insert(&gone, None, "a1", "Deleted"),
+        insert(&c, None, "a2", "After"),
+        json!({"opId": id("op_"), "kind": "set_props", "blockId": a1, "props": {"collapsed": true}}),
+        json!({"opId": id("op_"), "kind": "delete", "blockId": gone}),
+    ];
+    for i in 0..100 {
+        ops.push(insert(
+            &id("blk_"),
+            None,
+            &format!("b{i:02}"),
+            &format!("row {i}"),
+        ));
+    }
+    srv.sync_ok(&alice, &doc, "cl_alice", 0, ops);
+    let (s, v) = srv.put(
+        &alice,
+        &format!("/api/v1/docs/{doc}/shares"),
+        &json!([{"kind": "user", "id": srv.get(&alice, "/api/v1/users?name=bob").1["id"], "access": "read"}]),
+    );
+    assert!(s == 200 || s == 204, "{v}");
+
+    let (s, v) = srv.get(&bob, &format!("/api/v1/docs/{doc}/first-rows"));
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["title"], "Big plans");
+    assert_eq!(v["bulletGuest"], false);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 80, "the default count");
+    let shape: Vec<(String, u64, bool, bool)> = rows
+        .iter()
+        .take(4)
+        .map(|r| {
+            (
+                r["content"].as_str().unwrap().to_string(),
+                r["depth"].as_u64().unwrap(),
+                r["collapsed"].as_bool().unwrap(),
+                r["hasChildren"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            ("Top".into(), 0, false, true),
+            ("Folded".into(), 1, true, true),
+            ("After".into(), 0, false, false),
+            ("row 0".into(), 0, false, false),
+        ]
+    );
+    // The same order as the snapshot's live bullets, less what is folded away.
+    let snap = srv.snapshot(&alice, &doc);
+    let order: Vec<&str> = snap["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["deleted"] == false && b["id"] != a1x.as_str())
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, order[..80]);
+    let (s, v) = srv.get(&bob, &format!("/api/v1/docs/{doc}/first-rows?count=3"));
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["rows"].as_array().unwrap().len(), 3);
+
+    for bad in ["0", "201", "many", "-1"] {
+        let (s, v) = srv.get(&bob, &format!("/api/v1/docs/{doc}/first-rows?count={bad}"));
+        assert_eq!(s, 400, "count={bad}: {v}");
+        assert!(
+            v["error"]["message"].is_string(),
+            "a JSON error for count={bad}: {v}"
+        );
+    }
+    let (s, _) = srv.get(&dave, &format!("/api/v1/docs/{doc}/first-rows"));
+    assert_eq!(s, 404, "no access, no rows");
+    let (s, _) = srv.get(&dave, "/api/v1/docs/doc_nothere/first-rows");
+    assert_eq!(s, 404);
+
+    // A plain read: bob is not counted as having the document open.
+    let people = srv.snapshot(&alice, &doc)["people"].clone();
+    assert!(
+        people
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["name"] != "bob"),
+        "{people}"
+    );
+}

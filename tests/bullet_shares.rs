@@ -130,6 +130,12 @@ fn a_bullet_guest_gets_their_view_where_a_path_shows_one_and_404_everywhere_else
         ),
         (
             "GET",
+            format!("/api/v1/docs/{doc}/first-rows"),
+            None,
+            [200, 200, 404],
+        ),
+        (
+            "GET",
             format!("/api/v1/docs/{doc}/markdown"),
             None,
             [200, 200, 404],

@@ -480,6 +480,26 @@ fn requests_shaped_as_the_protocol_says_and_the_real_answers_fit_the_document() 
         .0,
         200
     );
+    let (s, first) = c.call(
+        &alice,
+        "GET",
+        "/api/v1/docs/{id}/first-rows",
+        &d("/first-rows?count=5"),
+        None,
+    );
+    assert_eq!(s, 200);
+    assert!(!first["rows"].as_array().unwrap().is_empty(), "{first}");
+    assert_eq!(
+        c.call(
+            &alice,
+            "GET",
+            "/api/v1/docs/{id}/first-rows",
+            &d("/first-rows?count=0"),
+            None
+        )
+        .0,
+        400
+    );
     // A bullet shared with someone who has no other access (PROTOCOL §10).
     let gwen = srv.add_user("gwen");
     let gwen_id = common::channels::user_id(&srv.url(""), &gwen);

@@ -19,6 +19,7 @@ pub mod compression;
 pub mod docs;
 pub mod error;
 pub mod feed;
+pub mod first_rows;
 pub mod guest_part;
 pub mod head_requests;
 pub mod health;
@@ -73,6 +74,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 // are most of the requests.
                 .route("/docs/{id}/sync", web::post().to(sync::sync))
                 .route("/docs/{id}/snapshot", web::get().to(sync::snapshot))
+                .route(
+                    "/docs/{id}/first-rows",
+                    web::get().to(first_rows::first_rows),
+                )
                 .route(
                     "/docs/{id}/changes",
                     web::get().to(channels::longpoll::changes),

@@ -164,6 +164,7 @@ impl Modify for EveryAnswer {
         crate::http::docs::list,
         crate::http::docs::delete,
         crate::http::sync::snapshot,
+        crate::http::first_rows::first_rows,
         crate::http::sync::sync,
         crate::http::sync::leave,
         crate::http::sync::usage,

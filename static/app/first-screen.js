@@ -40,6 +40,19 @@ export function readFirstScreen(storage, userId, docId) {
 }
 
 /**
+ * The server's first rows of a document (`GET /docs/{id}/first-rows`) as a first screen to
+ * draw, or null when the reply is not one.
+ * @param {unknown} reply
+ * @returns {FirstScreen|null}
+ */
+export function firstScreenOf(reply) {
+  const v = /** @type {any} */ (reply);
+  if (typeof v?.title !== 'string' || !Array.isArray(v.rows)) return null;
+  const rows = v.rows.filter(validRow).map(fullRow);
+  return rows.length ? { title: v.title, icon: typeof v.icon === 'string' ? v.icon : null, rows } : null;
+}
+
+/**
  * Keeps the first rows of what is shown now. An empty document forgets its copy. Never
  * throws (a full or missing localStorage only means no early paint next time).
  * @param {StorageLike|null} storage @param {string} userId @param {string} docId

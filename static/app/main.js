@@ -22,6 +22,8 @@ import { logoutChoice, countDeviceCopies, removeDeviceCopies } from './device-co
 
 /** The editor engineer's module; a variable so a missing file is a runtime fallback, not a type error. */
 const EDITOR_MODULE = '/app/editor/page.js';
+/** The first rows of a document this device has not opened before. @type {{docId: string, promise: Promise<unknown>}|null} */
+let earlyFirstRows = null;
 /**
  * A document this device has not opened before has no copy in IndexedDB: its snapshot (the
  * longest part of opening it) is fetched as the app starts, while the session is checked
@@ -32,11 +34,31 @@ const EDITOR_MODULE = '/app/editor/page.js';
 let earlySnapshot = (() => {
   const docId = docIdOfPath();
   if (docId === null || recentDocs().some((d) => d.docId === docId)) return null;
+  // Its first rows too, asked first: small, so the editor draws them (read-only) while a big
+  // document's snapshot is still on its way (first-screen.js).
+  earlyFirstRows = { docId, promise: requestJson(globalThis.fetch.bind(globalThis), `/api/v1/docs/${encodeURIComponent(docId)}/first-rows`) };
+  earlyFirstRows.promise.catch(() => {});
   const clientId = getClientId();
   const q = `?clientId=${encodeURIComponent(clientId)}`;
-  const promise = requestJson(globalThis.fetch.bind(globalThis), `/api/v1/docs/${encodeURIComponent(docId)}/snapshot${q}`);
-  promise.catch(() => {}); // the engine asks again
-  return { docId, clientId, promise };
+  // Fetched now, read when the engine asks for it: a big document's JSON takes the main
+  // thread for a while, and its first rows are to be drawn before that.
+  const response = globalThis.fetch(`/api/v1/docs/${encodeURIComponent(docId)}/snapshot${q}`, {
+    headers: { Accept: 'application/json' }, credentials: 'same-origin',
+  });
+  response.catch(() => {}); // the engine asks again
+  /** @type {Promise<any>|null} */
+  let read = null;
+  return {
+    docId,
+    clientId,
+    get promise() {
+      read ??= response.then(async (res) => {
+        if (!res.ok) throw new Error(`the early snapshot: ${res.status}`); // the engine asks again
+        return JSON.parse(await res.text());
+      });
+      return read;
+    },
+  };
 })();
 
 /**
@@ -338,9 +360,11 @@ async function onRoute(route) {
           navigate: (url) => navigate(url),
           snapshot: earlySnapshot?.docId === route.docId ? earlySnapshot : null,
           stored: earlyStored?.docId === route.docId ? earlyStored.promise : null,
+          firstRows: earlyFirstRows?.docId === route.docId ? earlyFirstRows.promise : null,
         });
         earlySnapshot = null;
         earlyStored = null;
+        earlyFirstRows = null;
         const handle = await opening;
         // Listed on the offline home page (the editor updates the title via rememberDoc too).
         const known = pendingTitles.get(route.docId);

@@ -5,6 +5,7 @@
 pub mod block;
 pub mod diff;
 pub mod document;
+pub mod first_rows;
 pub mod lease;
 pub mod op;
 pub mod order_key;

@@ -49,6 +49,7 @@ use super::waiters::Waiters;
 use crate::collab::lease::OtherLease;
 
 pub(super) mod compact;
+pub(super) mod first_rows;
 pub(super) mod icon;
 pub(super) mod leave;
 pub(super) mod operator;

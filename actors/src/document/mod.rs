@@ -36,6 +36,7 @@ mod tests;
 mod version_tests;
 
 pub use actor::compact::{Compact, CompactOutcome};
+pub use actor::first_rows::{FirstRows, FirstRowsReply};
 pub use actor::icon::SetIcon;
 pub use actor::leave::Leave;
 pub use actor::operator::{ActorReport, Close, DocSize, GetSize, GetStats, Relinquish};

@@ -33,6 +33,8 @@ export interface MountOptions extends EditorRoute {
   snapshot?: EarlySnapshot | null;
   /** This device's copy, read while the editor's modules loaded. */
   stored?: Promise<any> | null;
+  /** The server's first rows of a document this device has no copy of (`GET /docs/{id}/first-rows`), drawn read-only until the snapshot is in. */
+  firstRows?: Promise<unknown> | null;
 }
 
 /** What the shell holds while the editor is shown. */

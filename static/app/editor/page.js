@@ -22,7 +22,7 @@
 
 import { DocSyncEngine } from '../../engine/engine.js';
 import { openStore } from '../../engine/store.js';
-import { readFirstScreen, keepFirstScreen } from '../first-screen.js';
+import { readFirstScreen, keepFirstScreen, firstScreenOf } from '../first-screen.js';
 import { ancestorIndices, indexOfId } from './outline-ops.js';
 import { takeOver } from './pending-import.js';
 import { FindHighlights } from './find-highlights.js';
@@ -142,10 +142,22 @@ export async function mountEditor(root, opts) {
   // is read and its model built (a big document: a few hundred ms); the engine's first
   // state then takes over the same rows (first-screen.js).
   let early = opts.zoomId ? null : readFirstScreen(storage, userId, docId);
-  if (early) {
-    const shown = earlyState(docId, early);
+  /** @param {import('../first-screen.js').FirstScreen} first */
+  const drawEarly = (first) => {
+    const shown = earlyState(docId, first);
     chrome.render(shown, { readOnly: true, zoomPath: null, zoomFound: true, signedOut: false, early: true });
     view.render(shown, false);
+  };
+  if (early) drawEarly(early);
+  else if (opts.firstRows && !opts.zoomId) {
+    // A document new to this device: the server's first rows, if they come before the
+    // snapshot is in (for a big document they do, by far).
+    opts.firstRows.then((reply) => {
+      const first = firstScreenOf(reply);
+      if (!first || destroyed || firstShown || state?.loaded || state?.error) return;
+      early = first;
+      drawEarly(first);
+    }, () => {});
   }
 
   const store = await storeOpening;
