@@ -16,6 +16,24 @@ const shots = process.env.E2E_SHOTS;
 const kept = (page, userId, doc) =>
   page.evaluate(([u, d]) => localStorage.getItem(`docsync:first:${u}:${d}`), [userId, doc]);
 
+/**
+ * After `letIn` lets the document in, the read-only row `id` becomes editable — the very
+ * element drawn early, not one drawn again.
+ * @param {import('playwright-core').Page} page @param {string} id @param {() => Promise<void>} letIn
+ */
+async function takesOver(page, id, letIn) {
+  await page.evaluate((sel) => {
+    /** @type {any} */ (document.querySelector(sel)).__drawnEarly = true;
+  }, rowSel(id));
+  await letIn();
+  await waitFor(
+    async () => (await page.locator(`${rowSel(id)} .row-text`).getAttribute('contenteditable')) !== null,
+    { message: 'the rows editable once the document is in' },
+  );
+  assert.equal(await page.evaluate((sel) => !!(/** @type {any} */ (document.querySelector(sel)))?.__drawnEarly, rowSel(id)), true,
+    'the same row element, not drawn again');
+}
+
 scenario('30 first screen: drawn from this device at once, then the editor takes the same rows', async (h) => {
   const seed = Array.from({ length: 12 }, (_, i) => `Bullet ${i + 1} of the plan`);
   const { srv, users, owner, api, doc, ids, pages, contexts } = await setup(h, { users: ['alice', 'bob'], seed, title: 'Kept plan' });
@@ -46,17 +64,7 @@ scenario('30 first screen: drawn from this device at once, then the editor takes
   assert.equal(await bob.locator(`${rowSel(ids[0])} .row-text`).getAttribute('contenteditable'), null);
   if (shots) await bob.screenshot({ path: `${shots}/first-screen-offline.png` });
   // The row elements drawn now are the ones the editor goes on with.
-  await bob.evaluate((sel) => {
-    /** @type {any} */ (document.querySelector(sel)).__drawnEarly = true;
-  }, rowSel(ids[0]));
-
-  await contexts.bob.setOffline(false);
-  await waitFor(
-    async () => (await bob.locator(`${rowSel(ids[0])} .row-text`).getAttribute('contenteditable')) !== null,
-    { message: 'the rows editable once the document is in' },
-  );
-  assert.equal(await bob.evaluate((sel) => !!(/** @type {any} */ (document.querySelector(sel)))?.__drawnEarly, rowSel(ids[0])), true,
-    'the same row element, not drawn again');
+  await takesOver(bob, ids[0], () => contexts.bob.setOffline(false));
   await bob.locator(`${rowSel(ids[0])} .row-text`).click();
   await bob.keyboard.press('End');
   await bob.keyboard.type(' (bob)', { delay: 10 });
@@ -96,17 +104,7 @@ scenario('30 first rows from the server: a document new to this device shows its
   assert.equal(await page.locator(`${rowSel(ids[0])} .row-text`).getAttribute('contenteditable'), null, 'read-only');
   assert.ok(snapshotAsked >= 1, 'the snapshot was asked for and is still on its way');
   if (shots) await page.screenshot({ path: `${shots}/first-rows-cold.png` });
-  await page.evaluate((sel) => {
-    /** @type {any} */ (document.querySelector(sel)).__drawnEarly = true;
-  }, rowSel(ids[0]));
-
-  release();
-  await waitFor(
-    async () => (await page.locator(`${rowSel(ids[0])} .row-text`).getAttribute('contenteditable')) !== null,
-    { message: 'the rows editable once the snapshot is in' },
-  );
-  assert.equal(await page.evaluate((sel) => !!(/** @type {any} */ (document.querySelector(sel)))?.__drawnEarly, rowSel(ids[0])), true,
-    'the same row element, not drawn again');
+  await takesOver(page, ids[0], async () => release());
   await page.locator(`${rowSel(ids[1])} .row-text`).click();
   await page.keyboard.press('End');
   await page.keyboard.type(' (carol)', { delay: 10 });

@@ -19,6 +19,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use docsync_actors::collab::block::Author;
+use docsync_actors::collab::validate::ClientId;
+use docsync_actors::document::Caller;
 use docsync_actors::storage::access_epoch::AccessEpoch;
 use docsync_actors::storage::accounts::User;
 use docsync_actors::storage::roles::{Reach, Role};
@@ -39,6 +42,23 @@ pub struct Decision {
     pub until: Option<i64>,
     /// All of the document, or (a bullet guest) the subtrees of their shared bullets.
     pub reach: Reach,
+}
+
+impl Decision {
+    /// The caller a document's actor is asked for, with these rights, through `client`
+    /// (`None`: a plain read that opens no session).
+    pub fn caller(self, client: Option<ClientId>) -> Caller {
+        Caller {
+            client,
+            author: Author {
+                user_id: self.user.id,
+                name: self.user.display_name,
+            },
+            role: self.role,
+            shared: self.shared,
+            reach: self.reach,
+        }
+    }
 }
 
 struct Entry {

@@ -7,8 +7,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
 use docsync_actors::ask::ask;
-use docsync_actors::collab::block::Author;
-use docsync_actors::document::{Caller, FirstRows};
+use docsync_actors::document::FirstRows;
 
 use super::access::view_access;
 use super::auth::Credentials;
@@ -58,16 +57,7 @@ pub async fn first_rows(
         )));
     }
     let (doc_id, d) = view_access(&state, &creds, &path.into_inner()).await?;
-    let caller = Caller {
-        client: None,
-        author: Author {
-            user_id: d.user.id,
-            name: d.user.display_name,
-        },
-        role: d.role,
-        shared: d.shared,
-        reach: d.reach,
-    };
+    let caller = d.caller(None);
     let reply = ask(&state.registry, &doc_id, FirstRows { caller, count }).await?;
     Ok(HttpResponse::Ok().json(reply))
 }

@@ -16,7 +16,7 @@ use docsync_actors::collab::block::Block;
 use docsync_actors::collab::diff::{self, Diff};
 use docsync_actors::collab::subtree;
 use docsync_actors::collab::validate::{check_id, ClientId, DocId};
-use docsync_actors::document::{Caller, GetSize, Restore, RestoreReply, TakeVersion};
+use docsync_actors::document::{GetSize, Restore, RestoreReply, TakeVersion};
 use docsync_actors::registry::CloseDocument;
 use docsync_actors::storage::conflicts::{self, OpenConflict};
 use docsync_actors::storage::documents;
@@ -643,16 +643,7 @@ pub async fn restore_version(
     let marker = format!("{}:restore", body.op_id_prefix);
     let version = Arc::new(version);
     let build = |d: super::access_cache::Decision, pre: (Precheck, Instant)| Restore {
-        caller: Caller {
-            client: Some(client.clone()),
-            author: docsync_actors::collab::block::Author {
-                user_id: d.user.id,
-                name: d.user.display_name,
-            },
-            role: d.role,
-            shared: d.shared,
-            reach: d.reach,
-        },
+        caller: d.caller(Some(client.clone())),
         version_label: label.clone(),
         version: version.clone(),
         only: only.clone(),

@@ -8,7 +8,6 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
 use docsync_actors::ask::{ask, ask_renewing};
-use docsync_actors::collab::block::Author;
 use docsync_actors::collab::op::{Op, OpKind};
 use docsync_actors::collab::sync_request::{SyncBody, SyncRequest};
 use docsync_actors::collab::validate::{ClientId, DocId};
@@ -105,22 +104,12 @@ pub async fn snapshot(
     let client_id = ClientId::parse_optional(query.into_inner().client_id, &state.limits)?;
     // A bullet guest gets their view of the document (PROTOCOL §10).
     let (doc_id, d) = view_access(&state, &creds, &path.into_inner()).await?;
-    let user = d.user;
     state
         .client_owners
-        .claim_optional(&user.id, client_id.as_ref())
+        .claim_optional(&d.user.id, client_id.as_ref())
         .await?;
-    let caller = Caller {
-        // Without a clientId the snapshot is a plain read and opens no session.
-        client: client_id,
-        author: Author {
-            user_id: user.id.clone(),
-            name: user.display_name.clone(),
-        },
-        role: d.role,
-        shared: d.shared,
-        reach: d.reach,
-    };
+    // Without a clientId the snapshot is a plain read and opens no session.
+    let caller = d.caller(client_id);
     let reply = ask(&state.registry, &doc_id, Snapshot { caller }).await?;
     let gzip = super::compression::accepts_gzip(req.headers());
     let chunks = snapshot_body(reply, gzip).await?;
@@ -191,18 +180,8 @@ async fn authorize(
             "this document is read-only for you".into(),
         ));
     }
-    let caller = Caller {
-        // Set by `Sync::new` from the request.
-        client: None,
-        author: Author {
-            user_id: d.user.id,
-            name: d.user.display_name,
-        },
-        role: d.role,
-        shared: d.shared,
-        reach: d.reach,
-    };
-    Ok((doc, caller))
+    // The client is set by `Sync::new` from the request.
+    Ok((doc, d.caller(None)))
 }
 
 /// The idempotency pre-check: stored results of these op IDs, and blocks that belong to

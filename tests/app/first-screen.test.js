@@ -1,21 +1,7 @@
 // @ts-check
 import { describe, it, expect } from 'vitest';
 import { readFirstScreen, keepFirstScreen, forgetAllFirstScreens, ROWS, KEEP_DOCS } from '../../static/app/first-screen.js';
-
-function memoryStorage() {
-  /** @type {Map<string, string>} */
-  const m = new Map();
-  return {
-    getItem: (/** @type {string} */ k) => m.get(k) ?? null,
-    setItem: (/** @type {string} */ k, /** @type {string} */ v) => void m.set(k, v),
-    removeItem: (/** @type {string} */ k) => void m.delete(k),
-    key: (/** @type {number} */ i) => [...m.keys()][i] ?? null,
-    get length() {
-      return m.size;
-    },
-    map: m,
-  };
-}
+import { memoryStorage } from '../engine/memory-storage.js';
 
 /** @param {number} n @returns {import('../../static/engine/types.js').Row[]} */
 function rows(n) {

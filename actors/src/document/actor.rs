@@ -275,14 +275,38 @@ impl DocumentActor {
         None
     }
 
-    /// A bullet guest whose every shared bullet is deleted (or gone): their view has ended
-    /// (PROTOCOL §10), and they are answered as for a deleted document — nothing of theirs
-    /// applied, nothing sent; restoring a shared bullet brings the view back where it was.
-    fn view_ended(&self, caller: &Caller) -> Option<DocError> {
+    /// Why `caller`'s request cannot be answered now, if it cannot: `refuse()`, or a bullet
+    /// guest whose every shared bullet is deleted (or gone) — their view has ended (PROTOCOL
+    /// §10), and they are answered as for a deleted document: nothing of theirs applied,
+    /// nothing sent; restoring a shared bullet brings the view back where it was.
+    fn refuse_for(&self, caller: &Caller) -> Option<DocError> {
+        if let Some(e) = self.refuse() {
+            return Some(e);
+        }
         let (Some(roots), Some(doc)) = (caller.bullets(), self.state.as_ref()) else {
             return None;
         };
         (!super::guests::any_live_root(doc, roots)).then_some(DocError::NotFound)
+    }
+
+    /// `reply`, made from the state at `head`, once `head` is on disk: at once when it is,
+    /// else behind the writes still being committed (an empty job behind them in the writer
+    /// queue marks that moment). Nobody is shown what a crash could still take back.
+    fn when_durable<T: 'static>(
+        &self,
+        head: i64,
+        reply: T,
+    ) -> ResponseActFuture<Self, Result<T, DocError>> {
+        if head <= self.announcer.durable_head() {
+            return Box::pin(actix::fut::ready(Ok(reply)));
+        }
+        let barrier = self.storage.write(|_| Ok(()));
+        Box::pin(
+            actix::fut::wrap_future::<_, Self>(barrier).map(move |res, _act, _ctx| {
+                res.map(|_| reply)
+                    .map_err(|e| DocError::Storage(e.to_string()))
+            }),
+        )
     }
 
     fn mode(&self, shared: bool) -> Mode {

@@ -36,10 +36,7 @@ impl Handler<FirstRows> for DocumentActor {
     type Result = ResponseActFuture<Self, Result<FirstRowsReply, DocError>>;
 
     fn handle(&mut self, msg: FirstRows, _ctx: &mut Context<Self>) -> Self::Result {
-        if let Some(e) = self.refuse() {
-            return Box::pin(actix::fut::ready(Err(e)));
-        }
-        if let Some(e) = self.view_ended(&msg.caller) {
+        if let Some(e) = self.refuse_for(&msg.caller) {
             return Box::pin(actix::fut::ready(Err(e)));
         }
         self.stats.active(self.clock.now_ms());
@@ -61,16 +58,6 @@ impl Handler<FirstRows> for DocumentActor {
             bullet_guest: roots.is_some(),
             rows,
         };
-        if reply.head_seq <= self.announcer.durable_head() {
-            return Box::pin(actix::fut::ready(Ok(reply)));
-        }
-        // Nothing not yet on disk is shown: answered behind the writes still committing.
-        let barrier = self.storage.write(|_| Ok(()));
-        Box::pin(
-            actix::fut::wrap_future::<_, Self>(barrier).map(move |res, _act, _ctx| {
-                res.map(|_| reply)
-                    .map_err(|e| DocError::Storage(e.to_string()))
-            }),
-        )
+        self.when_durable(reply.head_seq, reply)
     }
 }

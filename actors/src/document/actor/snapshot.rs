@@ -59,10 +59,7 @@ impl Handler<Snapshot> for DocumentActor {
     type Result = ResponseActFuture<Self, Result<SnapshotReply, DocError>>;
 
     fn handle(&mut self, msg: Snapshot, _ctx: &mut Context<Self>) -> Self::Result {
-        if let Some(e) = self.refuse() {
-            return Box::pin(actix::fut::ready(Err(e)));
-        }
-        if let Some(e) = self.view_ended(&msg.caller) {
+        if let Some(e) = self.refuse_for(&msg.caller) {
             return Box::pin(actix::fut::ready(Err(e)));
         }
         let now = self.clock.now_ms();
@@ -109,17 +106,6 @@ impl Handler<Snapshot> for DocumentActor {
             leases: SnapshotOthers { others },
             blocks,
         };
-        if reply.head_seq <= self.announcer.durable_head() {
-            return Box::pin(actix::fut::ready(Ok(reply)));
-        }
-        // The state includes writes still being committed: hand it out only once they are
-        // on disk (an empty job behind them in the writer queue marks that moment).
-        let barrier = self.storage.write(|_| Ok(()));
-        Box::pin(
-            actix::fut::wrap_future::<_, Self>(barrier).map(move |res, _act, _ctx| {
-                res.map(|_| reply)
-                    .map_err(|e| DocError::Storage(e.to_string()))
-            }),
-        )
+        self.when_durable(reply.head_seq, reply)
     }
 }

@@ -434,10 +434,7 @@ impl Handler<Sync> for DocumentActor {
     type Result = ResponseActFuture<Self, Result<SyncReply, DocError>>;
 
     fn handle(&mut self, msg: Sync, ctx: &mut Context<Self>) -> Self::Result {
-        if let Some(e) = self.refuse() {
-            return Box::pin(actix::fut::ready(Err(e)));
-        }
-        if let Some(e) = self.view_ended(&msg.caller) {
+        if let Some(e) = self.refuse_for(&msg.caller) {
             return Box::pin(actix::fut::ready(Err(e)));
         }
         let precheck_missing = match &msg.precheck {
