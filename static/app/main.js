@@ -40,21 +40,22 @@ let earlySnapshot = (() => {
   earlyFirstRows.promise.catch(() => {});
   const clientId = getClientId();
   const q = `?clientId=${encodeURIComponent(clientId)}`;
-  // Fetched now, read when the engine asks for it: a big document's JSON takes the main
-  // thread for a while, and its first rows are to be drawn before that.
-  const response = globalThis.fetch(`/api/v1/docs/${encodeURIComponent(docId)}/snapshot${q}`, {
+  // Fetched now (its bytes taken as they come, so the connection is free again), its JSON
+  // read only when the engine asks for it: a big document's JSON takes the main thread for
+  // a while, and its first rows are to be drawn before that.
+  const body = globalThis.fetch(`/api/v1/docs/${encodeURIComponent(docId)}/snapshot${q}`, {
     headers: { Accept: 'application/json' }, credentials: 'same-origin',
-  });
-  response.catch(() => {}); // the engine asks again
+  }).then(async (res) => ({ ok: res.ok, status: res.status, bytes: await res.arrayBuffer() }));
+  body.catch(() => {}); // the engine asks again
   /** @type {Promise<any>|null} */
   let read = null;
   return {
     docId,
     clientId,
     get promise() {
-      read ??= response.then(async (res) => {
-        if (!res.ok) throw new Error(`the early snapshot: ${res.status}`); // the engine asks again
-        return JSON.parse(await res.text());
+      read ??= body.then(({ ok, status, bytes }) => {
+        if (!ok) throw new Error(`the early snapshot: ${status}`); // the engine asks again
+        return JSON.parse(new TextDecoder().decode(bytes));
       });
       return read;
     },
