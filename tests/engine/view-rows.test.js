@@ -44,6 +44,71 @@ describe('ViewRows.insert', () => {
   });
 });
 
+describe('ViewRows.insert of a pasted stretch', () => {
+  it('60 random pastes of 21–60 bullets (nested, some folded) at random places: rows equal the model\'s, old rows kept', () => {
+    let spliced = 0;
+    for (let seed = 1; seed <= 12; seed++) {
+      const rng = mulberry32(100 + seed);
+      let n = 0;
+      const model = randomModel(rng, 60, () => `op_${seed}_${n++}`);
+      const local = new LocalView(model.clone());
+      let rows = local.rowList();
+      for (let step = 0; step < 5; step++) {
+        const live = rows.map((r) => r.id);
+        const parent = rng() < 0.3 ? null : live[Math.floor(rng() * live.length)] ?? null;
+        const siblings = local.model.childIds(parent).filter((id) => local.model.get(id)?.deleted === false);
+        const k = Math.floor(rng() * (siblings.length + 1));
+        const before = k > 0 ? /** @type {any} */ (local.model.get(siblings[k - 1])).orderKey : null;
+        const after = k < siblings.length ? /** @type {any} */ (local.model.get(siblings[k])).orderKey : null;
+        if (before !== null && after !== null && before >= after) continue;
+        const count = 21 + Math.floor(rng() * 40);
+        // A pasted list: the tops are siblings in a row; each item under the last top or
+        // one level deeper than the item before, at most.
+        const tops = Math.max(1, Math.floor(count / 4));
+        const topKeys = nKeysBetween(before, after, tops);
+        const innerKeys = nKeysBetween(null, null, count);
+        /** @type {any[]} */
+        const ops = [];
+        /** @type {{id: string, depth: number}[]} */
+        const path = [];
+        let t = 0;
+        for (let i = 0; i < count; i++) {
+          const id = `blk_p_${seed}_${step}_${i}`;
+          const lastDepth = path.length ? path[path.length - 1].depth : -1;
+          const depth = i === 0 || (t >= tops ? false : rng() < 0.3) ? 0 : Math.min(lastDepth + 1, 1 + Math.floor(rng() * (lastDepth + 1)));
+          if (depth === 0 && t >= tops) break;
+          while (path.length && path[path.length - 1].depth >= depth) path.pop();
+          const under = depth === 0 ? parent : path[path.length - 1].id;
+          const key = depth === 0 ? topKeys[t++] : innerKeys[i];
+          ops.push({ opId: `op_p_${seed}_${step}_${i}`, kind: 'insert', blockId: id, parentId: under, orderKey: key, content: `pasted ${i}` });
+          if (rng() < 0.1) ops.push({ opId: `op_f_${seed}_${step}_${i}`, kind: 'set_props', blockId: id, props: { collapsed: true } });
+          path.push({ id, depth });
+        }
+        const inserts = ops.filter((o) => o.kind === 'insert');
+        const old = rows;
+        local.apply(ops, CTX, false);
+        // Whether the rows were spliced (no recomputation of every row from the model).
+        const m = local.model;
+        const own = m.rows;
+        let recomputed = false;
+        m.rows = () => {
+          recomputed = true;
+          return own.call(m);
+        };
+        rows = local.rowList();
+        m.rows = own;
+        if (!recomputed) spliced++;
+        expect(rows, `seed ${seed} step ${step}`).toEqual(local.model.rows());
+        const kept = new Set(old);
+        const fresh = new Set(inserts.map((o) => o.blockId));
+        const replaced = rows.filter((r) => !kept.has(r) && !fresh.has(r.id) && r.id !== parent);
+        expect(replaced.map((r) => r.id), `seed ${seed} step ${step}: old rows replaced`).toEqual([]);
+      }
+    }
+    expect(spliced).toBeGreaterThan(20);
+  });
+});
+
 describe('ViewRows.move', () => {
   it('300 random moves (indent, outdent, across the tree, with subtrees) on random trees', () => {
     for (let seed = 1; seed <= 10; seed++) {
