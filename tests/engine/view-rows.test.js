@@ -10,6 +10,22 @@ import { mulberry32 } from './prng.js';
 
 const CTX = { clientId: 'cl_a', userId: 'usr_a', name: 'A', now: 1, heldByOthers: () => false, leasesEnabled: false };
 
+/**
+ * A random place for new bullets: a parent (top level with probability `top`) and the order
+ * keys of the live siblings they go between.
+ * @param {() => number} rng @param {LocalView} local @param {{id: string}[]} rows @param {number} top
+ * @returns {{parent: string|null, before: string|null, after: string|null}}
+ */
+function randomPlace(rng, local, rows, top) {
+  const live = rows.map((r) => r.id);
+  const parent = rng() < top ? null : live[Math.floor(rng() * live.length)] ?? null;
+  const siblings = local.model.childIds(parent).filter((id) => local.model.get(id)?.deleted === false);
+  const k = Math.floor(rng() * (siblings.length + 1));
+  const before = k > 0 ? /** @type {any} */ (local.model.get(siblings[k - 1])).orderKey : null;
+  const after = k < siblings.length ? /** @type {any} */ (local.model.get(siblings[k])).orderKey : null;
+  return { parent, before, after };
+}
+
 describe('ViewRows.insert', () => {
   it('300 random inserts (first child, after a sibling with children, at the end, top level) on random trees', () => {
     for (let seed = 1; seed <= 10; seed++) {
@@ -19,12 +35,7 @@ describe('ViewRows.insert', () => {
       const local = new LocalView(model.clone());
       let rows = local.rowList();
       for (let step = 0; step < 30; step++) {
-        const live = rows.map((r) => r.id);
-        const parent = rng() < 0.2 ? null : live[Math.floor(rng() * live.length)] ?? null;
-        const siblings = local.model.childIds(parent).filter((id) => local.model.get(id)?.deleted === false);
-        const k = Math.floor(rng() * (siblings.length + 1));
-        const before = k > 0 ? /** @type {any} */ (local.model.get(siblings[k - 1])).orderKey : null;
-        const after = k < siblings.length ? /** @type {any} */ (local.model.get(siblings[k])).orderKey : null;
+        const { parent, before, after } = randomPlace(rng, local, rows, 0.2);
         const orderKey = before !== null && after !== null && before >= after ? null : nKeysBetween(before, after, 1)[0];
         if (orderKey === null) continue;
         const id = `blk_new_${seed}_${step}`;
@@ -54,12 +65,7 @@ describe('ViewRows.insert of a pasted stretch', () => {
       const local = new LocalView(model.clone());
       let rows = local.rowList();
       for (let step = 0; step < 5; step++) {
-        const live = rows.map((r) => r.id);
-        const parent = rng() < 0.3 ? null : live[Math.floor(rng() * live.length)] ?? null;
-        const siblings = local.model.childIds(parent).filter((id) => local.model.get(id)?.deleted === false);
-        const k = Math.floor(rng() * (siblings.length + 1));
-        const before = k > 0 ? /** @type {any} */ (local.model.get(siblings[k - 1])).orderKey : null;
-        const after = k < siblings.length ? /** @type {any} */ (local.model.get(siblings[k])).orderKey : null;
+        const { parent, before, after } = randomPlace(rng, local, rows, 0.3);
         if (before !== null && after !== null && before >= after) continue;
         const count = 21 + Math.floor(rng() * 40);
         // A pasted list: the tops are siblings in a row; each item under the last top or
