@@ -6,7 +6,7 @@
 import { openStore, deleteStore } from '../engine/store.js';
 import { journalCount } from '../engine/journal.js';
 import { forgetRecent } from './recent.js';
-import { forgetAllFirstScreens } from './first-screen.js';
+import { forgetAllFirstScreens, pageStorage } from './first-screen.js';
 
 /** @typedef {{docs: number, pending: number}} DeviceCopies */
 
@@ -71,15 +71,7 @@ export async function removeDeviceCopies() {
   if (now.pending > 0) return false;
   await deleteStore({ indexedDB: globalThis.indexedDB });
   forgetRecent();
-  forgetAllFirstScreens(localStorageOrNull());
+  forgetAllFirstScreens(pageStorage());
   return true;
 }
 
-/** @returns {Storage|null} */
-function localStorageOrNull() {
-  try {
-    return globalThis.localStorage ?? null;
-  } catch {
-    return null;
-  }
-}

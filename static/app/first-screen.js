@@ -15,6 +15,18 @@ export const ROWS = 80;
 /** Documents kept per person (most recently shown first). */
 export const KEEP_DOCS = 30;
 
+/**
+ * The page's `localStorage`, or null where there is none or it throws (privacy settings).
+ * @returns {Storage|null}
+ */
+export function pageStorage() {
+  try {
+    return globalThis.localStorage ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /** @param {string} userId @param {string} docId */
 const docKey = (userId, docId) => `docsync:first:${userId}:${docId}`;
 /** @param {string} userId */

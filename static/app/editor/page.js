@@ -22,7 +22,7 @@
 
 import { DocSyncEngine } from '../../engine/engine.js';
 import { openStore } from '../../engine/store.js';
-import { readFirstScreen, keepFirstScreen, firstScreenOf } from '../first-screen.js';
+import { readFirstScreen, keepFirstScreen, firstScreenOf, pageStorage } from '../first-screen.js';
 import { ancestorIndices, indexOfId } from './outline-ops.js';
 import { takeOver } from './pending-import.js';
 import { FindHighlights } from './find-highlights.js';
@@ -85,7 +85,7 @@ export async function mountEditor(root, opts) {
     throw e;
   });
   const userId = me?.userId ?? me?.id ?? '';
-  const storage = localStore();
+  const storage = pageStorage();
   await cssReady;
 
   /** @type {EngineState|null} */
@@ -489,15 +489,6 @@ export async function mountEditor(root, opts) {
       chrome.destroy();
     },
   };
-}
-
-/** The page's `localStorage`, or null where there is none or it throws (privacy settings). */
-function localStore() {
-  try {
-    return globalThis.localStorage ?? null;
-  } catch {
-    return null;
-  }
 }
 
 /**
