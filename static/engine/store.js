@@ -11,6 +11,7 @@
 /** @typedef {import('./types.js').Mode} Mode */
 
 import { mergeJournal } from './journal.js';
+import { applyChanges, changeRecord, entriesOf, foldPlan, readChange } from './store-changes.js';
 
 /**
  * The confirmed document without its blocks. `buckets`: how many block records it has;
@@ -34,6 +35,11 @@ const DB_VERSION = 1;
 // small records, while opening a 10,000-block document reads ~40 records in one getAll.
 const BUCKET_TARGET = 256;
 const MAX_BUCKETS = 256;
+// Each save of the confirmed state writes its changes as one record (store-changes.js) and
+// folds the entries of up to FOLD_BUCKETS buckets into them; past FOLD_ALL_AT entries in
+// records it folds them all (a storm of pastes with no quiet save in between).
+const FOLD_BUCKETS = 4;
+const FOLD_ALL_AT = 2000;
 
 /** @param {number} blockCount */
 export function bucketCountFor(blockCount) {
@@ -106,6 +112,16 @@ export class DocStore {
     return this.keyRange.bound([docId, 0], [docId, Infinity]);
   }
 
+  /** A document's change records, keys `[docId, 'c', n]` in the order they were written. @param {string} docId */
+  changeRange(docId) {
+    return this.keyRange.bound([docId, 'c', 0], [docId, 'c', Infinity]);
+  }
+
+  /** Everything of a document in the `blocks` store: its buckets and change records. @param {string} docId */
+  docRange(docId) {
+    return this.keyRange.bound([docId], [docId, []]);
+  }
+
   /** @param {string} docId @param {string} clientId */
   queueRange(docId, clientId) {
     return this.keyRange.bound([docId, clientId, 0], [docId, clientId, Infinity]);
@@ -120,12 +136,13 @@ export class DocStore {
     const tx = this.db.transaction(['docs', 'blocks'], 'readonly');
     const metaP = done(tx.objectStore('docs').get(docId));
     const bucketsP = done(tx.objectStore('blocks').getAll(this.blockRange(docId)));
-    const [meta, buckets] = await Promise.all([metaP, bucketsP]);
+    const changesP = done(tx.objectStore('blocks').getAll(this.changeRange(docId)));
+    const [meta, buckets, changes] = await Promise.all([metaP, bucketsP, changesP]);
     if (!meta) return null;
     /** @type {Block[]} */
     const blocks = [];
     for (const b of /** @type {StoredBucket[]} */ (buckets)) for (const x of readBucket(b)) blocks.push(x);
-    return { meta: /** @type {DocMeta} */ (meta), blocks };
+    return { meta: /** @type {DocMeta} */ (meta), blocks: applyChanges(blocks, changes.map(readChange)) };
   }
 
   /**
@@ -150,7 +167,7 @@ export class DocStore {
     }
     const buckets = bucketCountFor(blocks.length);
     const store = tx.objectStore('blocks');
-    store.delete(this.blockRange(meta.docId));
+    store.delete(this.docRange(meta.docId));
     /** @type {Block[][]} */
     const parts = Array.from({ length: buckets }, () => []);
     for (const b of blocks) parts[bucketOf(b.id, buckets)].push(stripDepth(b));
@@ -185,29 +202,35 @@ export class DocStore {
     }
     const buckets = old?.buckets ?? 1;
     docs.put({ ...meta, buckets });
-    /** @type {Map<number, {upsert: Block[], remove: Set<string>}>} */
-    const touched = new Map();
-    const touch = (/** @type {string} */ id) => {
-      const i = bucketOf(id, buckets);
-      let t = touched.get(i);
-      if (!t) touched.set(i, (t = { upsert: [], remove: new Set() }));
-      return t;
-    };
-    for (const b of changed) touch(b.id).upsert.push(stripDepth(b));
-    for (const id of purged) touch(id).remove.add(id);
+    const docId = meta.docId;
     const store = tx.objectStore('blocks');
-    // Read-modify-write of each touched bucket inside this transaction: no other write
-    // can interleave, so concurrent tabs never lose each other's bucket updates.
-    await Promise.all(
-      [...touched].map(async ([i, t]) => {
-        const key = [meta.docId, i];
-        const cur = readBucket(/** @type {StoredBucket|undefined} */ (await done(store.get(key))));
-        const byId = new Map(cur.map((b) => [b.id, b]));
-        for (const id of t.remove) byId.delete(id);
-        for (const b of t.upsert) byId.set(b.id, b);
-        store.put(bucketRecord([...byId.values()]), key);
-      }),
-    );
+    const range = this.changeRange(docId);
+    const [keys, stored] = await Promise.all([done(store.getAllKeys(range)), done(store.getAll(range))]);
+    const changes = stored.map(readChange);
+    const ids = /** @type {[string, 'c', number][]} */ (keys);
+    const up = changed.map(stripDepth);
+    const fresh = up.length > 0 || purged.length > 0;
+    if (fresh) {
+      ids.push([docId, 'c', ids.length ? ids[ids.length - 1][2] + 1 : 0]);
+      changes.push({ up, rm: [...purged] });
+    }
+    if (changes.length) {
+      // Read-modify-write of the buckets this save folds, inside this transaction: no other
+      // write can interleave, so concurrent tabs never lose each other's updates.
+      const plan = foldPlan(changes, (id) => bucketOf(id, buckets), entriesOf(changes) > FOLD_ALL_AT ? Infinity : FOLD_BUCKETS);
+      await Promise.all(
+        plan.buckets.map(async (i) => {
+          const key = [docId, i];
+          const cur = readBucket(/** @type {StoredBucket|undefined} */ (await done(store.get(key))));
+          store.put(bucketRecord(plan.fold(i, cur)), key);
+        }),
+      );
+      plan.rest().forEach((c, k) => {
+        const isNew = fresh && k === changes.length - 1;
+        if (c && (isNew || c !== changes[k])) store.put(changeRecord(c.up, c.rm), ids[k]);
+        else if (!c && !isNew) store.delete(ids[k]);
+      });
+    }
     this.queueWrites(tx, meta.docId, queue);
     commitNow(tx);
     return result;
@@ -324,7 +347,7 @@ export class DocStore {
     const tx = this.db.transaction(['docs', 'blocks', 'queue'], 'readwrite');
     const result = committed(tx);
     tx.objectStore('docs').delete(docId);
-    tx.objectStore('blocks').delete(this.blockRange(docId));
+    tx.objectStore('blocks').delete(this.docRange(docId));
     tx.objectStore('queue').delete(this.keyRange.bound([docId], [docId, []]));
     commitNow(tx);
     return result;

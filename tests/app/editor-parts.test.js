@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { OutlineView, WINDOW_MIN, shownRows } from '../../static/app/editor/outline-view.js';
 import { EditorChrome } from '../../static/app/editor/chrome.js';
 import { InputController } from '../../static/app/editor/input-controller.js';
-import { FindBar, findMatches } from '../../static/app/editor/find-bar.js';
+import { FindBar, findMatches, narrows } from '../../static/app/editor/find-bar.js';
 import { RowView } from '../../static/app/editor/row-view.js';
 
 /** @typedef {import('../../static/engine/types.js').Row} Row */
@@ -294,6 +294,34 @@ describe('find', () => {
     bar.step(1);
     expect(shown[shown.length - 1]).toBe('apple tart');
     expect(bar.count.textContent).toBe('2 of 3');
+  });
+
+  it('a query typed on looks only among the last hits, and gives what a full search gives', () => {
+    expect(narrows('bul', 'bull')).toBe(true);
+    expect(narrows('bullet', 'bullet 9')).toBe(true);
+    expect(narrows('ullet', 'bullet')).toBe(true);
+    expect(narrows('bullet 9', 'bullet')).toBe(false);
+    expect(narrows('bullet', 'bulle')).toBe(false);
+    expect(narrows('', 'a')).toBe(false);
+    // among: only those indices are looked at
+    const rows = [{ content: 'apple' }, { content: 'apple' }, { content: 'pear' }];
+    expect(findMatches(rows, 'apple', [1, 2])).toEqual([1]);
+    let doc = outline('apple 1\nbanana\napple 2\napricot');
+    const bar = new FindBar(document, { rows: () => doc, show() {}, clear() {}, onClose() {} });
+    document.body.append(bar.el);
+    bar.show();
+    for (const q of ['a', 'ap', 'app', 'apple', 'apple 2']) {
+      bar.search(q);
+      expect(bar.count.textContent).toBe(q === 'a' ? '1 of 4' : q === 'ap' ? '1 of 3' : q === 'apple 2' ? '1 of 1' : '1 of 2');
+    }
+    // the document changed between two keys: every row is looked at again
+    doc = outline('apple 1\napple 22\napple 2');
+    bar.search('apple 2');
+    expect(bar.count.textContent).toBe('1 of 2');
+    // closed and opened again with the same query: not the cleared hits
+    bar.close();
+    bar.show('apple 2');
+    expect(bar.count.textContent).toBe('1 of 2');
   });
 });
 

@@ -97,6 +97,85 @@ describe('confirmed state', () => {
     expect(byId.has('blk_7')).toBe(false);
   });
 
+  /** The raw keys of a document's records in the blocks store. @param {any} s @param {string} docId */
+  const rawKeys = async (s, docId) => {
+    const tx = /** @type {IDBDatabase} */ (s.db).transaction(['blocks'], 'readonly');
+    const req = tx.objectStore('blocks').getAllKeys(IDBKeyRange.bound([docId], [docId, []]));
+    await new Promise((ok) => (req.onsuccess = ok));
+    return /** @type {any[][]} */ (req.result);
+  };
+
+  it('a save touching many buckets writes one change record and folds a few buckets, later saves fold the rest', async () => {
+    const s = await open();
+    await s.saveSnapshot(meta('doc_a', 1), Array.from({ length: 4000 }, (_, i) => block(`blk_${i}`)));
+    const buckets = bucketCountFor(4000);
+    const pasted = Array.from({ length: 100 }, (_, i) => block(`blk_new_${i}`));
+    expect(new Set(pasted.map((b) => bucketOf(b.id, buckets))).size).toBeGreaterThan(8);
+    await s.saveConfirmed(meta('doc_a', 2), pasted, []);
+    let changes = (await rawKeys(s, 'doc_a')).filter((k) => k[1] === 'c');
+    expect(changes.length).toBe(1);
+    const got = await s.loadDoc('doc_a');
+    expect(got?.blocks.length).toBe(4100);
+    expect(got?.blocks.filter((b) => b.id.startsWith('blk_new_')).length).toBe(100);
+    // quiet saves (a keystroke each) fold the record away, a few buckets at a time
+    for (let n = 3; n < 3 + buckets; n++) await s.saveConfirmed(meta('doc_a', n), [block('blk_1', { content: `v${n}` })], []);
+    changes = (await rawKeys(s, 'doc_a')).filter((k) => k[1] === 'c');
+    expect(changes.length).toBe(0);
+    const after = await s.loadDoc('doc_a');
+    expect(after?.blocks.length).toBe(4100);
+    expect(after?.blocks.find((b) => b.id === 'blk_1')?.content).toBe(`v${2 + buckets}`);
+    // past 2,000 entries in records a save folds them all
+    await s.saveConfirmed(meta('doc_a', 100), Array.from({ length: 2100 }, (_, i) => block(`blk_big_${i}`)), []);
+    expect((await rawKeys(s, 'doc_a')).filter((k) => k[1] === 'c')).toEqual([]);
+    expect((await s.loadDoc('doc_a'))?.blocks.length).toBe(6200);
+  });
+
+  it('change records and buckets together always give every save applied in order (randomized)', async () => {
+    let seed = 7;
+    const rand = (/** @type {number} */ n) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const s = await open();
+    /** @type {Map<string, string>} what the document must hold: id → content */
+    const want = new Map(Array.from({ length: 6000 }, (_, i) => [`blk_${i}`, 'first']));
+    await s.saveSnapshot(meta('doc_r', 1), [...want].map(([id, content]) => block(id, { content })));
+    for (let seq = 2; seq < 80; seq++) {
+      const up = [];
+      const rm = [];
+      const n = rand(4) === 0 ? 150 + rand(900) : 1 + rand(5);
+      for (let k = 0; k < n; k++) {
+        const id = `blk_${rand(9000)}`;
+        if (rand(5) === 0) {
+          rm.push(id);
+          want.delete(id);
+        } else up.push(id);
+      }
+      // one save removes, then upserts (an ID in both ends up present)
+      for (const id of up) want.set(id, `v${seq}`);
+      await s.saveConfirmed(meta('doc_r', seq), up.map((id) => block(id, { content: `v${seq}` })), rm);
+      if (seq % 10 === 0 || seq === 79) {
+        const got = await s.loadDoc('doc_r');
+        expect(new Map(got?.blocks.map((b) => [b.id, b.content]))).toEqual(want);
+        expect(got?.blocks.length).toBe(want.size);
+      }
+    }
+  });
+
+  it('a new snapshot and forgetting the document remove its change records', async () => {
+    const s = await open();
+    await s.saveSnapshot(meta('doc_a', 1), Array.from({ length: 2000 }, (_, i) => block(`blk_${i}`)));
+    await s.saveConfirmed(meta('doc_a', 2), Array.from({ length: 300 }, (_, i) => block(`blk_n${i}`)), ['blk_3']);
+    expect((await rawKeys(s, 'doc_a')).some((k) => k[1] === 'c')).toBe(true);
+    await s.saveSnapshot(meta('doc_a', 3), [block('blk_only')]);
+    expect((await s.loadDoc('doc_a'))?.blocks.map((b) => b.id)).toEqual(['blk_only']);
+    expect((await rawKeys(s, 'doc_a')).some((k) => k[1] === 'c')).toBe(false);
+    await s.saveConfirmed(meta('doc_a', 4), Array.from({ length: 50 }, (_, i) => block(`blk_m${i}`)), []);
+    await s.forgetDoc('doc_a');
+    expect(await rawKeys(s, 'doc_a')).toEqual([]);
+    expect(await s.loadDoc('doc_a')).toBeNull();
+  });
+
   it('bucketOf is stable and spreads ids', () => {
     expect(bucketOf('blk_abc', 8)).toBe(bucketOf('blk_abc', 8));
     const used = new Set(Array.from({ length: 200 }, (_, i) => bucketOf(`blk_${i}`, 8)));

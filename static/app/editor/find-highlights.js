@@ -51,9 +51,8 @@ export class FindHighlights {
     if (!registry || !HighlightCtor) return;
     const words = q.toLowerCase().split(/\s+/).filter(Boolean);
     const ranges = [];
-    for (const r of this.o.view.rows) {
-      const v = this.o.view.view(r.id);
-      if (!v) continue;
+    // only the drawn rows: a windowed outline of 50,000 rows draws about a screenful
+    for (const v of this.o.view.drawnViews()) {
       const walker = document.createTreeWalker(v.text, NodeFilter.SHOW_TEXT);
       for (let n = walker.nextNode(); n; n = walker.nextNode()) {
         const t = (n.textContent ?? '').toLowerCase();

@@ -154,6 +154,11 @@ export class OutlineView {
     return this.#views.get(id) ?? null;
   }
 
+  /** Every drawn row's view, in no particular order (about a screenful when windowed). */
+  drawnViews() {
+    return this.#views.values();
+  }
+
   /** @param {EventTarget|null} t @returns {RowView|null} */
   viewOf(t) {
     if (!t || !(/** @type {any} */ (t).closest)) return null;
