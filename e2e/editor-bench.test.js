@@ -284,33 +284,47 @@ async function structuralEdits(page, context, mid) {
     if (profiler && part === want) console.log(`JS profile (${part}):\n${topSelf((await profiler.send('Profiler.stop')).profile)}`);
   };
   await profileStart('edits');
-  // E2E_BENCH_TRACE=1: where the Enter/Tab loop's main-thread time goes (script, style,
-  // layout, paint), from a Chromium trace
-  const browser = process.env.E2E_BENCH_TRACE ? context.browser() : null;
-  if (browser) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline'] });
+  // E2E_BENCH_TRACE=1 (or =edits, =paste, =find, =zoom): where that part's main-thread time
+  // goes (script, style, layout, paint), from a Chromium trace
+  const traced = process.env.E2E_BENCH_TRACE === '1' ? 'edits' : process.env.E2E_BENCH_TRACE;
+  const browser = traced ? context.browser() : null;
+  /** @param {string} part */
+  const traceStart = async (part) => {
+    if (browser && part === traced) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline'] });
+  };
+  /** @param {string} part */
+  const traceStop = async (part) => {
+    if (browser && part === traced) console.log(traceSummary(JSON.parse((await browser.stopTracing()).toString('utf8'))));
+  };
+  await traceStart('edits');
   for (let i = 0; i < 20; i++) {
     out.Enter.push(await timed(page, () => page.keyboard.press('Enter')));
     await page.keyboard.type(`new ${i}`);
     out['Tab / Shift+Tab'].push(await timed(page, () => page.keyboard.press('Tab')));
     out['Tab / Shift+Tab'].push(await timed(page, () => page.keyboard.press('Shift+Tab')));
   }
-  if (browser) console.log(traceSummary(JSON.parse((await browser.stopTracing()).toString('utf8'))));
+  await traceStop('edits');
   await profileStop('edits');
   const list = Array.from({ length: 100 }, (_, i) => `${i % 3 === 2 ? '  ' : ''}- pasted ${i}`).join('\n');
   await profileStart('paste');
+  await traceStart('paste');
   for (let i = 0; i < 5; i++) {
     await page.keyboard.press('Enter');
     await page.evaluate((t) => navigator.clipboard.writeText(t), list);
     out['paste of 100 bullets'].push(await timed(page, () => page.keyboard.press('Control+v')));
   }
   await profileStop('paste');
+  await traceStop('paste');
   await page.keyboard.press('Control+f');
   await page.locator('#find-input').waitFor();
   await profileStart('find');
+  await traceStart('find');
   for (const ch of 'bullet 99') out['find: a key in the find box (every bullet searched)'].push(await timed(page, () => page.keyboard.type(ch)));
   await profileStop('find');
+  await traceStop('find');
   await page.keyboard.press('Escape');
   await profileStart('zoom');
+  await traceStart('zoom');
   for (let i = 0; i < 5; i++) {
     await mid.click();
     out['zoom in (Alt+→)'].push(await timed(page, () => page.keyboard.press('Alt+ArrowRight')));
@@ -319,6 +333,7 @@ async function structuralEdits(page, context, mid) {
     await page.locator('#zoom-title').waitFor({ state: 'hidden' });
   }
   await profileStop('zoom');
+  await traceStop('zoom');
   return out;
 }
 
@@ -357,7 +372,7 @@ function traceSummary(trace) {
     t.n++;
     by.set(e.name, t);
   }
-  return ['Main thread over the Enter/Tab loop (60 edits), by event:', ...[...by].sort((a, b) => b[1].ms - a[1].ms).slice(0, 18).map(([k, v]) => `  ${v.ms.toFixed(1)} ms in ${v.n}× ${k}`)].join('\n');
+  return ['Main thread over the traced part, by event:', ...[...by].sort((a, b) => b[1].ms - a[1].ms).slice(0, 18).map(([k, v]) => `  ${v.ms.toFixed(1)} ms in ${v.n}× ${k}`)].join('\n');
 }
 
 /**

@@ -155,6 +155,53 @@ describe('OutlineView', () => {
     expect(view.zoomFound).toBe(false);
   });
 
+  it('zooming back out gives the whole document as it is now: unchanged, edited while zoomed, completed hidden meanwhile', () => {
+    const { view, engine } = editorOf('a\n  a1\n    a11\n  a2\n[x] b\n  b1\nc');
+    const whole = () => view.render(engine.state, true);
+    /** every shown row where the index says, and the drawn rows in that order */
+    const consistent = () => {
+      expect(view.rows.every((r, i) => view.indexOf(r.id) === i)).toBe(true);
+      expect(drawn(view)).toEqual(view.rows.map((r) => r.id));
+    };
+    view.setZoom('a');
+    whole();
+    view.setZoom(null);
+    whole();
+    expect(drawn(view)).toEqual(['a', 'a1', 'a11', 'a2', 'b', 'b1', 'c']);
+    expect(view.view('a')?.el.getAttribute('aria-level')).toBe('1');
+    expect(view.view('a1')?.el.getAttribute('aria-level')).toBe('2');
+    consistent();
+    // edited while zoomed: a new bullet inside, one removed
+    view.setZoom('a');
+    whole();
+    engine.state = { ...engine.state, rows: outline('a\n  a1\n  a15\n    a151\n  a2\n[x] b\n  b1\nc') };
+    whole();
+    expect(drawn(view)).toEqual(['a1', 'a15', 'a151', 'a2']);
+    view.setZoom(null);
+    whole();
+    expect(drawn(view)).toEqual(['a', 'a1', 'a15', 'a151', 'a2', 'b', 'b1', 'c']);
+    consistent();
+    // completed hidden while zoomed
+    view.setZoom('a');
+    whole();
+    view.setHideCompleted(true);
+    whole();
+    view.setZoom(null);
+    whole();
+    expect(drawn(view)).toEqual(['a', 'a1', 'a15', 'a151', 'a2', 'c']);
+    consistent();
+    // from one bullet to another, then out
+    view.setZoom('a');
+    whole();
+    view.setZoom('a15');
+    whole();
+    expect(drawn(view)).toEqual(['a151']);
+    view.setZoom(null);
+    whole();
+    expect(drawn(view)).toEqual(['a', 'a1', 'a15', 'a151', 'a2', 'c']);
+    consistent();
+  });
+
   it('hide completed leaves done todos and their children out', () => {
     expect(shownRows(outline('a\n[x] b\n  b1\nc'), null, true).rows.map((r) => r.id)).toEqual(['a', 'c']);
   });

@@ -80,6 +80,13 @@ export class OutlineView {
   /** @type {HTMLElement[]} */
   #spacers = [];
   #heights = new RowHeights();
+  /**
+   * The whole document's shown rows, their index and heights, kept while zoomed into a
+   * bullet: zooming back out then indexes nothing again (at 50,000 rows the index and the
+   * heights of every row were most of a zoom out's script).
+   * @type {{shown: Row[], shownOf: Row[]|null, index: ShownIndex, heights: RowHeights}|null}
+   */
+  #whole = null;
   #drawnFrom = 0;
   #drawnTo = 0;
   /** @type {ViewState|null} */
@@ -170,6 +177,21 @@ export class OutlineView {
   /** Zoom into a bullet (null: the whole document). @param {string|null} id */
   setZoom(id) {
     if (id === this.#zoom) return;
+    if (this.#zoom === null) {
+      this.#whole = { shown: this.#shown, shownOf: this.#shownOf, index: this.#index, heights: this.#heights };
+      this.#shown = [];
+      this.#index = new ShownIndex();
+      this.#heights = new RowHeights();
+    } else if (id === null && this.#whole) {
+      // Back to the kept whole: the next draw splices only what changed meanwhile.
+      ({ shown: this.#shown, shownOf: this.#shownOf, index: this.#index, heights: this.#heights } = this.#whole);
+      this.#whole = null;
+      this.#zoom = null;
+      this.#base = 0;
+      this.#zoomFound = true;
+      this.#drawnRows = null;
+      return;
+    }
     this.#zoom = id;
     this.#shownOf = null;
     this.#drawnRows = null;
@@ -179,6 +201,7 @@ export class OutlineView {
   setHideCompleted(on) {
     if (on === this.#hideDone) return;
     this.#hideDone = on;
+    if (this.#whole) this.#whole.shownOf = null; // its rows are recomputed on the way back
     this.#shownOf = null;
     this.#drawnRows = null;
   }
