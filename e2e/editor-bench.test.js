@@ -352,7 +352,25 @@ function topSelf(profile) {
     const key = `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber + 1}`;
     byName.set(key, (byName.get(key) ?? 0) + (self.get(n.id) ?? 0));
   }
-  return [...byName].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => `${(v / 1000).toFixed(1)} ms  ${k}`).join('\n');
+  const selfTop = [...byName].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => `${(v / 1000).toFixed(1)} ms  ${k}`);
+  // and by total time (the function and what it called; a recursive one counted once)
+  /** @type {Map<number, {children?: number[], callFrame: {functionName: string, url: string, lineNumber: number}}>} */
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  /** @type {Map<string, number>} */
+  const total = new Map();
+  /** @param {number} id @param {Set<string>} open @returns {number} */
+  const walk = (id, open) => {
+    const n = /** @type {any} */ (byId.get(id));
+    const key = `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber + 1}`;
+    const inner = new Set(open).add(key);
+    let t = self.get(id) ?? 0;
+    for (const c of n.children ?? []) t += walk(c, inner);
+    if (!open.has(key)) total.set(key, (total.get(key) ?? 0) + t);
+    return t;
+  };
+  walk(profile.nodes[0].id, new Set());
+  const totalTop = [...total].filter(([k]) => !k.startsWith('(root)')).sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => `${(v / 1000).toFixed(1)} ms  ${k}`);
+  return ['by self time:', ...selfTop, 'by total time:', ...totalTop].join('\n');
 }
 
 /**
