@@ -197,7 +197,7 @@ scenario(
       }
     }
     const f = (v) => `${v.toFixed(1)} ms`;
-    const points = ['docsync:main', 'docsync:me', 'docsync:editor-module', 'first bullets painted', 'docsync:client-lock', 'docsync:stored', 'docsync:first-state', 'editable'];
+    const points = ['docsync:main', 'docsync:first-rows', 'docsync:me', 'docsync:editor-module', 'first bullets painted', 'docsync:client-lock', 'docsync:stored', 'docsync:first-state', 'editable'];
     const startRow = (/** @type {string} */ label, /** @type {Record<string, number>[]} */ runs) =>
       `| navigation → first bullets painted, ${label} (${runs.length} opens) | ${f(percentile(runs.map((r) => r['first bullets painted']), 50))} | – | ${f(Math.max(...runs.map((r) => r['first bullets painted'])))} | ${label.startsWith('cold') ? '< 500 ms' : '< 300 ms'} |`;
     const breakdown = (/** @type {Record<string, number>[]} */ runs) =>

@@ -4,7 +4,7 @@
 import { createApi, ApiError, describeError } from './api.js';
 import { startRouter, navigate, loginUrlFor } from './router.js';
 import { loadMe, currentUser, cachedUser, clearUser, setUser, getClientId } from './session.js';
-import { h, replaceChildren } from './ui/dom.js';
+import { afterNextPaint, h, replaceChildren } from './ui/dom.js';
 import { icon, logo } from './ui/icons.js';
 import { toast } from './ui/toast.js';
 import { rememberDoc, recentDocs } from './recent.js';
@@ -31,21 +31,24 @@ let earlyFirstRows = null;
  * the device and only /sync.
  * @type {{docId: string, clientId: string, promise: Promise<any>}|null}
  */
+/** @type {() => void} */
+let openSnapshotGate = () => {};
+const snapshotGate = new Promise((resolve) => (openSnapshotGate = () => resolve(undefined)));
 let earlySnapshot = (() => {
   const docId = docIdOfPath();
   if (docId === null || recentDocs().some((d) => d.docId === docId)) return null;
   // Its first rows too, asked first: small, so the editor draws them (read-only) while a big
   // document's snapshot is still on its way (first-screen.js).
   earlyFirstRows = { docId, promise: requestJson(globalThis.fetch.bind(globalThis), `/api/v1/docs/${encodeURIComponent(docId)}/first-rows`) };
-  earlyFirstRows.promise.catch(() => {});
+  earlyFirstRows.promise.then(() => performance.mark('docsync:first-rows'), () => {});
   const clientId = getClientId();
   const q = `?clientId=${encodeURIComponent(clientId)}`;
   // Fetched now (its bytes taken as they come, so the connection is free again), its JSON
   // read only when the engine asks for it: a big document's JSON takes the main thread for
   // a while, and its first rows are to be drawn before that.
-  const body = globalThis.fetch(`/api/v1/docs/${encodeURIComponent(docId)}/snapshot${q}`, {
+  const body = snapshotGate.then(() => globalThis.fetch(`/api/v1/docs/${encodeURIComponent(docId)}/snapshot${q}`, {
     headers: { Accept: 'application/json' }, credentials: 'same-origin',
-  }).then(async (res) => ({ ok: res.ok, status: res.status, bytes: await res.arrayBuffer() }));
+  })).then(async (res) => ({ ok: res.ok, status: res.status, bytes: await res.arrayBuffer() }));
   body.catch(() => {}); // the engine asks again
   /** @type {Promise<any>|null} */
   let read = null;
@@ -53,7 +56,10 @@ let earlySnapshot = (() => {
     docId,
     clientId,
     get promise() {
-      read ??= body.then(({ ok, status, bytes }) => {
+      openSnapshotGate();
+      // Its JSON (a long task for a big document) after the next frame: first rows drawn
+      // just before are painted before it, not after.
+      read ??= body.then(afterNextPaint).then(({ ok, status, bytes }) => {
         if (!ok) throw new Error(`the early snapshot: ${status}`); // the engine asks again
         return JSON.parse(new TextDecoder().decode(bytes));
       });
@@ -332,6 +338,7 @@ async function onRoute(route) {
   }
   const me = /** @type {import('./session.js').Me} */ (currentUser());
   performance.mark('docsync:me');
+  openSnapshotGate();
   onDocPage = route.name === 'doc';
   renderHeader();
 

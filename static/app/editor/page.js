@@ -38,6 +38,7 @@ import { AccessAlert } from './access-alert.js';
 import { BulletReveal } from './reveal.js';
 import { Panels } from './panels.js';
 import { pageKeyHandler, listenAll } from './page-keys.js';
+import { afterNextPaint } from '../ui/dom.js';
 
 /** @typedef {import('./editor.js').MountOptions} MountOptions */
 /** @typedef {import('./editor.js').EditorMount} EditorMount */
@@ -161,6 +162,9 @@ export async function mountEditor(root, opts) {
   }
 
   const store = await storeOpening;
+  // Rows drawn early are painted before the editor's setup below takes the main thread
+  // (in a fresh tab, where every function is compiled on its first call, ≈ 100 ms).
+  if (early) await afterNextPaint(undefined);
   const engine = new DocSyncEngine({
     docId,
     clientId,

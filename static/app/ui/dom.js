@@ -61,3 +61,14 @@ export function whenIdle(win, fn, timeoutMs) {
   if (typeof idle === 'function') idle.call(win, fn, { timeout: timeoutMs });
   else setTimeout(fn, 0);
 }
+
+/**
+ * Resolves with `v` once the next frame has been painted (a task after the frame's
+ * animation callbacks), or at once where the page draws no frames (hidden): for a long
+ * task that must not hold back the paint of what was just drawn.
+ * @template T @param {T} v @returns {Promise<T>}
+ */
+export function afterNextPaint(v) {
+  if (typeof requestAnimationFrame !== 'function' || document.visibilityState !== 'visible') return Promise.resolve(v);
+  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(() => resolve(v), 0)));
+}
