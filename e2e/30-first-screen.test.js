@@ -63,6 +63,14 @@ scenario('30 first screen: drawn from this device at once, then the editor takes
   // Read-only until the document itself is in: nothing typed here could be kept.
   assert.equal(await bob.locator(`${rowSel(ids[0])} .row-text`).getAttribute('contenteditable'), null);
   if (shots) await bob.screenshot({ path: `${shots}/first-screen-offline.png` });
+  // At a phone's width the kept rows fit it too (nothing wider than the screen).
+  const desk = bob.viewportSize();
+  await bob.setViewportSize({ width: 390, height: 844 });
+  await waitFor(async () => (await bob.evaluate(() => document.documentElement.scrollWidth)) <= 390,
+    { message: 'the early rows fit a phone\'s width' });
+  assert.ok(await bob.locator(rowSel(ids[0])).isVisible());
+  if (shots) await bob.screenshot({ path: `${shots}/first-screen-offline-phone.png` });
+  if (desk) await bob.setViewportSize(desk);
   // The row elements drawn now are the ones the editor goes on with.
   await takesOver(bob, ids[0], () => contexts.bob.setOffline(false));
   await bob.locator(`${rowSel(ids[0])} .row-text`).click();
