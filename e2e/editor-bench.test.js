@@ -14,6 +14,8 @@ import { scenario, waitFor, percentile } from './harness.js';
 const BULLETS = Number(process.env.E2E_BENCH_BULLETS) || 10_000;
 const OPENS = Number(process.env.E2E_BENCH_OPENS) || 3;
 const KEYS = 120;
+/** An hour of typing at 300 keys a minute, with the Enters, Tabs and undos of editing. */
+const HEAP_KEYS = Number(process.env.E2E_BENCH_HEAP_KEYS ?? 18_000);
 
 /** Runs in the page before any script: records when a snapshot body has arrived. */
 function instrument() {
@@ -109,6 +111,8 @@ scenario(
     let floor = [];
     /** @type {Record<string, number[]>} */
     let structural = {};
+    /** @type {HeapPoint[]} */
+    let heap = [];
     for (let run = 0; run < OPENS; run++) {
       // A fresh context each time: no IndexedDB copy, so the editor waits for the snapshot.
       // Not traced (a trace of 10,000 rows would measure the tracer).
@@ -191,6 +195,8 @@ scenario(
             // E2E_BENCH_SAMPLES=1: every structural measure's samples in the order taken
             if (process.env.E2E_BENCH_SAMPLES) for (const [k, v] of Object.entries(structural)) console.log(`${k}: ${v.map((x) => x.toFixed(1)).join(' ')}`);
           }
+          // An hour of editing (E2E_BENCH_HEAP_KEYS keys, 0 = skip): the heap after GC stays flat
+          if (HEAP_KEYS > 0) heap = await heapOverEditing(page, context, mid, HEAP_KEYS);
         }
       } finally {
         await context.close();
@@ -228,10 +234,20 @@ scenario(
         `waited for the next vsync tick): ${parts.filter((x) => x.toFrame > 8).length} of ${parts.length}; their keystroke → painted`,
         `median ${parts.some((x) => x.toFrame > 8) ? f(percentile(parts.filter((x) => x.toFrame > 8).map((x) => x.total), 50)) : '–'}, the others' ${parts.some((x) => x.toFrame <= 8) ? f(percentile(parts.filter((x) => x.toFrame <= 8).map((x) => x.total), 50)) : '–'}.`,
         '',
+        ...(heap.length
+          ? [
+            `An hour of editing (${heap[heap.length - 1].keys.toLocaleString('en-US')} keys: an Enter every 60, Tab + Shift+Tab every 300, undo + redo every 1,500), after a full GC each time (target: flat):`,
+            `| keys | JS heap | DOM nodes | event listeners |`,
+            `|---|---|---|---|`,
+            ...heap.map((x) => `| ${x.keys.toLocaleString('en-US')} | ${x.heapMb.toFixed(1)} MB | ${x.nodes.toLocaleString('en-US')} | ${x.listeners.toLocaleString('en-US')} |`),
+            `Growth from the first sixth to the end: ${(heap[heap.length - 1].heapMb - heap[1].heapMb).toFixed(1)} MB of heap, ${heap[heap.length - 1].nodes - heap[1].nodes} DOM nodes.`,
+            '',
+          ]
+          : []),
       ].join('\n'),
     );
   },
-  { timeout: 300_000 },
+  { timeout: 900_000 },
 );
 
 /** The targets per structural measure (printed beside the figures, never asserted). */
@@ -335,6 +351,94 @@ async function structuralEdits(page, context, mid) {
   await profileStop('zoom');
   await traceStop('zoom');
   return out;
+}
+
+/** @typedef {{keys: number, heapMb: number, nodes: number, listeners: number}} HeapPoint */
+
+/**
+ * Edits for `total` keys in the bullet `at` (text, an Enter every 60 keys, Tab and Shift+Tab
+ * every 300, an undo and a redo every 1,500) and reads the page's JS heap after a full
+ * garbage collection, its DOM nodes and event listeners, every sixth of the way.
+ * @param {import('playwright-core').Page} page @param {import('playwright-core').BrowserContext} context
+ * @param {import('playwright-core').Locator} at @param {number} total
+ * @returns {Promise<HeapPoint[]>}
+ */
+async function heapOverEditing(page, context, at, total) {
+  const cdp = await context.newCDPSession(page);
+  /** @param {number} keys @returns {Promise<HeapPoint>} */
+  // E2E_BENCH_HEAP_CLASSES=1: what grew, by constructor, from the first sixth to the end
+  /** @type {Map<string, {count: number, size: number}>[]} */
+  const classes = [];
+  const measure = async (/** @type {number} */ keys) => {
+    // the bench's own per-key records are not the editor's (they were read already)
+    await page.evaluate(() => {
+      const b = /** @type {any} */ (window).__bench;
+      b.keys.length = 0;
+      b.parts.length = 0;
+    });
+    await cdp.send('HeapProfiler.collectGarbage');
+    const { usedSize } = await cdp.send('Runtime.getHeapUsage');
+    const { nodes, jsEventListeners } = await cdp.send('Memory.getDOMCounters');
+    if (process.env.E2E_BENCH_HEAP_CLASSES) classes.push(await heapByClass(cdp));
+    return { keys, heapMb: usedSize / 1048576, nodes, listeners: jsEventListeners };
+  };
+  await at.click();
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  const out = [await measure(0)];
+  const step = Math.ceil(total / 6);
+  const words = 'an hour of notes typed into a big outline ';
+  for (let k = 0; k < total; ) {
+    const n = Math.min(60, total - k);
+    await page.keyboard.type(words.repeat(2).slice(0, n));
+    k += n;
+    await page.keyboard.press('Enter');
+    if (k % 300 < 60) {
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Shift+Tab');
+    }
+    if (k % 1500 < 60) {
+      await page.keyboard.press('Control+z');
+      await page.keyboard.press('Control+Shift+z');
+    }
+    if (Math.floor(k / step) > Math.floor((k - n) / step) || k >= total) out.push(await measure(k));
+  }
+  await cdp.detach();
+  if (classes.length > 2) {
+    const [a, b] = [classes[1], classes[classes.length - 1]];
+    const grew = [...b].map(([k, v]) => [k, v.size - (a.get(k)?.size ?? 0), v.count - (a.get(k)?.count ?? 0)])
+      .sort((x, y) => Number(y[1]) - Number(x[1])).slice(0, 20);
+    console.log(['Heap growth by constructor (bytes, objects), first sixth → end:', ...grew.map(([k, sz, n]) => `  ${sz} B  ${n}×  ${k}`)].join('\n'));
+  }
+  return out;
+}
+
+/**
+ * A heap snapshot's objects by constructor name: how many and their own size.
+ * @param {import('playwright-core').CDPSession} cdp
+ */
+async function heapByClass(cdp) {
+  let json = '';
+  /** @param {{chunk: string}} e */
+  const onChunk = (e) => (json += e.chunk);
+  cdp.on('HeapProfiler.addHeapSnapshotChunk', onChunk);
+  await cdp.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+  cdp.off('HeapProfiler.addHeapSnapshotChunk', onChunk);
+  const snap = JSON.parse(json);
+  const fields = snap.snapshot.meta.node_fields;
+  const types = snap.snapshot.meta.node_types[0];
+  const [ti, ni, si] = [fields.indexOf('type'), fields.indexOf('name'), fields.indexOf('self_size')];
+  /** @type {Map<string, {count: number, size: number}>} */
+  const by = new Map();
+  for (let i = 0; i < snap.nodes.length; i += fields.length) {
+    const type = types[snap.nodes[i + ti]];
+    const name = type === 'object' || type === 'native' ? snap.strings[snap.nodes[i + ni]] : `(${type})`;
+    const e = by.get(name) ?? { count: 0, size: 0 };
+    e.count++;
+    e.size += snap.nodes[i + si];
+    by.set(name, e);
+  }
+  return by;
 }
 
 /**
