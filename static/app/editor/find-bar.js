@@ -158,15 +158,11 @@ export class FindBar {
   }
 
   /**
-   * Lowers every row's text once the bar is open and the page idle, so the first key in the
-   * box does not (≈ 20 ms at 50,000 bullets); a key before then does it itself.
+   * Lowers every row's text as the bar opens (≈ 15 ms at 50,000 bullets, once; later
+   * openings find most texts kept), so the first key typed into the box at once does not.
    */
   #prime() {
-    const later = globalThis.requestIdleCallback ?? ((/** @type {() => void} */ f) => setTimeout(f, 0));
-    later(() => {
-      if (this.el.hidden) return;
-      for (const r of this.deps.rows()) lowerOf(r);
-    });
+    for (const r of this.deps.rows()) lowerOf(r);
   }
 
   /** Runs a query and shows the first hit. @param {string} q */
