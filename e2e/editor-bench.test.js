@@ -17,20 +17,15 @@ const KEYS = 120;
 /** An hour of typing at 300 keys a minute, with the Enters, Tabs and undos of editing. */
 const HEAP_KEYS = Number(process.env.E2E_BENCH_HEAP_KEYS ?? 18_000);
 
-/** Runs in the page before any script: records when a snapshot body has arrived. */
+/**
+ * Runs in the page before any script: records when the first bullets were painted, when they
+ * could be typed into, and each key's and edit's way to the screen. (When the snapshot's
+ * body had arrived is read from Resource Timing: a wrapper cloning the response to see it
+ * would tee 6 MB through the page's main thread, delaying what is measured.)
+ */
 function instrument() {
   const w = /** @type {any} */ (window);
-  w.__bench = { snapshotAt: null, firstRowAt: null, editableAt: null, keys: [], parts: [] };
-  const orig = window.fetch.bind(window);
-  window.fetch = async (input, init) => {
-    const res = await orig(input, init);
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    if (url.includes('/snapshot')) {
-      await res.clone().arrayBuffer();
-      if (w.__bench.snapshotAt === null) w.__bench.snapshotAt = performance.now();
-    }
-    return res;
-  };
+  w.__bench = { firstRowAt: null, editableAt: null, keys: [], parts: [] };
   const afterPaint = (fn) => requestAnimationFrame(() => setTimeout(fn, 0));
   new MutationObserver((_, obs) => {
     if (document.querySelector('#outline [role=treeitem]')) {
@@ -125,12 +120,25 @@ scenario(
         assert.equal(login.status(), 200, await login.text());
         await context.addInitScript(instrument);
         const page = await context.newPage();
+        // E2E_BENCH_TRACE=open: the last cold opening's long tasks, from a Chromium trace
+        const traceOpen = process.env.E2E_BENCH_TRACE === 'open' && run === OPENS - 1;
+        if (traceOpen) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing'] });
+        // E2E_BENCH_PROFILE_OPEN=cold: the JS profile of the last cold opening until the first bullets
+        const coldCdp = process.env.E2E_BENCH_PROFILE_OPEN === 'cold' && run === OPENS - 1 ? await context.newCDPSession(page) : null;
+        if (coldCdp) {
+          await coldCdp.send('Profiler.enable');
+          await coldCdp.send('Profiler.setSamplingInterval', { interval: 100 });
+          await coldCdp.send('Profiler.start');
+        }
         await page.goto(`/d/${doc}`);
         await page.waitForFunction(() => /** @type {any} */ (window).__bench.firstRowAt !== null, null, { timeout: 60_000 });
+        if (traceOpen) console.log(longTasks(JSON.parse((await browser.stopTracing()).toString('utf8'))));
+        if (coldCdp) console.log(`Cold opening:\n${topSelf((await coldCdp.send('Profiler.stop')).profile)}`);
         opens.cold.push(await startPoints(page));
         const b = await page.evaluate(() => /** @type {any} */ (window).__bench);
-        assert.ok(b.snapshotAt !== null, 'the editor loaded the snapshot');
-        firstPaint.push(b.editableAt - b.snapshotAt);
+        const cold = opens.cold[opens.cold.length - 1];
+        assert.ok(cold['/snapshot done'] > 0, 'the editor loaded the snapshot');
+        firstPaint.push(b.editableAt - cold['/snapshot done']);
         // Again, now that this device has the document (and the service worker the app).
         await waitFor(() => page.evaluate(async () => {
           const r = indexedDB.open('docsync');
@@ -143,7 +151,7 @@ scenario(
           return n > 0;
         }), { timeout: 30_000, message: 'the document stored on this device' });
         // E2E_BENCH_PROFILE_OPEN=1: the JS profile of the last reload until the rows are editable
-        const openCdp = process.env.E2E_BENCH_PROFILE_OPEN && run === OPENS - 1 ? await context.newCDPSession(page) : null;
+        const openCdp = process.env.E2E_BENCH_PROFILE_OPEN === '1' && run === OPENS - 1 ? await context.newCDPSession(page) : null;
         if (openCdp) {
           await openCdp.send('Profiler.enable');
           await openCdp.send('Profiler.setSamplingInterval', { interval: 100 });
@@ -206,7 +214,7 @@ scenario(
       }
     }
     const f = (v) => `${v.toFixed(1)} ms`;
-    const points = ['docsync:main', 'docsync:first-rows', 'docsync:me', 'docsync:editor-module', 'first bullets painted', 'docsync:client-lock', 'docsync:stored', 'docsync:first-state', 'editable'];
+    const points = ['docsync:main', 'docsync:first-rows', 'docsync:me', 'docsync:editor-module', 'docsync:editor-css', 'docsync:early-rows', 'first bullets painted', '/first-rows sent', '/first-rows first byte', '/first-rows done', '/me sent', '/me done', '/snapshot sent', '/snapshot first byte', '/snapshot done', 'docsync:client-lock', 'docsync:stored', 'docsync:first-state', 'editable'];
     const startRow = (/** @type {string} */ label, /** @type {Record<string, number>[]} */ runs) =>
       `| navigation → first bullets painted, ${label} (${runs.length} opens) | ${f(percentile(runs.map((r) => r['first bullets painted']), 50))} | – | ${f(Math.max(...runs.map((r) => r['first bullets painted'])))} | ${label.startsWith('cold') ? '< 500 ms' : '< 300 ms'} |`;
     const breakdown = (/** @type {Record<string, number>[]} */ runs) =>
@@ -501,6 +509,35 @@ function traceSummary(trace) {
 }
 
 /**
+ * The renderer main thread's tasks over 8 ms in a trace, in order: when (ms after the
+ * navigation began), how long, and the longest events inside with what they ran.
+ * @param {{traceEvents: {name: string, ph: string, ts: number, dur?: number, tid: number, pid: number, args?: any}[]}} trace
+ */
+function longTasks(trace) {
+  const events = trace.traceEvents;
+  const mains = events.filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain');
+  const busy = (/** @type {{pid: number, tid: number}} */ m) =>
+    events.reduce((t, e) => t + (e.pid === m.pid && e.tid === m.tid && e.name === 'RunTask' ? (e.dur ?? 0) : 0), 0);
+  const main = mains.sort((a, b) => busy(b) - busy(a))[0];
+  if (!main) return 'no renderer main thread in the trace';
+  const own = events.filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === 'X' && e.dur);
+  const nav = events.find((e) => e.name === 'navigationStart' && e.pid === main.pid)?.ts ?? own[0]?.ts ?? 0;
+  const what = (/** @type {any} */ e) => {
+    const d = e.args?.data ?? {};
+    const where = d.url ? ` ${String(d.url).split('/').pop()}${d.lineNumber ? `:${d.lineNumber}` : ''}` : d.functionName ? ` ${d.functionName}` : d.type ? ` ${d.type}` : '';
+    return `${e.name}${where} ${(e.dur / 1000).toFixed(1)}`;
+  };
+  const out = ['Long tasks on the main thread (start ms after navigation, ms, longest inside):'];
+  for (const t of own.filter((e) => e.name === 'RunTask' && /** @type {number} */ (e.dur) > 8000)) {
+    const end = t.ts + /** @type {number} */ (t.dur);
+    const inner = own.filter((e) => e !== t && e.ts >= t.ts && e.ts < end && e.name !== 'RunTask')
+      .sort((a, b) => /** @type {number} */ (b.dur) - /** @type {number} */ (a.dur)).slice(0, 4);
+    out.push(`  ${((t.ts - nav) / 1000).toFixed(0)}  ${(/** @type {number} */ (t.dur) / 1000).toFixed(1)}  ${inner.map(what).join(' | ')}`);
+  }
+  return out.join('\n');
+}
+
+/**
  * Ctrl+A twice (all 1,000 bullets of another document) and Tab, timed; then undone.
  * @param {import('playwright-core').Page} page @param {any} api
  */
@@ -540,6 +577,15 @@ async function startPoints(page) {
     /** @type {Record<string, number>} */
     const out = {};
     for (const m of performance.getEntriesByType('mark')) if (m.name.startsWith('docsync:') && !(m.name in out)) out[m.name] = m.startTime;
+    // the opening's requests: sent, first byte, last byte
+    for (const e of /** @type {PerformanceResourceTiming[]} */ (performance.getEntriesByType('resource'))) {
+      const name = ['/first-rows', '/me', '/snapshot'].find((x) => new URL(e.name).pathname.endsWith(x));
+      if (name && !(`${name} sent` in out)) {
+        out[`${name} sent`] = e.requestStart || e.startTime;
+        out[`${name} first byte`] = e.responseStart;
+        out[`${name} done`] = e.responseEnd;
+      }
+    }
     out['first bullets painted'] = /** @type {any} */ (window).__bench.firstRowAt;
     out['editable'] = /** @type {any} */ (window).__bench.editableAt;
     return out;

@@ -88,6 +88,7 @@ export async function mountEditor(root, opts) {
   const userId = me?.userId ?? me?.id ?? '';
   const storage = pageStorage();
   await cssReady;
+  performance.mark('docsync:editor-css');
 
   /** @type {EngineState|null} */
   let state = null;
@@ -148,6 +149,7 @@ export async function mountEditor(root, opts) {
     const shown = earlyState(docId, first);
     chrome.render(shown, { readOnly: true, zoomPath: null, zoomFound: true, signedOut: false, early: true });
     view.render(shown, false);
+    performance.mark('docsync:early-rows');
   };
   if (early) drawEarly(early);
   else if (opts.firstRows && !opts.zoomId) {
