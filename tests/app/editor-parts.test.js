@@ -3,7 +3,7 @@
 // The editor's parts in a DOM of their own (happy-dom): the OutlineView draws what it is
 // given, the InputController turns keys, clipboard events and clicks into edits of a small
 // stand-in engine. The e2e suite checks them together in Chromium.
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { OutlineView, WINDOW_MIN, shownRows } from '../../static/app/editor/outline-view.js';
 import { EditorChrome } from '../../static/app/editor/chrome.js';
 import { InputController } from '../../static/app/editor/input-controller.js';
@@ -215,6 +215,29 @@ describe('OutlineView', () => {
     expect(view.outline.querySelectorAll('.ed-spacer').length).toBeGreaterThan(0);
     expect(view.ensure('r900')?.row?.id).toBe('r900');
     expect(drawn(view)).toContain('r900');
+  });
+
+  it('after a jump only the screen itself is drawn at once, the screens around it when idle', async () => {
+    const text = Array.from({ length: WINDOW_MIN + 600 }, (_, i) => `r${i}`).join('\n');
+    const { view } = editorOf(text);
+    // the first draw is a jump too (from nothing): the screen, then the screens around it
+    const first = drawn(view).length;
+    expect(first).toBeGreaterThan(0);
+    await vi.waitFor(() => expect(drawn(view).length).toBeGreaterThan(first));
+    const wide = drawn(view).length;
+    expect(wide).toBeLessThan(WINDOW_MIN);
+    // scrolled far down, to row 900 (this DOM has no layout: the outline's top says where
+    // the page is; rows never drawn count 24 px each)
+    view.outline.getBoundingClientRect = () => /** @type {DOMRect} */ ({ top: -900 * 24, bottom: 0, left: 0, right: 0, width: 0, height: 0, x: 0, y: -900 * 24, toJSON() {} });
+    view.onScroll();
+    expect(drawn(view)).toContain('r900');
+    expect(drawn(view)).not.toContain('r899'); // the screen above: not yet
+    const right = drawn(view).length;
+    expect(right).toBeLessThan(wide);
+    await vi.waitFor(() => expect(drawn(view)).toContain('r899'));
+    expect(drawn(view).length).toBeGreaterThan(right);
+    expect(drawn(view)).toContain('r900');
+    expect(drawn(view)).not.toContain('r0');
   });
 
   it('read-only bullets are one tab stop: the focused one, else the first', () => {

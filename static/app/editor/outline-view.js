@@ -70,6 +70,8 @@ export class OutlineView {
   #shown = [];
   #index = new ShownIndex();
   #compacting = false;
+  /** a draw of the screens around the viewport is due when idle (after a jump) */
+  #widening = false;
   #base = 0;
   /** @type {Row[]|null} the engine's list `#shown` was made from */
   #shownOf = null;
@@ -419,7 +421,16 @@ export class OutlineView {
   #windowIndices(keep) {
     // record the heights of the drawn rows (one layout read, before any change)
     for (const [id, v] of this.#views) this.#heights.record(id, v.el.offsetHeight, this.#index.get(id));
-    const [a, b] = this.#viewportRange(1);
+    let [a, b] = this.#viewportRange(1);
+    let drawn = 0;
+    for (let i = a; i < b; i++) if (this.#views.has(this.#shown[i].id)) drawn++;
+    if (drawn * 3 < b - a) {
+      // A jump (the first draw, zooming out, a far hit of find, Ctrl+Home): little of what
+      // is drawn is near. Only the screen itself now — a third of the rows to make —, the
+      // screens above and below when the page is idle (or at the first scroll, as always).
+      [a, b] = this.#viewportRange(0);
+      this.#widenSoon();
+    }
     this.#drawnFrom = a;
     this.#drawnTo = b;
     const want = new Set();
@@ -429,6 +440,16 @@ export class OutlineView {
       if (i !== undefined) want.add(i);
     }
     return want;
+  }
+
+  /** Draws the screens above and below the viewport too, when the page is idle. */
+  #widenSoon() {
+    if (this.#widening) return;
+    this.#widening = true;
+    whenIdle(this.win, () => {
+      this.#widening = false;
+      if (this.windowed && this.#state) this.#draw(null);
+    }, 300);
   }
 
   /** After a scroll or resize: redraws when the viewport nears the edge of what is drawn. */
