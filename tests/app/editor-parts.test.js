@@ -229,7 +229,8 @@ describe('OutlineView', () => {
     // scrolled far down, to row 900 (this DOM has no layout: the outline's top says where
     // the page is; rows never drawn count 24 px each)
     view.outline.getBoundingClientRect = () => /** @type {DOMRect} */ ({ top: -900 * 24, bottom: 0, left: 0, right: 0, width: 0, height: 0, x: 0, y: -900 * 24, toJSON() {} });
-    view.onScroll();
+    view.scrollTo('r900');
+    view.onScroll(); // the scroll the jump caused: still only the screen
     expect(drawn(view)).toContain('r900');
     expect(drawn(view)).not.toContain('r899'); // the screen above: not yet
     const right = drawn(view).length;
@@ -238,6 +239,11 @@ describe('OutlineView', () => {
     expect(drawn(view).length).toBeGreaterThan(right);
     expect(drawn(view)).toContain('r900');
     expect(drawn(view)).not.toContain('r0');
+    // a scroll with no jump before it draws the screens around at once
+    view.outline.getBoundingClientRect = () => /** @type {DOMRect} */ ({ top: -700 * 24, bottom: 0, left: 0, right: 0, width: 0, height: 0, x: 0, y: -700 * 24, toJSON() {} });
+    view.onScroll();
+    expect(drawn(view)).toContain('r700');
+    expect(drawn(view)).toContain('r699');
   });
 
   it('read-only bullets are one tab stop: the focused one, else the first', () => {

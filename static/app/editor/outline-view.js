@@ -253,8 +253,13 @@ export class OutlineView {
     }
   }
 
-  /** @param {string|null} extraId */
-  #draw(extraId) {
+  /**
+   * @param {string|null} extraId a row drawn wherever it is
+   * @param {boolean} [wide] true: the screens around the viewport too (a scroll must find
+   *   rows ahead of it drawn); false: only the screen (a jump's widening is due); unset: as
+   *   `#windowIndices` tells a jump
+   */
+  #draw(extraId, wide) {
     const s = this.#state;
     if (!s) return;
     const doc = this.doc;
@@ -282,7 +287,7 @@ export class OutlineView {
       }
     }
     const shown = this.#shown;
-    const want = this.windowed ? this.#windowIndices([this.focusedId, this.#pendingFocus?.id, this.#pinned, extraId]) : null;
+    const want = this.windowed ? this.#windowIndices([this.focusedId, this.#pendingFocus?.id, this.#pinned, extraId], wide) : null;
     /** @type {import('./row-view.js').RowLook} */
     const look = { lock: null, editable: this.#editable, viewer: s.role === 'viewer', depthBase: this.#base, typing: false };
 
@@ -417,14 +422,18 @@ export class OutlineView {
     return [this.#heights.indexAt(shown, -top - margin * vh), Math.min(shown.length, this.#heights.indexAt(shown, -top + (1 + margin) * vh) + 1)];
   }
 
-  /** @param {(string|null|undefined)[]} keep ids drawn wherever they are @returns {Set<number>} */
-  #windowIndices(keep) {
+  /**
+   * @param {(string|null|undefined)[]} keep ids drawn wherever they are
+   * @param {boolean|undefined} wide see `#draw`
+   * @returns {Set<number>}
+   */
+  #windowIndices(keep, wide) {
     // record the heights of the drawn rows (one layout read, before any change)
     for (const [id, v] of this.#views) this.#heights.record(id, v.el.offsetHeight, this.#index.get(id));
     let [a, b] = this.#viewportRange(1);
     let drawn = 0;
-    for (let i = a; i < b; i++) if (this.#views.has(this.#shown[i].id)) drawn++;
-    if (drawn * 3 < b - a) {
+    if (wide === undefined) for (let i = a; i < b; i++) if (this.#views.has(this.#shown[i].id)) drawn++;
+    if (wide === false || (wide === undefined && drawn * 3 < b - a)) {
       // A jump (the first draw, zooming out, a far hit of find, Ctrl+Home): little of what
       // is drawn is near. Only the screen itself now — a third of the rows to make —, the
       // screens above and below when the page is idle (or at the first scroll, as always).
@@ -448,7 +457,7 @@ export class OutlineView {
     this.#widening = true;
     whenIdle(this.win, () => {
       this.#widening = false;
-      if (this.windowed && this.#state) this.#draw(null);
+      if (this.windowed && this.#state) this.#draw(null, true);
     }, 300);
   }
 
@@ -456,7 +465,9 @@ export class OutlineView {
   onScroll() {
     if (!this.windowed || !this.#state) return;
     const [a, b] = this.#viewportRange(0.5);
-    if (a < this.#drawnFrom || b > this.#drawnTo) this.#draw(null);
+    // Wide, so a scroll finds the rows ahead of it drawn — unless a jump's widening is due
+    // (the scroll a jump itself caused: the screens around come when idle, ≤ 300 ms)
+    if (a < this.#drawnFrom || b > this.#drawnTo) this.#draw(null, !this.#widening);
   }
 
   /** The view of a row, drawing it first if it is outside the window. @param {string} id */
