@@ -32,6 +32,10 @@ struct Subscriber {
     behind: bool,
     /// What of the document the stream's user sees, as last confirmed.
     reach: Reach,
+    /// Its tab said `leave`: the stream, about to close, no longer keeps the tab present
+    /// (else the next tick would bring back the session `leave` just ended, and with it
+    /// the full flow for the tab left alone, until the session's TTL).
+    left: bool,
 }
 
 /// What a bullet guest's stream hears of one change.
@@ -89,6 +93,7 @@ impl Subscribers {
             confirmed,
             behind: false,
             reach,
+            left: false,
         };
         self.by_id.insert(id, s);
         id
@@ -103,12 +108,24 @@ impl Subscribers {
         self.by_id.retain(|_, s| !s.sink.is_closed());
     }
 
-    /// `(clientId, userId)` of every tab with an open stream (they count as present).
+    /// `(clientId, userId)` of every tab with an open stream (they count as present),
+    /// unless the tab left since the stream opened.
     pub(super) fn present(&self) -> Vec<(ClientId, String)> {
         self.by_id
             .values()
+            .filter(|s| !s.left)
             .filter_map(|s| s.client.clone().map(|c| (c, s.user_id.clone())))
             .collect()
+    }
+
+    /// The tab `client` said `leave`: its streams open now stop counting it present (a
+    /// stream it opens later, after a reload, counts again).
+    pub(super) fn left(&mut self, client: &ClientId) {
+        for s in self.by_id.values_mut() {
+            if s.client.as_ref() == Some(client) {
+                s.left = true;
+            }
+        }
     }
 
     /// Sends one change to every subscriber whose rights hold at `epoch` and `now`; a
@@ -345,5 +362,46 @@ mod tests {
         drop(rx);
         subs.prune_closed();
         assert!(subs.is_empty());
+    }
+
+    #[test]
+    fn a_tab_that_left_is_not_kept_present_by_its_stream_until_it_opens_a_new_one() {
+        let mut subs = Subscribers::default();
+        let limits = Limits::default();
+        let open = |subs: &mut Subscribers, client: &str| {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            subs.add(
+                Opened {
+                    channel: Channel::WebSocket,
+                    client: Some(ClientId::parse(client, &Limits::default()).unwrap()),
+                    user_id: "usr_a".into(),
+                    sink: tx,
+                    grant: Arc::new(UserGrant("usr_a".into())),
+                    reach: Reach::Document,
+                },
+                Confirmed {
+                    epoch: 0,
+                    until: None,
+                },
+            );
+            rx
+        };
+        let _one = open(&mut subs, "cl_1");
+        let _two = open(&mut subs, "cl_2");
+        let clients = |subs: &Subscribers| {
+            let mut c: Vec<String> = subs
+                .present()
+                .into_iter()
+                .map(|(c, _)| c.as_str().to_string())
+                .collect();
+            c.sort();
+            c
+        };
+        assert_eq!(clients(&subs), ["cl_1", "cl_2"]);
+        subs.left(&ClientId::parse("cl_2", &limits).unwrap());
+        assert_eq!(clients(&subs), ["cl_1"]);
+        // the same tab reloaded: its new stream counts
+        let _again = open(&mut subs, "cl_2");
+        assert_eq!(clients(&subs), ["cl_1", "cl_2"]);
     }
 }

@@ -22,6 +22,8 @@ impl Handler<Leave> for DocumentActor {
             return Err(e);
         }
         let had_session = self.sessions.remove(&msg.client);
+        // Its stream may close only after this: it must not bring the session back.
+        self.subscribers.left(&msg.client);
         let had_leases = self.leases.release_client(msg.client.as_str());
         // A guest tab that comes back reloads its view.
         self.guests.forget(msg.client.as_str());
