@@ -25,15 +25,19 @@ const EDITOR_MODULE = '/app/editor/page.js';
 /** The first rows of a document this device has not opened before. @type {{docId: string, promise: Promise<unknown>}|null} */
 let earlyFirstRows = null;
 /**
+ * Opened once the session is known (`/me` answered) or the engine asks for the snapshot:
+ * the server's encoding of a big snapshot would otherwise hold up `/me` and the first rows.
+ * @type {() => void}
+ */
+let openSnapshotGate = () => {};
+const snapshotGate = new Promise((resolve) => (openSnapshotGate = () => resolve(undefined)));
+/**
  * A document this device has not opened before has no copy in IndexedDB: its snapshot (the
  * longest part of opening it) is fetched as the app starts, while the session is checked
  * and the editor loads, and handed to the engine. Not for known documents: they open from
  * the device and only /sync.
  * @type {{docId: string, clientId: string, promise: Promise<any>}|null}
  */
-/** @type {() => void} */
-let openSnapshotGate = () => {};
-const snapshotGate = new Promise((resolve) => (openSnapshotGate = () => resolve(undefined)));
 let earlySnapshot = (() => {
   const docId = docIdOfPath();
   if (docId === null || recentDocs().some((d) => d.docId === docId)) return null;
