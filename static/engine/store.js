@@ -1,5 +1,6 @@
 // The device copy of each document (PROTOCOL §7 "Persistence"): the confirmed state (meta
-// record + blocks in hash buckets) and the queue of own unconfirmed ops per (docId, clientId).
+// record + blocks in hash buckets + change records not yet folded into them,
+// store-changes.js) and the queue of own unconfirmed ops per (docId, clientId).
 // Every write is one IndexedDB transaction whose promise resolves only on `complete`, and
 // rejects (never swallowed) on error or abort, e.g. QuotaExceededError. Each write asks for
 // its commit (`tx.commit()`) as soon as its last request is issued: a write begun in the
