@@ -8,6 +8,8 @@ use prometheus::{
 pub struct Metrics {
     pub registry: Registry,
     pub actors_open: IntGauge,
+    /// Cluster mode: documents another node owns that this node relays to its own sockets.
+    pub relayed_documents: IntGauge,
     pub actor_starts: IntCounter,
     pub actor_stops: IntCounter,
     pub actor_restarts: IntCounter,
@@ -72,6 +74,11 @@ impl Metrics {
         let registry = Registry::new_custom(Some("docsync".into()), None).expect("registry");
         let m = Metrics {
             actors_open: IntGauge::new("document_actors", "Open document actors").unwrap(),
+            relayed_documents: IntGauge::new(
+                "relayed_documents",
+                "Cluster mode: documents another node owns whose changes this node relays to its own sockets (one stream from the owner each)",
+            )
+            .unwrap(),
             actor_starts: IntCounter::new("actor_starts_total", "Document actors started").unwrap(),
             actor_stops: IntCounter::new("actor_stops_total", "Document actors stopped").unwrap(),
             actor_restarts: IntCounter::new(
@@ -259,6 +266,7 @@ impl Metrics {
         };
         let r = &m.registry;
         r.register(Box::new(m.actors_open.clone())).unwrap();
+        r.register(Box::new(m.relayed_documents.clone())).unwrap();
         r.register(Box::new(m.actor_starts.clone())).unwrap();
         r.register(Box::new(m.actor_stops.clone())).unwrap();
         r.register(Box::new(m.actor_restarts.clone())).unwrap();

@@ -14,12 +14,18 @@
 //!   suspects (`watch_suspects`); a majority of the other live nodes evicts the unreachable
 //!   one, which fences itself — so an owner cut from the other nodes but not from the
 //!   database loses its documents within about two probes' patience, not never.
+//! - WebSocket rooms of a document another node owns are relayed: one stream per document
+//!   from its owner (`node_stream.rs`), fanned out here by a relay that checks each room's
+//!   rights itself (`relays.rs`); a bullet guest's room has a stream of its own
+//!   (`guest_relay.rs`).
 //! - `Cluster::leave` (SIGTERM) stops every actor — each releases its document behind its
 //!   last write — and ends the incarnation, so other nodes claim at once.
 
+pub mod guest_relay;
 pub mod hop;
+pub mod node_stream;
 pub mod owners;
-pub mod relay;
+pub mod relays;
 pub mod routing;
 
 use std::sync::Arc;
@@ -46,6 +52,8 @@ pub struct Cluster {
     metrics: Arc<docsync_actors::metrics::Metrics>,
     ttl: Duration,
     owners: owners::KnownOwners,
+    /// The documents other nodes own whose WebSocket rooms this node relays.
+    relays: relays::Relays,
 }
 
 /// How long a node's `/healthz` may take before the node counts as unreachable: a third of
@@ -97,8 +105,10 @@ impl Cluster {
             metrics,
             ttl: Duration::from_secs_f64(settings.cluster.ttl_secs),
             owners: owners::KnownOwners::default(),
+            relays: relays::Relays::default(),
         });
         actix_web::rt::spawn(watch_suspects(Arc::downgrade(&cluster)));
+        actix_web::rt::spawn(relays::follow_access(Arc::downgrade(&cluster)));
         Ok(cluster)
     }
 
@@ -170,7 +180,7 @@ impl Cluster {
 
     /// The document's node did not answer (gone: a crash makes its documents claimable at
     /// once; stopping: it releases them in a moment; or paused): after a short wait, where
-    /// its requests go now. The forwarding of requests and the WebSocket relay both follow
+    /// its requests go now. The forwarding of requests and the WebSocket relays all follow
     /// a document this way.
     pub async fn ask_again(&self, doc_id: &str) -> Route {
         tokio::time::sleep(RESOLVE_AGAIN).await;

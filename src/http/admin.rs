@@ -134,6 +134,9 @@ pub async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiErro
     m.subscribers
         .with_label_values(&["long_poll"])
         .set(stats.iter().map(|s| s.long_poll as i64).sum());
+    m.subscribers
+        .with_label_values(&["relay"])
+        .set(stats.iter().map(|s| s.relays as i64).sum());
     m.argon2_runs
         .set(crate::auth::password::argon2_runs() as i64);
     let mut buf = Vec::new();

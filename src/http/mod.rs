@@ -68,6 +68,11 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             web::get().to(static_files::app_page),
         )
         .route("/readyz", web::get().to(health::readyz))
+        // Cluster mode: a node's one stream of a document this node owns (nodes only).
+        .route(
+            "/cluster/v1/docs/{id}/stream",
+            web::get().to(crate::cluster::node_stream::stream),
+        )
         .service(
             web::scope("/api/v1")
                 // The data path first: routes are tried in order (a regex each), and these

@@ -1130,6 +1130,86 @@ fn a_websocket_room_is_relayed_from_the_owner_and_follows_the_document() {
     );
 }
 
+/// WebSocket rooms on a node that does not own the document share one stream from the
+/// owner: three sockets of two people on node-c cost node-b one relay subscriber (no
+/// WebSocket, no SSE stream there), and each change reaches all three with its entries.
+/// Rights are node-c's to keep per room: when one reader's share is removed (through
+/// node-a, a third node) that room hears `forbidden` and nothing of the next change, while
+/// the others hear on. When the rooms are gone the relay lets go of the owner's stream.
+#[test]
+fn rooms_on_one_node_share_one_stream_from_the_owner_and_keep_their_own_rights() {
+    use crate::common::channels::{put_shares, subscribers, user_id, wait_subscribers, Ws};
+    let c = Cluster::start();
+    let (doc, blk) = c.doc_owned_by(1, "Fan-out");
+    let base = &c.nodes[0].base;
+    let bob = c.nodes[0].add_user("bob");
+    let shares = json!([{"kind": "user", "id": user_id(base, &bob), "access": "read"}]);
+    assert_eq!(put_shares(base, &c.token, &doc, &shares), 200);
+
+    let relay = &c.nodes[2].base;
+    let mut alice_1 = Ws::connect(relay, Some(&c.token)).expect("WebSocket to node-c");
+    let mut alice_2 = Ws::connect(relay, Some(&c.token)).expect("WebSocket to node-c");
+    let mut bob_ws = Ws::connect(relay, Some(&bob)).expect("WebSocket to node-c");
+    for ws in [&mut alice_1, &mut alice_2, &mut bob_ws] {
+        assert_eq!(ws.join(&doc, None)["type"], "JOINED");
+    }
+    wait_subscribers(&c.nodes[1], "relay", 1, Duration::from_secs(10));
+    assert_eq!(
+        subscribers(&c.nodes[1], "websocket"),
+        0,
+        "no socket on the owner"
+    );
+    assert_eq!(
+        subscribers(&c.nodes[1], "sse"),
+        0,
+        "no per-room stream either"
+    );
+    assert_eq!(
+        c.owner(&doc).as_deref(),
+        Some("node-b"),
+        "relayed, not moved"
+    );
+
+    c.nodes[1].sync_ok(&c.token, &doc, "cl_b", 1, vec![set_content(&blk, "two", 1)]);
+    for ws in [&mut alice_1, &mut alice_2, &mut bob_ws] {
+        let m = ws.wait_for(Duration::from_secs(10), "DOC_SEQ 2", |m| {
+            m["type"] == "DOC_SEQ" && m["docId"] == doc.as_str() && m["headSeq"] == 2
+        });
+        assert_eq!(
+            m["entries"][0]["seq"], 2,
+            "the change itself comes along: {m}"
+        );
+    }
+
+    assert_eq!(put_shares(base, &c.token, &doc, &json!([])), 200);
+    bob_ws.wait_for(Duration::from_secs(10), "ERROR forbidden", |m| {
+        m["type"] == "ERROR" && m["code"] == "forbidden"
+    });
+    c.nodes[1].sync_ok(
+        &c.token,
+        &doc,
+        "cl_b",
+        2,
+        vec![set_content(&blk, "three", 2)],
+    );
+    for ws in [&mut alice_1, &mut alice_2] {
+        ws.wait_for(Duration::from_secs(10), "DOC_SEQ 3", |m| {
+            m["type"] == "DOC_SEQ" && m["headSeq"] == 3
+        });
+    }
+    // What Bob's socket was sent before this answer is in by now.
+    bob_ws.send(json!({"type": "PING"}));
+    bob_ws.wait_for(Duration::from_secs(5), "PONG", |m| m["type"] == "PONG");
+    assert!(
+        bob_ws.seen.iter().all(|m| m["headSeq"].as_i64() < Some(3)),
+        "Bob heard of a change after his share was removed: {:?}",
+        bob_ws.seen
+    );
+
+    drop((alice_1, alice_2, bob_ws));
+    wait_subscribers(&c.nodes[1], "relay", 0, Duration::from_secs(30));
+}
+
 /// A client's streams count against the client on the document's owner, wherever they
 /// arrive: a node forwarding an SSE stream passes the client's address (as it saw it, here
 /// from the proxy in front) with the cluster secret, so one node's forwarded streams do not

@@ -104,6 +104,10 @@ pub enum DocEvent {
     /// The stream's credential ended or its user lost read access: the document forgot the
     /// stream, which must end now (nothing more will come).
     Revoked { doc_id: DocId, why: Revoked },
+    /// Cluster mode: the relay this stream listened through ended — the document is served
+    /// on this node now, or is gone. Nothing more comes; subscribe again (the role function
+    /// decides anew, and the registry finds where the document is served).
+    Moved { doc_id: DocId },
 }
 
 /// One change of a document as wake-up channels announce it.
@@ -136,4 +140,7 @@ pub enum Channel {
     WebSocket,
     Sse,
     LongPoll,
+    /// Cluster mode: another node's one stream of this document, which it fans out to its
+    /// own sockets (`RelayedDocument` there).
+    Relay,
 }

@@ -6,7 +6,9 @@
 //! `actor/` holds one file per family of messages, each message beside its handler; the
 //! other files are the parts the actor owns, each with private state behind a few methods,
 //! none of which knows the actor. Arrows point one way: `actor/*` → `actor.rs` → parts →
-//! `messages.rs`, `grant.rs`.
+//! `messages.rs`, `grant.rs`. `relayed.rs` is a second, smaller owner of some of the same
+//! parts (streams and their re-check), for a document another node owns (cluster mode); it
+//! uses the stream messages of `actor/streams.rs`, never the document actor.
 
 mod actor;
 mod announcer;
@@ -18,6 +20,7 @@ pub mod messages;
 mod ownership;
 mod recent;
 mod recheck;
+mod relayed;
 mod sessions;
 mod stats;
 mod subscribers;
@@ -28,6 +31,8 @@ mod waiters;
 
 #[cfg(test)]
 mod guest_tests;
+#[cfg(test)]
+mod relayed_tests;
 #[cfg(test)]
 mod restart_tests;
 #[cfg(test)]
@@ -48,6 +53,7 @@ pub use actor::{AccessChanged, ActorConfig, DocumentActor, Stopped};
 pub use encoded::{SharedBlocks, SnapshotBlock};
 pub use grant::{Confirmed, Revoked, Standing, StreamGrant};
 pub use messages::{Caller, Channel, DocError, DocEvent, Mode, Wake};
+pub use relayed::{Heard, RelayedDocument, Upstream};
 pub use sessions::Person;
 pub use sync_reply::{
     Completion, Entries, LeasesReply, LogPage, SyncFields, SyncReply, SyncResponse, UnreadPage,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::collab::validate::ClientId;
+use crate::collab::validate::{ClientId, DocId};
 use crate::storage::roles::{BulletRoot, Reach};
 
 use super::grant::{Confirmed, Revoked, Standing, StreamGrant};
@@ -225,6 +225,16 @@ impl Subscribers {
         ended
     }
 
+    /// The relay these streams listened through is over (cluster mode): each hears `Moved`
+    /// and is forgotten.
+    pub(super) fn moved(&mut self, doc_id: &DocId) {
+        for (_, s) in self.by_id.drain() {
+            let _ = s.sink.send(DocEvent::Moved {
+                doc_id: doc_id.clone(),
+            });
+        }
+    }
+
     pub(super) fn count(&self, channel: Channel) -> usize {
         self.by_id.values().filter(|s| s.channel == channel).count()
     }
@@ -235,7 +245,7 @@ impl Subscribers {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::collab::validate::{DocId, Limits};
     use crate::document::grant::UserGrant;
@@ -251,12 +261,16 @@ mod tests {
         }
     }
 
-    fn events(rx: &mut tokio::sync::mpsc::UnboundedReceiver<DocEvent>) -> Vec<String> {
+    /// What a stream has heard so far, as `head:entries`, `revoked:…` or `moved`.
+    pub(in crate::document) fn events(
+        rx: &mut tokio::sync::mpsc::UnboundedReceiver<DocEvent>,
+    ) -> Vec<String> {
         let mut out = Vec::new();
         while let Ok(ev) = rx.try_recv() {
             out.push(match ev {
                 DocEvent::Seq(w) => format!("{}:{}", w.head_seq, w.entries_json().unwrap_or("-")),
                 DocEvent::Revoked { why, .. } => format!("revoked:{why:?}"),
+                DocEvent::Moved { .. } => "moved".into(),
             });
         }
         out

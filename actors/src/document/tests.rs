@@ -274,6 +274,7 @@ impl Reader {
                     }
                 }
                 DocEvent::Revoked { why, .. } => self.ended = Some(why),
+                DocEvent::Moved { .. } => panic!("a document actor's stream is never moved"),
             }
         }
     }

@@ -2,6 +2,7 @@
 //! X now has headSeq N / leaseSeq M"; data always flows through `/sync`. Each is registered
 //! with the document's actor by message and checks read access through the role function.
 
+pub mod body;
 pub mod longpoll;
 pub mod slots;
 pub mod sse;

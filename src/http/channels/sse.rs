@@ -13,20 +13,18 @@ use std::time::Duration;
 
 use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
-use futures::stream;
 use serde::Deserialize;
 use tokio::sync::mpsc;
 
-use docsync_actors::collab::validate::DocId;
-use docsync_actors::document::{Channel, DocEvent};
+use docsync_actors::document::{Channel, Wake};
 
 use super::super::access::stream_access;
 use super::super::auth::Credentials;
 use super::super::error::ApiError;
 use super::super::state::AppState;
-use super::slots::StreamSlot;
+use super::body;
 use super::wire::DocSeq;
-use super::{client_id, subscribe, Subscription};
+use super::{client_id, subscribe};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -37,16 +35,6 @@ pub struct EventsQuery {
 
 fn frame(event: &str, seq: DocSeq) -> Bytes {
     Bytes::from(format!("event: {event}\ndata: {}\n\n", seq.to_json()))
-}
-
-struct Stream {
-    doc_id: DocId,
-    rx: mpsc::UnboundedReceiver<DocEvent>,
-    keepalive: tokio::time::Interval,
-    shutdown: crate::shutdown::Shutdown,
-    _sub: Subscription,
-    _slot: StreamSlot,
-    first: Option<Bytes>,
 }
 
 #[utoipa::path(
@@ -83,45 +71,18 @@ pub async fn events(
     let (tx, rx) = mpsc::unbounded_channel();
     let (sub, head, lease) = subscribe(&state, &granted, Channel::Sse, client_id, tx).await?;
     let doc_id = granted.doc;
-    let every = Duration::from_secs(state.settings.server.sse_keepalive_secs);
-    let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-    keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let s = Stream {
-        shutdown: state.shutdown.clone(),
-        first: Some(frame("ready", DocSeq::new(doc_id.as_str(), head, lease))),
-        doc_id,
-        rx,
-        keepalive,
-        _sub: sub,
-        _slot: slot,
+    let framing = body::Framing {
+        first: frame("ready", DocSeq::new(doc_id.as_str(), head, lease)),
+        frame: |wake: &Wake| {
+            let seq = DocSeq::new(wake.doc_id.as_str(), wake.head_seq, wake.lease_seq)
+                .with_entries(wake.entries.as_deref())
+                .with_since(wake.since);
+            frame("doc_seq", seq)
+        },
+        keepalive: b": keep-alive\n\n",
+        every: Duration::from_secs(state.settings.server.sse_keepalive_secs),
     };
-    let body = stream::unfold(s, |mut s| async move {
-        if let Some(first) = s.first.take() {
-            return Some((Ok::<_, actix_web::Error>(first), s));
-        }
-        enum Next {
-            Event(Option<DocEvent>),
-            KeepAlive,
-            Shutdown,
-        }
-        let next = tokio::select! {
-            ev = s.rx.recv() => Next::Event(ev),
-            _ = s.keepalive.tick() => Next::KeepAlive,
-            () = s.shutdown.wait() => Next::Shutdown,
-        };
-        match next {
-            Next::Event(Some(DocEvent::Seq(wake))) => {
-                let seq = DocSeq::new(s.doc_id.as_str(), wake.head_seq, wake.lease_seq)
-                    .with_entries(wake.entries.as_deref())
-                    .with_since(wake.since);
-                let f = frame("doc_seq", seq);
-                Some((Ok(f), s))
-            }
-            Next::KeepAlive => Some((Ok(Bytes::from_static(b": keep-alive\n\n")), s)),
-            // Revoked: the document forgot this stream; nothing more may go out.
-            Next::Event(Some(DocEvent::Revoked { .. }) | None) | Next::Shutdown => None,
-        }
-    });
+    let body = body::events(rx, framing, state.shutdown.clone(), (sub, slot));
     Ok(event_stream(body))
 }
 

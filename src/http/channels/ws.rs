@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 
 use docsync_actors::collab::validate::{ClientId, DocId};
 use docsync_actors::document::{Channel, DocEvent, Revoked, Wake};
+use docsync_actors::storage::roles::Reach;
 
 use super::super::access::{caller, stream_access};
 use super::super::auth::{Credentials, SESSION_COOKIE};
@@ -27,15 +28,20 @@ use super::slots::StreamSlot;
 use super::wire::DocSeq;
 use super::ws_protocol::{room_doc, ClientMessage, ErrorCode, ServerMessage};
 use super::{subscribe, Subscription};
-use crate::cluster::relay::{self, Relayed};
-use crate::cluster::Route;
+use crate::cluster::guest_relay::{self, Relayed};
+use crate::cluster::{relays, Route};
 
-/// A joined room: served by this node's document, or relayed from the node that owns it
-/// (cluster mode, `relay.rs`).
+/// A joined room: subscribed to this node's document, or (cluster mode) to this node's
+/// relay of a document another node owns (`relays.rs`); a bullet guest's room of such a
+/// document is relayed on its own (`guest_relay.rs`).
 enum Room {
-    /// Held for its `Drop`: leaving the room unsubscribes.
-    Local(#[allow(dead_code)] Subscription),
-    Relayed {
+    Listening {
+        /// Held for its `Drop`: leaving the room unsubscribes.
+        _sub: Subscription,
+        /// The tab's, to join again when the room's document moves.
+        client_id: Option<String>,
+    },
+    GuestRelay {
         relay: SpawnHandle,
         client_id: Option<String>,
     },
@@ -43,13 +49,13 @@ enum Room {
 
 /// How a JOIN ended up being served.
 enum Joining {
-    Local {
+    Listening {
         doc: DocId,
         sub: Subscription,
         head: i64,
         lease: u64,
     },
-    Relay {
+    GuestRelay {
         doc: DocId,
         addr: String,
         client_id: Option<ClientId>,
@@ -186,15 +192,28 @@ impl WsSession {
             }
             if let Some(cluster) = &state.cluster {
                 if let Route::Owner { addr, .. } = cluster.route(granted.doc.as_str()).await {
-                    return Ok(Joining::Relay {
-                        doc: granted.doc,
-                        addr,
-                        client_id,
-                    });
+                    if !matches!(granted.reach, Reach::Document) {
+                        return Ok(Joining::GuestRelay {
+                            doc: granted.doc,
+                            addr,
+                            client_id,
+                        });
+                    }
+                    let relayed =
+                        relays::subscribe(&state, cluster, &granted, client_id, sink, addr).await;
+                    return match relayed {
+                        Ok(s) => Ok(Joining::Listening {
+                            doc: granted.doc,
+                            sub: s.subscription,
+                            head: s.head_seq,
+                            lease: s.lease_seq,
+                        }),
+                        Err(_) => Err(ErrorCode::Unavailable),
+                    };
                 }
             }
             match subscribe(&state, &granted, Channel::WebSocket, client_id, sink).await {
-                Ok((sub, head, lease)) => Ok(Joining::Local {
+                Ok((sub, head, lease)) => Ok(Joining::Listening {
                     doc: granted.doc,
                     sub,
                     head,
@@ -204,7 +223,7 @@ impl WsSession {
             }
         };
         ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| match res {
-            Ok(Joining::Local {
+            Ok(Joining::Listening {
                 doc,
                 sub,
                 head,
@@ -216,25 +235,29 @@ impl WsSession {
                 } else {
                     Self::send(ctx, ServerMessage::Joined { room: &room });
                 }
-                act.rooms.insert(doc, Room::Local(sub));
+                let room = Room::Listening {
+                    _sub: sub,
+                    client_id: raw_client_id,
+                };
+                act.rooms.insert(doc, room);
             }
-            Ok(Joining::Relay {
+            Ok(Joining::GuestRelay {
                 doc,
                 addr,
                 client_id,
             }) => {
-                let relayed = relay::RelayedRoom {
+                let relayed = guest_relay::RelayedRoom {
                     creds: act.creds.clone(),
                     client_addr: act.client_addr.clone(),
                     doc: doc.clone(),
                     client_id,
                     addr,
                 };
-                let run = relay::run(act.state.clone(), relayed, act.relay_sink.clone());
+                let run = guest_relay::run(act.state.clone(), relayed, act.relay_sink.clone());
                 let relay = ctx.spawn(run.into_actor(act));
                 act.rooms.insert(
                     doc,
-                    Room::Relayed {
+                    Room::GuestRelay {
                         relay,
                         client_id: raw_client_id,
                     },
@@ -250,7 +273,7 @@ impl WsSession {
     /// Leaves a room, stopping its relay if it has one.
     fn leave(&mut self, doc: &str, ctx: &mut ws::WebsocketContext<Self>) -> Option<Room> {
         let room = self.rooms.remove(doc);
-        if let Some(Room::Relayed { relay, .. }) = &room {
+        if let Some(Room::GuestRelay { relay, .. }) = &room {
             ctx.cancel_future(*relay);
         }
         room
@@ -378,11 +401,21 @@ impl StreamHandler<DocEvent> for WsSession {
     fn handle(&mut self, ev: DocEvent, ctx: &mut Self::Context) {
         match ev {
             DocEvent::Seq(wake) => {
-                if matches!(self.rooms.get(wake.doc_id.as_str()), Some(Room::Local(_))) {
+                if matches!(
+                    self.rooms.get(wake.doc_id.as_str()),
+                    Some(Room::Listening { .. })
+                ) {
                     ctx.text(doc_seq_message(&wake));
                 }
             }
             DocEvent::Revoked { doc_id, why } => self.revoked(doc_id, why, ctx),
+            // The relay of a document another node owned is over: the document is served
+            // here now, or is gone. Joined again: the client hears a `DOC_SEQ`, or the error.
+            DocEvent::Moved { doc_id } => {
+                if let Some(Room::Listening { client_id, .. }) = self.rooms.remove(&doc_id) {
+                    self.join(format!("doc:{doc_id}"), client_id, true, ctx);
+                }
+            }
         }
     }
 
@@ -392,7 +425,7 @@ impl StreamHandler<DocEvent> for WsSession {
 
 impl StreamHandler<(DocId, Relayed)> for WsSession {
     fn handle(&mut self, (doc, what): (DocId, Relayed), ctx: &mut Self::Context) {
-        let Some(Room::Relayed { client_id, .. }) = self.rooms.get(doc.as_str()) else {
+        let Some(Room::GuestRelay { client_id, .. }) = self.rooms.get(doc.as_str()) else {
             return; // left meanwhile
         };
         match what {

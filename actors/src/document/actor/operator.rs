@@ -98,6 +98,9 @@ pub struct ActorReport {
     pub websocket: usize,
     pub sse: usize,
     pub long_poll: usize,
+    /// Cluster mode: other nodes' streams of this document, one per node that relays it
+    /// to its own sockets.
+    pub relays: usize,
     pub ops_applied: u64,
     pub conflicts: u64,
     pub rejected: u64,
@@ -129,6 +132,7 @@ impl Handler<GetStats> for DocumentActor {
             websocket: self.subscribers.count(Channel::WebSocket),
             sse: self.subscribers.count(Channel::Sse),
             long_poll: self.waiters.len() + self.subscribers.count(Channel::LongPoll),
+            relays: self.subscribers.count(Channel::Relay),
             ops_applied: applied,
             conflicts,
             rejected,

@@ -34,6 +34,21 @@ pub struct Subscribe {
     pub reach: Reach,
 }
 
+impl Subscribe {
+    /// The stream as `Subscribers` keeps it, and when its rights were confirmed.
+    pub(in crate::document) fn into_opened(self) -> (Opened, Confirmed) {
+        let opened = Opened {
+            channel: self.channel,
+            client: self.client,
+            user_id: self.user_id,
+            sink: self.sink,
+            grant: self.grant,
+            reach: self.reach,
+        };
+        (opened, self.confirmed)
+    }
+}
+
 pub struct Subscribed {
     pub head_seq: i64,
     pub lease_seq: u64,
@@ -41,23 +56,30 @@ pub struct Subscribed {
 }
 
 /// A registered stream. Dropping it (the socket or stream went away) unsubscribes; the
-/// actor's address stays inside, so no handler ever holds one.
+/// address of what it is registered with (a document actor, or the relay of a document
+/// another node owns) stays inside, so no handler ever holds one.
 pub struct Subscription {
-    addr: Addr<DocumentActor>,
+    to: Recipient<Unsubscribe>,
     id: u64,
+}
+
+impl Subscription {
+    pub(in crate::document) fn new(to: Recipient<Unsubscribe>, id: u64) -> Subscription {
+        Subscription { to, id }
+    }
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        self.addr.do_send(Unsubscribe { id: self.id });
+        self.to.do_send(Unsubscribe { id: self.id });
     }
 }
 
 /// Sent by a `Subscription` when it is dropped.
 #[derive(Message)]
 #[rtype(result = "()")]
-struct Unsubscribe {
-    id: u64,
+pub(in crate::document) struct Unsubscribe {
+    pub(in crate::document) id: u64,
 }
 
 /// Long-polling: answered at once when `headSeq > since` or `leaseSeq != lease_seq`, otherwise
@@ -96,29 +118,17 @@ impl Handler<Subscribe> for DocumentActor {
         let now = self.clock.now_ms();
         self.see(msg.client.as_ref(), &msg.user_id, "", now);
         self.settle();
-        let id = self.subscribers.add(
-            Opened {
-                channel: msg.channel,
-                client: msg.client,
-                user_id: msg.user_id,
-                sink: msg.sink,
-                grant: msg.grant,
-                reach: msg.reach,
-            },
-            msg.confirmed,
-        );
+        let (opened, confirmed) = msg.into_opened();
+        let id = self.subscribers.add(opened, confirmed);
         // The rights were checked at an epoch that has moved since: check them again.
         let epoch = self.storage.access_epoch().current();
-        if !msg.confirmed.holds(epoch, now) {
+        if !confirmed.holds(epoch, now) {
             self.recheck_access(ctx);
         }
         Ok(Subscribed {
             head_seq: self.announcer.durable_head(),
             lease_seq: self.announcer.lease_seq(),
-            subscription: Subscription {
-                addr: ctx.address(),
-                id,
-            },
+            subscription: Subscription::new(ctx.address().recipient(), id),
         })
     }
 }

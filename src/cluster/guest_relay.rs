@@ -1,8 +1,11 @@
-//! Cluster mode: a WebSocket room whose document another node owns. The session's node
-//! opens the owner's SSE stream for it (one hop, with the socket's own credentials and the
-//! cluster secret) and turns each event into the `DOC_SEQ` the socket would have heard from
-//! a local document. The owner authorises that stream like any other (its document re-checks
-//! it whenever rights may have changed and ends it when they are gone).
+//! Cluster mode: a bullet guest's WebSocket room whose document another node owns. A guest
+//! hears only what touches their shared bullets, which only the owner can tell (it holds
+//! the document), so their room is not fanned out from the node's one stream of the
+//! document (`relays.rs`): the session's node opens the owner's SSE stream for this room
+//! alone (one hop, with the socket's own credentials and the cluster secret) and turns each
+//! event into the `DOC_SEQ` the socket would have heard from a local document. The owner
+//! authorises that stream like any other (its document re-checks it whenever rights may
+//! have changed and ends it when they are gone).
 //!
 //! When the stream ends: if the credentials no longer reach the document, the room is gone
 //! (`Gone`); if the document is now served here, the session joins it locally (`Home`);
