@@ -48,10 +48,10 @@ pub async fn run(env: &Env) -> Result<Line> {
 }
 
 /// A PostgreSQL and `n` nodes on it; the token of the user `bench`.
-struct Cluster {
-    pg: Arc<TempPostgres>,
-    nodes: Vec<LocalServer>,
-    apis: Vec<Api>,
+pub(super) struct Cluster {
+    pub(super) pg: Arc<TempPostgres>,
+    pub(super) nodes: Vec<LocalServer>,
+    pub(super) apis: Vec<Api>,
 }
 
 fn free_port() -> Result<u16> {
@@ -60,7 +60,7 @@ fn free_port() -> Result<u16> {
         .port())
 }
 
-async fn start(launcher: &Launcher, n: usize) -> Result<Cluster> {
+pub(super) async fn start(launcher: &Launcher, n: usize) -> Result<Cluster> {
     let pg = Arc::new(tokio::task::spawn_blocking(TempPostgres::start).await?);
     let mut nodes = Vec::new();
     let mut token = String::new();
@@ -118,7 +118,7 @@ async fn wait_ready(base: &str) -> Result<()> {
 }
 
 /// CPU seconds used so far by PostgreSQL: the postmaster and every process it started.
-fn pg_cpu_secs(pg: &TempPostgres) -> f64 {
+pub(super) fn pg_cpu_secs(pg: &TempPostgres) -> f64 {
     let Some(root) = pg.postmaster_pid() else {
         return 0.0;
     };

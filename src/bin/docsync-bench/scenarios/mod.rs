@@ -2,6 +2,7 @@
 
 mod bullet_shares;
 mod cluster;
+mod cluster_fanout;
 mod compaction;
 pub mod fanout;
 mod feed;
@@ -53,6 +54,8 @@ pub enum ScenarioArg {
     Hostile,
     Typists,
     Cluster,
+    #[value(alias = "cluster_fanout")]
+    ClusterFanout,
     #[value(alias = "bullet_shares")]
     Bullets,
     Feed,
@@ -81,6 +84,8 @@ pub enum Scenario {
     Typists(typists::Rule, u32),
     /// Cluster mode on PostgreSQL: 1, 2 and 3 nodes, and failover after `kill -9`.
     Cluster,
+    /// 100 WebSocket readers on a node that does not own the document (2 nodes).
+    ClusterFanout,
     /// A 10,000-bullet document with 100 shared bullets: the owner's costs, a guest's snapshot.
     BulletShares,
     /// Fan-out to 100 WebSocket readers, this many of them bullet guests of the writer's bullet.
@@ -107,6 +112,7 @@ impl Scenario {
             Scenario::Hostile => "hostile",
             Scenario::Typists(..) => "typists",
             Scenario::Cluster => "cluster",
+            Scenario::ClusterFanout => "cluster_fanout",
             Scenario::BulletShares => "bullet_shares",
             Scenario::BulletFanout(_) => "bullet_fanout",
             Scenario::Feed => "feed",
@@ -171,7 +177,7 @@ impl Scenario {
                     Scenario::Webhooks,
                 ],
                 typists.clone(),
-                vec![Scenario::Cluster],
+                vec![Scenario::Cluster, Scenario::ClusterFanout],
             ]
             .concat(),
             ScenarioArg::Hot => vec![Scenario::HotDoc],
@@ -187,6 +193,7 @@ impl Scenario {
             ScenarioArg::Hostile => vec![Scenario::Hostile],
             ScenarioArg::Typists => typists,
             ScenarioArg::Cluster => vec![Scenario::Cluster],
+            ScenarioArg::ClusterFanout => vec![Scenario::ClusterFanout],
             ScenarioArg::Bullets => vec![
                 Scenario::BulletShares,
                 Scenario::BulletFanout(0),
@@ -227,6 +234,7 @@ pub async fn run(scenario: Scenario, env: &Env) -> Result<Line> {
         Scenario::Hostile => hostile::run(env).await,
         Scenario::Typists(rule, rate) => typists::run(api, rule, rate, env.duration, pid).await,
         Scenario::Cluster => cluster::run(env).await,
+        Scenario::ClusterFanout => cluster_fanout::run(env).await,
         Scenario::BulletShares => bullet_shares::run(env).await,
         Scenario::BulletFanout(guests) => fanout::run_with_guests(env, 100, guests).await,
         Scenario::Feed => feed::run(env).await,

@@ -30,7 +30,8 @@ use crate::process::{own_cpu_secs, rss_kib, CpuMeter};
 use crate::setup::in_parallel_n;
 use crate::stats::{bytes_per, micros, ranks_ms, round3, Line};
 
-use self::reader::{Counters, Reader};
+pub(super) use self::reader::Counters;
+use self::reader::Reader;
 use self::writer::{Writer, WriterRun};
 use super::{Env, Scenario};
 
@@ -43,7 +44,7 @@ const SETTLE: Duration = Duration::from_secs(1);
 /// Longest wait, after the writer's last reply, for every reader to have every edit.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// Drained within this (after the last reply) counts as keeping up.
-const KEEP_UP_DRAIN: Duration = Duration::from_secs(1);
+pub(super) const KEEP_UP_DRAIN: Duration = Duration::from_secs(1);
 const READER_STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Which fan-out configurations to run (`--fanout-*` options).
@@ -158,30 +159,9 @@ async fn measure(
         });
     }
     let counters = Arc::new(Counters::default());
-    let joined = in_parallel_n(pools, CONNECT_PARALLELISM, |(pool, guest)| {
-        let (doc, counters) = (doc.clone(), counters.clone());
-        async move {
-            match guest {
-                true => Reader::join_as_guest(pool, doc, counters).await,
-                false => Reader::join(pool, doc, counters).await,
-            }
-        }
-    })
-    .await?;
+    let joined = Listening::join(pools, &doc, &counters).await?;
     let rss_before = rss_kib(pid);
-    let subscribed = in_parallel_n(joined, CONNECT_PARALLELISM, |r| async move {
-        let source = r.subscribe(channel).await?;
-        Ok((r, source))
-    })
-    .await?;
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let mut progress = Vec::with_capacity(readers);
-    let mut tasks = Vec::with_capacity(readers);
-    for (reader, source) in subscribed {
-        progress.push(reader.progress());
-        tasks.push(tokio::spawn(reader.listen(source, stop_rx.clone())));
-    }
-    tokio::time::sleep(SETTLE).await;
+    let listening = joined.listen(channel).await?;
     let rss_after = rss_kib(pid);
 
     let counts_before = counters.snapshot();
@@ -190,21 +170,14 @@ async fn measure(
     let start = Instant::now() + Duration::from_millis(20);
     let run = writer.go(start).await?;
     let last_reply = run.ended.unwrap_or_else(Instant::now);
-    let drained = wait_until_caught_up(&progress, run.last_seq, last_reply).await;
+    let drained = wait_until_caught_up(&listening.progress, run.last_seq, last_reply).await;
     let measured_s = Instant::now().duration_since(start).as_secs_f64();
     let server_cpu_s = server_cpu.elapsed();
     let client_cpu_s = own_cpu_secs().zip(own_cpu_before).map(|(a, b)| a - b);
     let counts = counters.snapshot();
     let rss_end = rss_kib(pid);
 
-    let _ = stop_tx.send(true);
-    let mut visible = Vec::with_capacity(readers);
-    for task in tasks {
-        match tokio::time::timeout(READER_STOP_TIMEOUT, task).await {
-            Ok(Ok(v)) => visible.push(v),
-            _ => bail!("a reader did not stop within {READER_STOP_TIMEOUT:?}"),
-        }
-    }
+    let visible = listening.stop().await?;
     let delivery = Delivery::measure(&run.made, &visible, start, window);
     let [wakeups, pull_count, applied, errors] = [0, 1, 2, 3].map(|i| counts[i] - counts_before[i]);
     let edits = run.made.len() as u64;
@@ -301,9 +274,78 @@ async fn measure(
         .with("server_rss_kib", rss_end))
 }
 
+/// Readers that pulled once (their sessions exist before anyone listens: a new client's
+/// first `/sync` is news to every subscriber).
+pub(super) struct Joined(Vec<Reader>);
+
+/// Readers listening on their wake-up channel, each recording when it saw which seq.
+pub(super) struct Listening {
+    pub(super) progress: Vec<Arc<AtomicI64>>,
+    tasks: Vec<tokio::task::JoinHandle<Vec<(i64, Instant)>>>,
+    stop: watch::Sender<bool>,
+}
+
+impl Listening {
+    /// One reader per pool (`true`: a bullet guest of the writer's bullet).
+    pub(super) async fn join(
+        pools: Vec<(Api, bool)>,
+        doc: &Arc<str>,
+        counters: &Arc<Counters>,
+    ) -> Result<Joined> {
+        let joined = in_parallel_n(pools, CONNECT_PARALLELISM, |(pool, guest)| {
+            let (doc, counters) = (doc.clone(), counters.clone());
+            async move {
+                match guest {
+                    true => Reader::join_as_guest(pool, doc, counters).await,
+                    false => Reader::join(pool, doc, counters).await,
+                }
+            }
+        })
+        .await?;
+        Ok(Joined(joined))
+    }
+
+    /// Every reader recorded what it saw; they stop listening.
+    pub(super) async fn stop(self) -> Result<Vec<Vec<(i64, Instant)>>> {
+        let _ = self.stop.send(true);
+        let mut visible = Vec::with_capacity(self.tasks.len());
+        for task in self.tasks {
+            match tokio::time::timeout(READER_STOP_TIMEOUT, task).await {
+                Ok(Ok(v)) => visible.push(v),
+                _ => bail!("a reader did not stop within {READER_STOP_TIMEOUT:?}"),
+            }
+        }
+        Ok(visible)
+    }
+}
+
+impl Joined {
+    /// Subscribes every reader on `channel`; returns once the server has settled them.
+    pub(super) async fn listen(self, channel: Channel) -> Result<Listening> {
+        let subscribed = in_parallel_n(self.0, CONNECT_PARALLELISM, |r| async move {
+            let source = r.subscribe(channel).await?;
+            Ok((r, source))
+        })
+        .await?;
+        let (stop, stop_rx) = watch::channel(false);
+        let mut progress = Vec::with_capacity(subscribed.len());
+        let mut tasks = Vec::with_capacity(subscribed.len());
+        for (reader, source) in subscribed {
+            progress.push(reader.progress());
+            tasks.push(tokio::spawn(reader.listen(source, stop_rx.clone())));
+        }
+        tokio::time::sleep(SETTLE).await;
+        Ok(Listening {
+            progress,
+            tasks,
+            stop,
+        })
+    }
+}
+
 /// Waits until every reader's `lastSeq` reached `seq`; how long that took after
 /// `last_reply`, or `None` if not within `DRAIN_TIMEOUT`.
-async fn wait_until_caught_up(
+pub(super) async fn wait_until_caught_up(
     progress: &[Arc<AtomicI64>],
     seq: i64,
     last_reply: Instant,
@@ -321,17 +363,17 @@ async fn wait_until_caught_up(
 }
 
 /// Edit → visible latencies of every (reader, acknowledged edit) that arrived.
-struct Delivery {
-    all_us: Vec<u64>,
+pub(super) struct Delivery {
+    pub(super) all_us: Vec<u64>,
     /// Edits made in the first and last third of the window: a growing lag means the
     /// server does not keep up.
-    first_third_us: Vec<u64>,
-    last_third_us: Vec<u64>,
-    delivered: u64,
+    pub(super) first_third_us: Vec<u64>,
+    pub(super) last_third_us: Vec<u64>,
+    pub(super) delivered: u64,
 }
 
 impl Delivery {
-    fn measure(
+    pub(super) fn measure(
         made: &HashMap<i64, Instant>,
         visible: &[Vec<(i64, Instant)>],
         start: Instant,
@@ -362,7 +404,7 @@ impl Delivery {
 }
 
 /// The writer on a thread and runtime of its own: joined first, then told when to start.
-struct WriterThread {
+pub(super) struct WriterThread {
     go: oneshot::Sender<Instant>,
     done: std::thread::JoinHandle<Result<WriterRun>>,
 }
@@ -370,7 +412,7 @@ struct WriterThread {
 impl WriterThread {
     /// Starts the thread and waits until the writer has joined the document; with the
     /// bullet it edits.
-    async fn start(
+    pub(super) async fn start(
         api: Api,
         doc: String,
         rate: u32,
@@ -407,7 +449,7 @@ impl WriterThread {
     }
 
     /// Lets the writer start at `start` and waits for its window to end.
-    async fn go(self, start: Instant) -> Result<WriterRun> {
+    pub(super) async fn go(self, start: Instant) -> Result<WriterRun> {
         let _ = self.go.send(start);
         let done = self.done;
         tokio::task::spawn_blocking(move || done.join())
