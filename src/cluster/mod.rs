@@ -14,15 +14,16 @@
 //!   suspects (`watch_suspects`); a majority of the other live nodes evicts the unreachable
 //!   one, which fences itself — so an owner cut from the other nodes but not from the
 //!   database loses its documents within about two probes' patience, not never.
-//! - WebSocket rooms of a document another node owns are relayed: one stream per document
-//!   from its owner (`node_stream.rs`), fanned out here by a relay that checks each room's
-//!   rights itself (`relays.rs`); a bullet guest's room has a stream of its own
-//!   (`guest_relay.rs`).
+//! - Wake-up streams of a document another node owns are relayed: one stream per document
+//!   from its owner (`node_stream.rs`), fanned out here by a relay that checks each
+//!   stream's rights itself (`listen.rs`, `relays.rs`); a bullet guest's WebSocket room has
+//!   a stream of its own (`guest_relay.rs`), their SSE stream is forwarded.
 //! - `Cluster::leave` (SIGTERM) stops every actor — each releases its document behind its
 //!   last write — and ends the incarnation, so other nodes claim at once.
 
 pub mod guest_relay;
 pub mod hop;
+pub mod listen;
 pub mod node_stream;
 pub mod owners;
 pub mod relays;
@@ -52,8 +53,8 @@ pub struct Cluster {
     metrics: Arc<docsync_actors::metrics::Metrics>,
     ttl: Duration,
     owners: owners::KnownOwners,
-    /// The documents other nodes own whose WebSocket rooms this node relays.
-    relays: relays::Relays,
+    /// The documents other nodes own whose streams this node relays.
+    relays: Arc<relays::Relays>,
 }
 
 /// How long a node's `/healthz` may take before the node counts as unreachable: a third of
@@ -105,10 +106,13 @@ impl Cluster {
             metrics,
             ttl: Duration::from_secs_f64(settings.cluster.ttl_secs),
             owners: owners::KnownOwners::default(),
-            relays: relays::Relays::default(),
+            relays: Arc::new(relays::Relays::default()),
         });
         actix_web::rt::spawn(watch_suspects(Arc::downgrade(&cluster)));
-        actix_web::rt::spawn(relays::follow_access(Arc::downgrade(&cluster)));
+        actix_web::rt::spawn(relays::follow_access(
+            Arc::downgrade(&cluster.relays),
+            cluster.storage.access_epoch().changes(),
+        ));
         Ok(cluster)
     }
 

@@ -3,9 +3,10 @@
 //! the document, or nobody live does and this node's actor will claim it) or forwarded one hop
 //! to the owner (`hop.rs`): same method, body and credentials; the answer — streams
 //! included — comes back through this node. A request that arrived forwarded is served here,
-//! never sent on. A WebSocket for a document owned elsewhere is refused with 503 `not_owner`
-//! (the browser falls back to SSE, which is forwarded); the proxy's `hash $doc` usually lands
-//! it on the owner in the first place.
+//! never sent on. The wake-up streams are served where they arrive: a WebSocket room or an
+//! SSE stream of a document owned elsewhere listens to this node's relay of it (one stream
+//! from the owner per node and document, `relays.rs`); the proxy's `hash $doc` usually lands
+//! them on the owner in the first place.
 //!
 //! Without cluster mode (SQLite) this passes every request straight through.
 
@@ -20,12 +21,17 @@ use super::{Route, RESOLVE_AGAIN};
 use crate::http::error::ApiError;
 use crate::http::state::AppState;
 
-/// The document a request is about, when it must be served by the document's owner (the
-/// WebSocket is not: it is served where it arrives).
+/// The document a request is about, when it must be served by the document's owner. The
+/// wake-up streams are not (the WebSocket, a document's SSE): they are served where they
+/// arrive, through the node's relay of the document (`relays.rs`).
 fn document_of(req: &ServiceRequest) -> Option<String> {
     let path = req.path();
     let rest = path.strip_prefix("/api/v1/docs/")?;
-    let id = rest.split('/').next().filter(|id| !id.is_empty())?;
+    let mut parts = rest.split('/');
+    let id = parts.next().filter(|id| !id.is_empty())?;
+    if parts.next() == Some("events") && parts.next().is_none() {
+        return None;
+    }
     Some(id.to_string())
 }
 

@@ -1130,15 +1130,16 @@ fn a_websocket_room_is_relayed_from_the_owner_and_follows_the_document() {
     );
 }
 
-/// WebSocket rooms on a node that does not own the document share one stream from the
-/// owner: three sockets of two people on node-c cost node-b one relay subscriber (no
-/// WebSocket, no SSE stream there), and each change reaches all three with its entries.
+/// Streams on a node that does not own the document share one stream from the owner:
+/// three WebSocket rooms of two people and an SSE stream on node-c cost node-b one relay
+/// subscriber (no WebSocket, no SSE stream there), and each change reaches all four, the
+/// rooms with its entries.
 /// Rights are node-c's to keep per room: when one reader's share is removed (through
 /// node-a, a third node) that room hears `forbidden` and nothing of the next change, while
 /// the others hear on. When the rooms are gone the relay lets go of the owner's stream.
 #[test]
 fn rooms_on_one_node_share_one_stream_from_the_owner_and_keep_their_own_rights() {
-    use crate::common::channels::{put_shares, subscribers, user_id, wait_subscribers, Ws};
+    use crate::common::channels::{put_shares, subscribers, user_id, wait_subscribers, Sse, Ws};
     let c = Cluster::start();
     let (doc, blk) = c.doc_owned_by(1, "Fan-out");
     let base = &c.nodes[0].base;
@@ -1153,6 +1154,8 @@ fn rooms_on_one_node_share_one_stream_from_the_owner_and_keep_their_own_rights()
     for ws in [&mut alice_1, &mut alice_2, &mut bob_ws] {
         assert_eq!(ws.join(&doc, None)["type"], "JOINED");
     }
+    let mut sse = Sse::open(relay, &c.token, &doc, None);
+    assert_eq!(sse.wait_status(Duration::from_secs(10)), Some(200));
     wait_subscribers(&c.nodes[1], "relay", 1, Duration::from_secs(10));
     assert_eq!(
         subscribers(&c.nodes[1], "websocket"),
@@ -1180,6 +1183,7 @@ fn rooms_on_one_node_share_one_stream_from_the_owner_and_keep_their_own_rights()
             "the change itself comes along: {m}"
         );
     }
+    sse.wait_doc_seq_at_least(&doc, 2, 0, Duration::from_secs(10));
 
     assert_eq!(put_shares(base, &c.token, &doc, &json!([])), 200);
     bob_ws.wait_for(Duration::from_secs(10), "ERROR forbidden", |m| {
@@ -1197,6 +1201,7 @@ fn rooms_on_one_node_share_one_stream_from_the_owner_and_keep_their_own_rights()
             m["type"] == "DOC_SEQ" && m["headSeq"] == 3
         });
     }
+    sse.wait_doc_seq_at_least(&doc, 3, 0, Duration::from_secs(10));
     // What Bob's socket was sent before this answer is in by now.
     bob_ws.send(json!({"type": "PING"}));
     bob_ws.wait_for(Duration::from_secs(5), "PONG", |m| m["type"] == "PONG");
@@ -1206,17 +1211,16 @@ fn rooms_on_one_node_share_one_stream_from_the_owner_and_keep_their_own_rights()
         bob_ws.seen
     );
 
-    drop((alice_1, alice_2, bob_ws));
+    drop((alice_1, alice_2, bob_ws, sse));
     wait_subscribers(&c.nodes[1], "relay", 0, Duration::from_secs(30));
 }
 
-/// A client's streams count against the client on the document's owner, wherever they
-/// arrive: a node forwarding an SSE stream passes the client's address (as it saw it, here
-/// from the proxy in front) with the cluster secret, so one node's forwarded streams do not
-/// share that node's one per-address limit. Without it the last stream below, from a second
-/// address, is refused as if it came from the first.
+/// A client's streams count against the client, wherever they arrive: the node they reach
+/// counts them by the client's address (as the proxy in front says), not by the node's, so
+/// streams through one node do not share one per-address limit. Without it the last stream
+/// below, from a second address, is refused as if it came from the first.
 #[test]
-fn forwarded_streams_count_against_the_client_not_the_node() {
+fn streams_through_another_node_count_against_the_client_not_the_node() {
     use crate::common::channels::{put_shares, user_id, Sse};
     let c = Cluster::start_with(&[
         ("DOCSYNC_SERVER__TRUSTED_PROXIES", "127.0.0.1"),

@@ -10,9 +10,11 @@
 //! (`Sessions`, `Subscribers`, `Waiters`, `RecentResults`, `Announcer`, `LogTail`,
 //! `BlocksCache`, `GuestViews`, `RecheckGate`, `ActorStats`, and the pure `DocState` and
 //! `LeaseTable`).
-//! This file holds what several messages share: the lifecycle, the tick, presence, telling
-//! the wake-up channels, and the re-check of open streams' rights (`AccessChanged`). Each message is declared
-//! beside its handler in `actor/`; those files use this one, never the other way round.
+//! This file holds what several messages share: the lifecycle, the tick, presence and
+//! telling the wake-up channels; the messages it sends itself or others hear (`Stopped`,
+//! `AccessChanged`) are declared here. Each message is handled in `actor/` (the re-check of
+//! rights in `actor/access.rs`); those files use this one, never the other way round — the
+//! tick asks for a re-check by message, as a wake-up that found a stream unconfirmed does.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +26,6 @@ use crate::clock::SharedClock;
 use crate::collab::document::DocState;
 use crate::collab::lease::LeaseTable;
 use crate::collab::validate::{ClientId, DocId};
-use crate::metrics::Metrics;
 use crate::storage::cluster::ownership;
 use crate::storage::roles::BulletRoot;
 use crate::storage::versions::{self as stored_versions, VersionKind, VersionMeta};
@@ -32,6 +33,7 @@ use crate::storage::{documents, log};
 use crate::storage::{Storage, StorageError};
 
 use super::announcer::{Announcer, News};
+use super::config::ActorConfig;
 use super::encoded::BlocksCache;
 use super::guests::GuestViews;
 use super::keep_version;
@@ -48,6 +50,7 @@ use super::version_clock::VersionClock;
 use super::waiters::Waiters;
 use crate::collab::lease::OtherLease;
 
+pub(super) mod access;
 pub(super) mod compact;
 pub(super) mod first_rows;
 pub(super) mod icon;
@@ -63,61 +66,6 @@ const IDLE_TRIM_MS: i64 = 30_000;
 
 /// How long a stopping actor lingers so replies it already produced are delivered.
 const STOP_GRACE: Duration = Duration::from_millis(20);
-
-#[derive(Debug, Clone)]
-pub struct ActorConfig {
-    pub lease_ttl_ms: i64,
-    pub session_ttl_ms: i64,
-    /// Stop after this long with no session and no activity.
-    pub idle_stop_ms: i64,
-    /// Log entries kept in memory for catching up clients without a database read.
-    pub log_tail: usize,
-    /// At most this many log entries per `/sync` reply (PROTOCOL: 500).
-    pub log_page: usize,
-    /// Wake-ups carry the new log entries when they encode to at most this many bytes
-    /// (PROTOCOL §4: "a few KiB"); bigger changes are pulled. 0 turns entries off.
-    pub wake_entries_bytes: usize,
-    /// Op results kept in memory for idempotency before falling back to the pre-check.
-    pub recent_results: usize,
-    pub tick: Duration,
-    /// `limits.max_depth`: most levels a block tree may have (the rules enforce it).
-    pub max_depth: usize,
-    /// `limits.max_document_bytes`: most bytes of text a document may hold (0: no limit).
-    pub max_document_bytes: usize,
-    /// `limits.max_tags_per_block`: most `#tags` indexed per block.
-    pub max_tags_per_block: usize,
-    /// `history.auto_every_minutes` in ms: an automatic version is kept when the document
-    /// changed and the newest version is this old (0: never).
-    pub auto_version_every_ms: i64,
-    /// Test hook: content equal to this makes the rules panic. Only debug builds look at it
-    /// (the service refuses to start a release build with it set).
-    pub panic_marker: Option<String>,
-    pub metrics: Arc<Metrics>,
-    /// Cluster mode: this node's incarnation, which claims each document (None on SQLite).
-    pub this_node: Option<Arc<crate::membership::ThisNode>>,
-}
-
-impl Default for ActorConfig {
-    fn default() -> Self {
-        ActorConfig {
-            lease_ttl_ms: 20_000,
-            session_ttl_ms: 60_000,
-            idle_stop_ms: 300_000,
-            log_tail: 2_000,
-            log_page: 500,
-            wake_entries_bytes: 4096,
-            recent_results: 20_000,
-            tick: Duration::from_secs(1),
-            max_depth: crate::collab::rules::DEFAULT_MAX_DEPTH,
-            max_tags_per_block: crate::storage::derived::DEFAULT_MAX_TAGS_PER_BLOCK,
-            max_document_bytes: 0,
-            auto_version_every_ms: 60 * 60_000,
-            panic_marker: None,
-            metrics: Arc::new(Metrics::new()),
-            this_node: None,
-        }
-    }
-}
 
 /// Sent by a document actor to whoever started it (the registry) when it stops taking work:
 /// that owner must stop handing out `addr` for `doc_id`. Declared here, next to the actor,
@@ -418,85 +366,6 @@ impl DocumentActor {
         self.tail.page(after, head, head)
     }
 
-    /// Re-checks, in one read, every stream whose rights do not hold at the current access
-    /// epoch (or whose login session ended), and the roles of every lease holder and
-    /// present user. Streams that lost their credential or access are ended; leases of
-    /// users who cannot write any more and sessions of users who cannot read are dropped.
-    /// One read at a time (`RecheckGate`).
-    fn recheck_access(&mut self, ctx: &mut Context<Self>) {
-        if !self.recheck.may_start() {
-            return;
-        }
-        // Read before the database: a right confirmed by this read holds at this epoch only.
-        let epoch = self.storage.access_epoch().current();
-        let now = self.clock.now_ms();
-        let streams = self.subscribers.stale(epoch, now);
-        let mut users: Vec<String> = self
-            .leases
-            .holders()
-            .into_iter()
-            .chain(self.sessions.users())
-            .collect();
-        users.sort();
-        users.dedup();
-        if streams.is_empty() && users.is_empty() {
-            self.recheck.confirmed(epoch);
-            return;
-        }
-        self.recheck.started();
-        let doc = self.doc_id.clone();
-        let storage = self.storage.clone();
-        let check = async move {
-            storage
-                .read(move |c| super::recheck::read_standing(c, doc.as_str(), streams, users, now))
-                .await
-        };
-        ctx.spawn(
-            actix::fut::wrap_future::<_, Self>(check).map(move |res, act, ctx| {
-                let (standing, roles) = match res {
-                    Ok(r) => r,
-                    Err(e) => {
-                        tracing::warn!(doc = %act.doc_id, error = %e, "re-checking stream rights");
-                        act.recheck.failed();
-                        return;
-                    }
-                };
-                let current = act.storage.access_epoch().current();
-                let (head, lease) = act.announcer.told();
-                let latest = Wake {
-                    doc_id: act.doc_id.clone(),
-                    head_seq: head,
-                    lease_seq: lease,
-                    entries: None,
-                    since: None,
-                };
-                let ended = act.subscribers.settle(epoch, current, standing, &latest);
-                if !ended.is_empty() {
-                    act.cfg.metrics.streams_revoked.inc_by(ended.len() as u64);
-                }
-                let mut changed = false;
-                for (user, role) in roles {
-                    if !role.is_some_and(|r| r.can_write()) {
-                        changed |= act.leases.release_user(&user);
-                    }
-                    if role.is_none() {
-                        changed |= act.sessions.remove_user(&user);
-                    }
-                }
-                let sessions = &act.sessions;
-                act.guests.retain(|client| sessions.has(client));
-                if changed {
-                    act.announcer.presence_changed();
-                    act.settle();
-                }
-                act.recheck.confirmed(epoch);
-                if act.recheck.finished() || current != epoch {
-                    act.recheck_access(ctx);
-                }
-            }),
-        );
-    }
-
     /// Keeps a version of the state as it is now (`keep_version`), counted as one write in
     /// flight until it is stored or failed. The caller has checked `refuse()`.
     fn take_version(
@@ -591,8 +460,8 @@ impl DocumentActor {
         // A login session behind a stream may have ended by the clock; a failed re-check
         // is retried here too.
         let epoch = self.storage.access_epoch().current();
-        if !self.subscribers.stale(epoch, now).is_empty() {
-            self.recheck_access(ctx);
+        if !self.subscribers.stale(epoch, now).is_empty() && self.recheck.ask_by_message() {
+            ctx.notify(AccessChanged { shares: false });
         }
         if self.stats.idle_ms(now) >= IDLE_TRIM_MS && self.inflight == 0 {
             // Nobody is typing: the log tail and the results are rebuilt from SQLite on
@@ -685,24 +554,4 @@ impl Actor for DocumentActor {
 #[rtype(result = "()")]
 pub struct AccessChanged {
     pub shares: bool,
-}
-
-impl Handler<AccessChanged> for DocumentActor {
-    type Result = ResponseActFuture<Self, ()>;
-
-    /// Answered once the rights as they are now are re-checked (streams ended, leases of
-    /// those who may not write any more released).
-    fn handle(&mut self, msg: AccessChanged, ctx: &mut Context<Self>) -> Self::Result {
-        self.recheck.message_arrived();
-        if msg.shares {
-            // `shared` may have flipped: everyone syncs and sees the new mode.
-            self.announcer.presence_changed();
-            self.settle();
-        }
-        let done = self.recheck.wait(self.storage.access_epoch().current());
-        self.recheck_access(ctx);
-        Box::pin(actix::fut::wrap_future(async move {
-            let _ = done.await;
-        }))
-    }
 }

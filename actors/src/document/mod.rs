@@ -12,6 +12,7 @@
 
 mod actor;
 mod announcer;
+mod config;
 pub mod encoded;
 pub mod grant;
 mod guests;
@@ -49,7 +50,8 @@ pub use actor::snapshot::{Snapshot, SnapshotOthers, SnapshotReply};
 pub use actor::streams::{Changes, Subscribe, Subscribed, Subscription, WaitChanges};
 pub use actor::sync::Sync;
 pub use actor::versions::{Restore, RestoreReply, TakeVersion};
-pub use actor::{AccessChanged, ActorConfig, DocumentActor, Stopped};
+pub use actor::{AccessChanged, DocumentActor, Stopped};
+pub use config::ActorConfig;
 pub use encoded::{SharedBlocks, SnapshotBlock};
 pub use grant::{Confirmed, Revoked, Standing, StreamGrant};
 pub use messages::{Caller, Channel, DocError, DocEvent, Mode, Wake};

@@ -16,8 +16,7 @@ use crate::metrics::Metrics;
 use crate::storage::sharing::{self, Access, Share, ShareKind};
 use crate::storage::{accounts, Db};
 
-use super::subscribers::tests::events as heard;
-use super::tests::fixture;
+use super::tests::{events as heard, fixture};
 use super::*;
 
 fn wake(head: i64, entries: Option<&str>) -> Wake {

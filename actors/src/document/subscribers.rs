@@ -62,7 +62,7 @@ pub(super) struct Subscribers {
 
 /// A stream as it subscribes: its kind, its tab and user, where its events go, what
 /// opened it and what of the document that lets it see.
-pub(super) struct Opened {
+pub(crate) struct Opened {
     pub(super) channel: Channel,
     pub(super) client: Option<ClientId>,
     pub(super) user_id: String,
@@ -245,10 +245,11 @@ impl Subscribers {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
     use crate::collab::validate::{DocId, Limits};
     use crate::document::grant::UserGrant;
+    use crate::document::tests::events;
     use serde_json::value::RawValue;
 
     fn wake(head: i64, entries: Option<&str>) -> Wake {
@@ -259,21 +260,6 @@ pub(super) mod tests {
             entries: entries.map(|e| RawValue::from_string(e.to_string()).unwrap().into()),
             since: None,
         }
-    }
-
-    /// What a stream has heard so far, as `head:entries`, `revoked:…` or `moved`.
-    pub(in crate::document) fn events(
-        rx: &mut tokio::sync::mpsc::UnboundedReceiver<DocEvent>,
-    ) -> Vec<String> {
-        let mut out = Vec::new();
-        while let Ok(ev) = rx.try_recv() {
-            out.push(match ev {
-                DocEvent::Seq(w) => format!("{}:{}", w.head_seq, w.entries_json().unwrap_or("-")),
-                DocEvent::Revoked { why, .. } => format!("revoked:{why:?}"),
-                DocEvent::Moved { .. } => "moved".into(),
-            });
-        }
-        out
     }
 
     fn add(

@@ -71,6 +71,19 @@ pub(super) fn start(f: &Fixture, tick: Duration) -> Addr<DocumentActor> {
     .start()
 }
 
+/// What a stream has heard so far, as `head:entries`, `revoked:…` or `moved`.
+pub(super) fn events(rx: &mut UnboundedReceiver<DocEvent>) -> Vec<String> {
+    let mut out = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        out.push(match ev {
+            DocEvent::Seq(w) => format!("{}:{}", w.head_seq, w.entries_json().unwrap_or("-")),
+            DocEvent::Revoked { why, .. } => format!("revoked:{why:?}"),
+            DocEvent::Moved { .. } => "moved".into(),
+        });
+    }
+    out
+}
+
 pub(super) fn client(id: &str) -> ClientId {
     ClientId::parse(id, &Limits::default()).expect("client ID")
 }

@@ -8,6 +8,10 @@
 //! freeing its slot (`slots.rs`) — as soon as the client closes its socket (the server
 //! refuses half-closed connections, so the EOF ends the request) or a keep-alive write
 //! fails.
+//!
+//! Cluster mode: served by the node the stream reaches. For a document another node owns it
+//! listens to this node's relay of it (one stream from the owner per node, `relays.rs`); a
+//! bullet guest's stream is forwarded to the owner, which cuts their view.
 
 use std::time::Duration;
 
@@ -25,6 +29,8 @@ use super::super::state::AppState;
 use super::body;
 use super::wire::DocSeq;
 use super::{client_id, subscribe};
+use crate::cluster::hop::{self, Arrival};
+use crate::cluster::listen::{self, Listen};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -67,9 +73,35 @@ pub async fn events(
         .client_owners
         .claim_optional(&granted.user.id, client_id.as_ref())
         .await?;
+    // Cluster mode: a stream that arrived from another node is served here, whatever this
+    // node believes (it is never sent on); one from a client listens where `listen_where`
+    // says — a bullet guest of a document owned elsewhere on the owner, through one hop.
+    let listen = match &state.cluster {
+        Some(cluster) => match hop::arrival(&req, cluster.hop().secret)? {
+            Arrival::Direct => listen::listen_where(&state, &granted).await,
+            Arrival::Forwarded { .. } => Listen::Here,
+        },
+        None => Listen::Here,
+    };
+    if let (Listen::OnOwner { owner }, Some(cluster)) = (&listen, &state.cluster) {
+        let forward = hop::Forward {
+            req: &req,
+            arrived: &Arrival::Direct,
+            body: Bytes::new(),
+            client_addr: &state.client_address(&req),
+        };
+        let within = Duration::from_secs_f64(state.settings.cluster.ttl_secs);
+        return hop::forward(cluster.hop(), forward, owner, within).await;
+    }
     let slot = state.take_stream_slot(&req, &granted.user.id)?;
     let (tx, rx) = mpsc::unbounded_channel();
-    let (sub, head, lease) = subscribe(&state, &granted, Channel::Sse, client_id, tx).await?;
+    let (sub, head, lease) = match listen {
+        Listen::Relay { owner } => {
+            let s = listen::subscribe(&state, &granted, Channel::Sse, client_id, tx, owner).await?;
+            (s.subscription, s.head_seq, s.lease_seq)
+        }
+        _ => subscribe(&state, &granted, Channel::Sse, client_id, tx).await?,
+    };
     let doc_id = granted.doc;
     let framing = body::Framing {
         first: frame("ready", DocSeq::new(doc_id.as_str(), head, lease)),

@@ -18,7 +18,6 @@ use tokio::sync::mpsc;
 
 use docsync_actors::collab::validate::{ClientId, DocId};
 use docsync_actors::document::{Channel, DocEvent, Revoked, Wake};
-use docsync_actors::storage::roles::Reach;
 
 use super::super::access::{caller, stream_access};
 use super::super::auth::{Credentials, SESSION_COOKIE};
@@ -29,7 +28,7 @@ use super::wire::DocSeq;
 use super::ws_protocol::{room_doc, ClientMessage, ErrorCode, ServerMessage};
 use super::{subscribe, Subscription};
 use crate::cluster::guest_relay::{self, Relayed};
-use crate::cluster::{relays, Route};
+use crate::cluster::listen::{self, Listen};
 
 /// A joined room: subscribed to this node's document, or (cluster mode) to this node's
 /// relay of a document another node owns (`relays.rs`); a bullet guest's room of such a
@@ -190,27 +189,30 @@ impl WsSession {
                 Err(ApiError::Forbidden(_)) => return Err(ErrorCode::Forbidden),
                 Err(_) => return Err(ErrorCode::Unavailable),
             }
-            if let Some(cluster) = &state.cluster {
-                if let Route::Owner { addr, .. } = cluster.route(granted.doc.as_str()).await {
-                    if !matches!(granted.reach, Reach::Document) {
-                        return Ok(Joining::GuestRelay {
-                            doc: granted.doc,
-                            addr,
-                            client_id,
-                        });
-                    }
-                    let relayed =
-                        relays::subscribe(&state, cluster, &granted, client_id, sink, addr).await;
-                    return match relayed {
-                        Ok(s) => Ok(Joining::Listening {
-                            doc: granted.doc,
-                            sub: s.subscription,
-                            head: s.head_seq,
-                            lease: s.lease_seq,
-                        }),
-                        Err(_) => Err(ErrorCode::Unavailable),
-                    };
+            let owner = match listen::listen_where(&state, &granted).await {
+                Listen::Here => None,
+                Listen::Relay { owner } => Some(owner),
+                Listen::OnOwner { owner } => {
+                    return Ok(Joining::GuestRelay {
+                        doc: granted.doc,
+                        addr: owner,
+                        client_id,
+                    })
                 }
+            };
+            if let Some(owner) = owner {
+                let channel = Channel::WebSocket;
+                let relayed =
+                    listen::subscribe(&state, &granted, channel, client_id, sink, owner).await;
+                return match relayed {
+                    Ok(s) => Ok(Joining::Listening {
+                        doc: granted.doc,
+                        sub: s.subscription,
+                        head: s.head_seq,
+                        lease: s.lease_seq,
+                    }),
+                    Err(_) => Err(ErrorCode::Unavailable),
+                };
             }
             match subscribe(&state, &granted, Channel::WebSocket, client_id, sink).await {
                 Ok((sub, head, lease)) => Ok(Joining::Listening {

@@ -36,7 +36,7 @@ pub struct Subscribe {
 
 impl Subscribe {
     /// The stream as `Subscribers` keeps it, and when its rights were confirmed.
-    pub(in crate::document) fn into_opened(self) -> (Opened, Confirmed) {
+    pub(crate) fn into_opened(self) -> (Opened, Confirmed) {
         let opened = Opened {
             channel: self.channel,
             client: self.client,
@@ -64,7 +64,7 @@ pub struct Subscription {
 }
 
 impl Subscription {
-    pub(in crate::document) fn new(to: Recipient<Unsubscribe>, id: u64) -> Subscription {
+    pub(crate) fn new(to: Recipient<Unsubscribe>, id: u64) -> Subscription {
         Subscription { to, id }
     }
 }
@@ -78,8 +78,8 @@ impl Drop for Subscription {
 /// Sent by a `Subscription` when it is dropped.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub(in crate::document) struct Unsubscribe {
-    pub(in crate::document) id: u64,
+pub(crate) struct Unsubscribe {
+    pub(crate) id: u64,
 }
 
 /// Long-polling: answered at once when `headSeq > since` or `leaseSeq != lease_seq`, otherwise
