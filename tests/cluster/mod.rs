@@ -1215,6 +1215,33 @@ fn rooms_on_one_node_share_one_stream_from_the_owner_and_keep_their_own_rights()
     wait_subscribers(&c.nodes[1], "relay", 0, Duration::from_secs(30));
 }
 
+/// A bullet guest's SSE stream on a node that does not own the document is served by the
+/// owner (forwarded: only the owner can cut their view), never by the node's relay: it
+/// hears a change inside their bullet.
+#[test]
+fn a_bullet_guests_stream_on_another_node_is_served_by_the_owner() {
+    use crate::common::channels::{subscribers, user_id, wait_subscribers, Sse};
+    let c = Cluster::start();
+    let (doc, blk) = c.doc_owned_by(1, "Guest");
+    let carol = c.nodes[0].add_user("carol");
+    let shares =
+        json!([{"kind": "user", "id": user_id(&c.nodes[0].base, &carol), "access": "read"}]);
+    let (s, v) = c.nodes[0].put(
+        &c.token,
+        &format!("/api/v1/docs/{doc}/blocks/{blk}/shares"),
+        &shares,
+    );
+    assert_eq!(s, 200, "{v}");
+
+    let mut sse = Sse::open(&c.nodes[2].base, &carol, &doc, None);
+    assert_eq!(sse.wait_status(Duration::from_secs(10)), Some(200));
+    wait_subscribers(&c.nodes[1], "sse", 1, Duration::from_secs(10));
+    assert_eq!(subscribers(&c.nodes[1], "relay"), 0, "not through a relay");
+    c.nodes[1].sync_ok(&c.token, &doc, "cl_b", 1, vec![set_content(&blk, "two", 1)]);
+    sse.wait_doc_seq_at_least(&doc, 2, 0, Duration::from_secs(10));
+    assert_eq!(c.owner(&doc).as_deref(), Some("node-b"));
+}
+
 /// A client's streams count against the client, wherever they arrive: the node they reach
 /// counts them by the client's address (as the proxy in front says), not by the node's, so
 /// streams through one node do not share one per-address limit. Without it the last stream
