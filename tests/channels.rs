@@ -96,6 +96,21 @@ fn every_channel_wakes_on_ops_and_lease_changes() {
     assert_eq!(seqs(&mine), seqs(&r));
 }
 
+/// A node's stream of a document (cluster mode) is not there on a server without a
+/// cluster: a JSON 404, even for the document's owner.
+#[test]
+fn the_nodes_stream_of_a_document_is_not_there_without_cluster_mode() {
+    let srv = TestServer::start();
+    let alice = srv.add_user("alice");
+    let doc = srv.create_doc(&alice, "Alone");
+    let (s, v) = srv.get(&alice, &format!("/cluster/v1/docs/{doc}/stream"));
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (404, Some("not_found")),
+        "{v}"
+    );
+}
+
 #[test]
 fn channels_refuse_documents_the_user_may_not_read() {
     let srv = TestServer::start();

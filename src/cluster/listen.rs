@@ -1,17 +1,18 @@
-//! Cluster mode: where a wake-up stream (a WebSocket room, an SSE stream) of a document
-//! listens, and the relay of a document another node owns. The streams of one node share
-//! one stream per document from its owner (`node_stream.rs` there), fanned out here by a
-//! `RelayedDocument` (actors crate) that keeps each stream's rights itself; `subscribe`
-//! finds or starts it (`relays.rs`), its upstream reads the owner's stream into it and
-//! follows the document: when the stream ends or goes silent, it asks where the document is
-//! served now and reconnects there — or, when the document is to be served on this node or
-//! is gone, ends, and every stream subscribes again (the role function decides anew; this
-//! node's document actor takes the document). A change missed while reconnecting is pulled
-//! by the client from its `lastSeq`: wake-ups are hints.
+//! Cluster mode: where a wake-up channel (a WebSocket room, an SSE stream, a long-poll) of
+//! a document listens, and the relay of a document another node owns. The channels of one
+//! node share one stream per document from its owner (`node_stream.rs` there), fanned out
+//! here by a `RelayedDocument` (actors crate) that keeps each stream's rights itself (a
+//! long-poll's handler checks its own); `ask` finds or starts it (`relays.rs`), its upstream
+//! reads the owner's stream into it and follows the document: when the stream ends or goes
+//! silent, it asks where the document is served now and reconnects there — or, when the
+//! document is to be served on this node or is gone, ends, and every stream subscribes
+//! again (the role function decides anew; this node's document actor takes the document).
+//! A change missed while reconnecting is pulled by the client from its `lastSeq`: wake-ups
+//! are hints.
 //!
-//! A bullet guest's stream is not relayed here (`listen_where` says `OnOwner`): the owner
+//! A bullet guest's channel is not relayed here (`listen_where` says `OnOwner`): the owner
 //! cuts their view — their WebSocket room has a relay of its own (`guest_relay.rs`), their
-//! SSE stream is forwarded.
+//! SSE stream and long-poll are forwarded.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -48,14 +49,15 @@ pub enum Listen {
     OnOwner { owner: String },
 }
 
-/// Where a stream of `access` (authorised by the role function just now) listens.
-pub async fn listen_where(state: &AppState, access: &StreamAccess) -> Listen {
+/// Where a wake-up channel of `doc` listens, for a reader who sees `reach` of it (as the
+/// role function said just now).
+pub async fn listen_where(state: &AppState, doc: &DocId, reach: &Reach) -> Listen {
     let Some(cluster) = &state.cluster else {
         return Listen::Here;
     };
-    match cluster.route(access.doc.as_str()).await {
+    match cluster.route(doc.as_str()).await {
         Route::Here => Listen::Here,
-        Route::Owner { addr, .. } if matches!(access.reach, Reach::Document) => {
+        Route::Owner { addr, .. } if matches!(reach, Reach::Document) => {
             Listen::Relay { owner: addr }
         }
         Route::Owner { addr, .. } => Listen::OnOwner { owner: addr },
@@ -73,9 +75,6 @@ pub async fn subscribe(
     sink: UnboundedSender<DocEvent>,
     owner: String,
 ) -> Result<Subscribed, DocError> {
-    let Some(cluster) = &state.cluster else {
-        return Err(DocError::Internal("a relay without cluster mode".into()));
-    };
     let msg = Subscribe {
         channel,
         client,
@@ -85,7 +84,25 @@ pub async fn subscribe(
         confirmed: access.confirmed,
         reach: access.reach.clone(),
     };
-    let doc = &access.doc;
+    ask(state, &access.doc, owner, msg).await
+}
+
+/// Asks this node's relay of `doc` (a long-poll's `WaitChanges`, a stream's `Subscribe`),
+/// starting the relay — reading the owner at `owner` — if none runs.
+pub async fn ask<M, T>(
+    state: &actix_web::web::Data<AppState>,
+    doc: &DocId,
+    owner: String,
+    msg: M,
+) -> Result<T, DocError>
+where
+    M: Message<Result = Result<T, DocError>> + Clone + Send + 'static,
+    T: Send + 'static,
+    RelayedDocument: Handler<M>,
+{
+    let Some(cluster) = &state.cluster else {
+        return Err(DocError::Internal("a relay without cluster mode".into()));
+    };
     // A relay that is over (its document came here) refuses; a fresh one is started.
     for _ in 0..3 {
         let addr = match cluster.relays.running(doc) {
@@ -137,16 +154,17 @@ async fn read_upstream(
         let Some(c) = cluster.upgrade() else {
             return;
         };
-        let sent = c
-            .hop()
-            .request(
-                reqwest::Method::GET,
-                &owner,
-                &node_stream::path(doc.as_str()),
-                &c.node_id,
-            )
-            .send()
-            .await;
+        let request = c.hop().request(
+            reqwest::Method::GET,
+            &owner,
+            &node_stream::path(doc.as_str()),
+            &c.node_id,
+        );
+        // The owner answers at once; a paused or cut-off one within the TTL, or not at all.
+        let sent = match tokio::time::timeout(c.ttl, request.send()).await {
+            Ok(sent) => sent.map_err(|e| e.to_string()),
+            Err(_) => Err(format!("no answer within {:?}", c.ttl)),
+        };
         match sent {
             Ok(resp) if resp.status().is_success() => {
                 pause = RETRY_FIRST;

@@ -3,10 +3,10 @@
 //! the document, or nobody live does and this node's actor will claim it) or forwarded one hop
 //! to the owner (`hop.rs`): same method, body and credentials; the answer — streams
 //! included — comes back through this node. A request that arrived forwarded is served here,
-//! never sent on. The wake-up streams are served where they arrive: a WebSocket room or an
-//! SSE stream of a document owned elsewhere listens to this node's relay of it (one stream
-//! from the owner per node and document, `relays.rs`); the proxy's `hash $doc` usually lands
-//! them on the owner in the first place.
+//! never sent on. The wake-up channels are served where they arrive: a WebSocket room, an
+//! SSE stream or a long-poll of a document owned elsewhere listens to this node's relay of
+//! it (one stream from the owner per node and document, `listen.rs`); the proxy's
+//! `hash $doc` usually lands them on the owner in the first place.
 //!
 //! Without cluster mode (SQLite) this passes every request straight through.
 
@@ -22,14 +22,14 @@ use crate::http::error::ApiError;
 use crate::http::state::AppState;
 
 /// The document a request is about, when it must be served by the document's owner. The
-/// wake-up streams are not (the WebSocket, a document's SSE): they are served where they
-/// arrive, through the node's relay of the document (`relays.rs`).
+/// wake-up channels are not (the WebSocket, a document's SSE stream and long-poll): they
+/// are served where they arrive, through the node's relay of the document (`listen.rs`).
 fn document_of(req: &ServiceRequest) -> Option<String> {
     let path = req.path();
     let rest = path.strip_prefix("/api/v1/docs/")?;
     let mut parts = rest.split('/');
     let id = parts.next().filter(|id| !id.is_empty())?;
-    if parts.next() == Some("events") && parts.next().is_none() {
+    if matches!(parts.next(), Some("events" | "changes")) && parts.next().is_none() {
         return None;
     }
     Some(id.to_string())
@@ -75,23 +75,15 @@ pub async fn route(
         }
         body.extend_from_slice(&chunk);
     }
-    // Until the owner's answer begins: a long-poll may wait its whole wait; anything else
-    // answers promptly, or its node is paused or cut off (then the client asks again and,
-    // once that node's membership has expired, another node claims the document).
-    let head_within = if req.path().ends_with("/changes") {
-        std::time::Duration::from_secs(
-            docsync_actors::collab::validate::fixed::MAX_LONG_POLL_WAIT_SECS + 5,
-        )
-    } else {
-        std::time::Duration::from_secs_f64(state.settings.cluster.ttl_secs)
-    };
+    // Until the owner's answer begins: it answers promptly, or its node is paused or cut off
+    // (then the client asks again and, once that node's membership has expired, another
+    // node claims the document). Long-polls, which may wait their whole wait, are not
+    // forwarded here (`document_of`).
+    let head_within = std::time::Duration::from_secs_f64(state.settings.cluster.ttl_secs);
     let body = body.freeze();
     let client_addr = state.client_address(req.request());
     let deadline = std::time::Instant::now() + head_within;
     let (mut node_id, mut inc, mut addr) = (node_id, inc, addr);
-    // A long-poll waits for news, not for a stuck owner: it is not watched (a client asks
-    // again when its wait ends).
-    let watched = !req.path().ends_with("/changes");
     loop {
         state.metrics.requests_forwarded.inc();
         let within = deadline.saturating_duration_since(std::time::Instant::now());
@@ -103,16 +95,12 @@ pub async fn route(
                 client_addr: &client_addr,
             };
             let sent = std::pin::pin!(hop::forward(cluster.hop(), forward, &addr, within));
-            if watched {
-                // Until the answer begins, or until the document should go elsewhere (its
-                // owner evicted, expired or moved on): then it is asked again there.
-                let moved = std::pin::pin!(cluster.while_owner(&doc, &inc, &addr, &node_id));
-                match futures::future::select(sent, moved).await {
-                    futures::future::Either::Left((answer, _)) => Some(answer),
-                    futures::future::Either::Right(((), _)) => None,
-                }
-            } else {
-                Some(sent.await)
+            // Until the answer begins, or until the document should go elsewhere (its owner
+            // evicted, expired or moved on): then it is asked again there.
+            let moved = std::pin::pin!(cluster.while_owner(&doc, &inc, &addr, &node_id));
+            match futures::future::select(sent, moved).await {
+                futures::future::Either::Left((answer, _)) => Some(answer),
+                futures::future::Either::Right(((), _)) => None,
             }
         };
         let time_left = || std::time::Instant::now() + RESOLVE_AGAIN < deadline;

@@ -1130,16 +1130,19 @@ fn a_websocket_room_is_relayed_from_the_owner_and_follows_the_document() {
     );
 }
 
-/// Streams on a node that does not own the document share one stream from the owner:
-/// three WebSocket rooms of two people and an SSE stream on node-c cost node-b one relay
-/// subscriber (no WebSocket, no SSE stream there), and each change reaches all four, the
-/// rooms with its entries.
+/// Wake-up channels on a node that does not own the document share one stream from the
+/// owner: three WebSocket rooms of two people, an SSE stream and long-polls on node-c cost
+/// node-b one relay subscriber (no WebSocket, no SSE stream there; node-c forwards none of
+/// them), and each change reaches them all, the rooms with its entries.
 /// Rights are node-c's to keep per room: when one reader's share is removed (through
 /// node-a, a third node) that room hears `forbidden` and nothing of the next change, while
 /// the others hear on. When the rooms are gone the relay lets go of the owner's stream.
 #[test]
 fn rooms_on_one_node_share_one_stream_from_the_owner_and_keep_their_own_rights() {
-    use crate::common::channels::{put_shares, subscribers, user_id, wait_subscribers, Sse, Ws};
+    use crate::common::channels::{
+        put_shares, seqs, subscribers, user_id, wait_subscribers, LongPoll, Sse, Ws,
+    };
+    const WAIT: Duration = Duration::from_secs(30);
     let c = Cluster::start();
     let (doc, blk) = c.doc_owned_by(1, "Fan-out");
     let base = &c.nodes[0].base;
@@ -1157,6 +1160,11 @@ fn rooms_on_one_node_share_one_stream_from_the_owner_and_keep_their_own_rights()
     let mut sse = Sse::open(relay, &c.token, &doc, None);
     assert_eq!(sse.wait_status(Duration::from_secs(10)), Some(200));
     wait_subscribers(&c.nodes[1], "relay", 1, Duration::from_secs(10));
+    // A long-poll on node-c waits on the same relay: told at once where the document stands
+    // when it is behind, else by the next change.
+    let (s, now) = LongPoll::start(relay, &c.token, &doc, 0, 0, 25, None).finish(WAIT);
+    assert_eq!((s, now["headSeq"].as_i64()), (200, Some(1)), "{now}");
+    let mut waiting = LongPoll::start(relay, &c.token, &doc, 1, seqs(&now).1, 25, None);
     assert_eq!(
         subscribers(&c.nodes[1], "websocket"),
         0,
@@ -1173,6 +1181,23 @@ fn rooms_on_one_node_share_one_stream_from_the_owner_and_keep_their_own_rights()
         "relayed, not moved"
     );
 
+    // The owner's stream of the document is a node's only: a person, even its owner, is
+    // refused it with a JSON error, and so is a node that names itself without the secret.
+    let stream = format!("/cluster/v1/docs/{doc}/stream");
+    let (s, v) = c.nodes[1].get(&c.token, &stream);
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (403, Some("forbidden")),
+        "{v}"
+    );
+    let claimed = reqwest::blocking::Client::new()
+        .get(c.nodes[1].url(&stream))
+        .header("x-docsync-forwarded-by", "node-x")
+        .header("x-docsync-cluster-secret", "a guess")
+        .send()
+        .expect("GET");
+    assert_eq!(claimed.status(), 403);
+
     c.nodes[1].sync_ok(&c.token, &doc, "cl_b", 1, vec![set_content(&blk, "two", 1)]);
     for ws in [&mut alice_1, &mut alice_2, &mut bob_ws] {
         let m = ws.wait_for(Duration::from_secs(10), "DOC_SEQ 2", |m| {
@@ -1184,6 +1209,16 @@ fn rooms_on_one_node_share_one_stream_from_the_owner_and_keep_their_own_rights()
         );
     }
     sse.wait_doc_seq_at_least(&doc, 2, 0, Duration::from_secs(10));
+    // (A presence change may answer it first: then it asks again from there.)
+    for _ in 0..5 {
+        let (s, v) = waiting.finish(WAIT);
+        assert_eq!(s, 200, "{v}");
+        if v["headSeq"] == 2 {
+            break;
+        }
+        let (head, lease) = seqs(&v);
+        waiting = LongPoll::start(relay, &c.token, &doc, head, lease, 25, None);
+    }
 
     assert_eq!(put_shares(base, &c.token, &doc, &json!([])), 200);
     bob_ws.wait_for(Duration::from_secs(10), "ERROR forbidden", |m| {
@@ -1211,6 +1246,11 @@ fn rooms_on_one_node_share_one_stream_from_the_owner_and_keep_their_own_rights()
         bob_ws.seen
     );
 
+    let (_, metrics) = c.nodes[2].get_text("", "/metrics");
+    assert!(
+        metrics.contains("docsync_requests_forwarded_total 0\n"),
+        "node-c forwarded none of its streams or long-polls"
+    );
     drop((alice_1, alice_2, bob_ws, sse));
     wait_subscribers(&c.nodes[1], "relay", 0, Duration::from_secs(30));
 }

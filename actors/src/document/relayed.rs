@@ -1,7 +1,8 @@
 //! `RelayedDocument`: cluster mode's stand-in for a document another node owns, on a node
-//! where sockets listen to it. The owner sends this node one stream of the document (its
-//! `Channel::Relay` subscriber); this actor fans each change out to the streams that
-//! subscribed here — however many sockets, one stream between the two nodes.
+//! where wake-up channels listen to it. The owner sends this node one stream of the
+//! document (its `Channel::Relay` subscriber); this actor fans each change out to the
+//! streams that subscribed here and answers the long-polls waiting here — however many,
+//! one stream between the two nodes.
 //!
 //! Rights are this node's to keep, with the document actor's own parts and rule: a stream
 //! was authorised by the role function when it subscribed, hears a change only while the
@@ -15,9 +16,12 @@
 //! How the owner's stream is read is not this crate's business: whoever starts the actor
 //! passes it as a future (`Upstream`), which runs while the actor runs and is dropped with
 //! it. When it ends — the document is served on this node now, or is gone — every stream
-//! hears `Moved` (subscribe again) and the actor stops. It also stops after `LINGER_MS`
-//! without a subscriber. A bullet guest's stream is never relayed here: the owner cuts their
-//! view, one stream each.
+//! hears `Moved` (subscribe again), a waiting long-poll is answered with what it had (it
+//! asks again), and the actor stops. It also stops after `LINGER_MS` without a subscriber or
+//! a waiting long-poll. Long-polls (`WaitChanges`) are answered from the owner's newest head
+//! and by its next change; their handler checks their rights itself, before and after the
+//! wait. A bullet guest's stream is never relayed here: the owner cuts their view, one
+//! stream each.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -33,11 +37,14 @@ use crate::metrics::Metrics;
 use crate::storage::roles::Reach;
 use crate::storage::Storage;
 
-use super::actor::streams::{Subscribe, Subscribed, Subscription, Unsubscribe};
+use super::actor::streams::{
+    Changes, Subscribe, Subscribed, Subscription, Unsubscribe, WaitChanges,
+};
 use super::actor::AccessChanged;
 use super::messages::{DocError, Wake};
 use super::recheck::{read_standing, RecheckGate};
 use super::subscribers::{GuestWake, Subscribers};
+use super::waiters::Waiters;
 
 /// How long a relay with no subscriber keeps the owner's stream open (a socket that
 /// reconnects, or the next tab, finds it still there).
@@ -62,6 +69,8 @@ pub struct RelayedDocument {
     metrics: Arc<Metrics>,
     upstream: Option<Box<dyn FnOnce(WeakAddr<RelayedDocument>) -> Upstream>>,
     subscribers: Subscribers,
+    /// Long-polls (their handler checks their rights, before and after the wait).
+    waiters: Waiters,
     recheck: RecheckGate,
     /// The newest head heard from the owner (without entries): what a stream subscribing
     /// now, or confirmed after missing a change, is told.
@@ -87,6 +96,7 @@ impl RelayedDocument {
             metrics,
             upstream: Some(Box::new(upstream)),
             subscribers: Subscribers::default(),
+            waiters: Waiters::default(),
             recheck: RecheckGate::default(),
             latest: None,
             empty_since: None,
@@ -158,6 +168,10 @@ impl RelayedDocument {
     fn tick(&mut self, ctx: &mut Context<Self>) {
         let now = self.clock.now_ms();
         self.subscribers.prune_closed();
+        self.waiters.prune_closed();
+        if !self.waiters.is_empty() {
+            self.empty_since = None;
+        }
         if !self.subscribers.is_empty() {
             self.empty_since = None;
             // A login session behind a stream may have ended by the clock.
@@ -165,6 +179,9 @@ impl RelayedDocument {
             if !self.subscribers.stale(epoch, now).is_empty() {
                 self.recheck_access(ctx);
             }
+            return;
+        }
+        if !self.waiters.is_empty() {
             return;
         }
         let since = *self.empty_since.get_or_insert(now);
@@ -250,12 +267,48 @@ impl Handler<Heard> for RelayedDocument {
             entries: None,
             ..msg.wake.clone()
         });
+        self.waiters
+            .answer(msg.wake.head_seq, msg.wake.lease_seq, |_, _| false);
         let stale = self
             .subscribers
             .announce(msg.wake, epoch, now, |_, _| GuestWake::Plain);
         if stale {
             self.recheck_access(ctx);
         }
+    }
+}
+
+impl Handler<WaitChanges> for RelayedDocument {
+    type Result = Result<Changes, DocError>;
+
+    /// Answered at once when the owner's newest head is past `since` or its lease state
+    /// differs, else by the next change the owner sends (before its first line arrives,
+    /// by that line).
+    fn handle(&mut self, msg: WaitChanges, _ctx: &mut Context<Self>) -> Self::Result {
+        if self.over {
+            return Err(DocError::Restarting);
+        }
+        if !matches!(msg.reach, Reach::Document) {
+            return Err(DocError::Internal(
+                "a bullet guest's long-poll waits on the owner".into(),
+            ));
+        }
+        self.empty_since = None;
+        let (head, lease) = self
+            .latest
+            .as_ref()
+            .map_or((msg.since, msg.lease_seq), |l| (l.head_seq, l.lease_seq));
+        if head > msg.since || lease != msg.lease_seq {
+            return Ok(Changes::Now {
+                head_seq: head,
+                lease_seq: lease,
+            });
+        }
+        Ok(Changes::Later {
+            head_seq: head,
+            lease_seq: lease,
+            rx: self.waiters.add(msg.since, msg.lease_seq),
+        })
     }
 }
 

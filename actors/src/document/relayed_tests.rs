@@ -47,7 +47,8 @@ async fn until_heard(rx: &mut UnboundedReceiver<DocEvent>, want: &str) -> Vec<St
 }
 
 #[actix::test]
-async fn a_relay_tells_readers_rechecked_at_the_owners_epoch_and_ends_with_its_upstream() {
+async fn a_relay_tells_readers_rechecked_at_the_owners_epoch_answers_long_polls_and_ends_with_its_upstream(
+) {
     let f = fixture();
     let (doc, owner) = (f.doc_id.clone(), f.user.id.clone());
     let (bob, carol) = f
@@ -148,11 +149,41 @@ async fn a_relay_tells_readers_rechecked_at_the_owners_epoch_and_ends_with_its_u
     let _sub_late = sub_late.await.unwrap().unwrap();
     assert_eq!(until_heard(&mut rx_late, "3:-").await, ["3:-"]);
 
+    // A long-poll: answered at once when it is behind the owner's newest head, else by the
+    // owner's next change.
+    let wait = |since| WaitChanges {
+        since,
+        lease_seq: 0,
+        client: None,
+        user_id: bob.id.clone(),
+        reach: crate::storage::roles::Reach::Document,
+    };
+    match relay.send(wait(2)).await.unwrap().unwrap() {
+        Changes::Now { head_seq, .. } => assert_eq!(head_seq, 3),
+        Changes::Later { .. } => panic!("behind the owner: answered at once"),
+    }
+    let Changes::Later { rx, .. } = relay.send(wait(3)).await.unwrap().unwrap() else {
+        panic!("up to date: it waits");
+    };
+    relay.do_send(Heard {
+        wake: wake(4, None),
+        epoch: moved_to,
+    });
+    assert_eq!(rx.await.unwrap(), (4, 0));
+    let Changes::Later {
+        rx: left_waiting, ..
+    } = relay.send(wait(4)).await.unwrap().unwrap()
+    else {
+        panic!("up to date: it waits");
+    };
+
     // The upstream ends (the document is served here now, or gone): every stream hears
-    // `moved`, and the relay stops.
+    // `moved`, a waiting long-poll is let go (its handler answers what it had), and the
+    // relay stops.
     end_upstream.send(()).unwrap();
-    assert_eq!(until_heard(&mut rx_bob, "moved").await, ["moved"]);
-    assert_eq!(until_heard(&mut rx_late, "moved").await, ["moved"]);
+    assert_eq!(until_heard(&mut rx_bob, "moved").await, ["4:-", "moved"]);
+    assert_eq!(until_heard(&mut rx_late, "moved").await, ["4:-", "moved"]);
+    assert!(left_waiting.await.is_err());
     let deadline = Instant::now() + Duration::from_secs(10);
     while relay.connected() {
         assert!(Instant::now() < deadline, "the relay did not stop");

@@ -5,6 +5,10 @@
 //! closes its socket ends the request at once (the server refuses half-closed connections):
 //! this handler's future is dropped with the receiver and the slot, and the actor forgets
 //! the closed waiter on its next tick.
+//!
+//! Cluster mode: served by the node the request reaches. For a document another node owns
+//! it waits on this node's relay of it (`listen.rs`); a bullet guest's is forwarded to the
+//! owner, which cuts their view.
 
 use std::time::Duration;
 
@@ -19,6 +23,8 @@ use super::super::auth::Credentials;
 use super::super::error::ApiError;
 use super::super::state::AppState;
 use super::client_id;
+use crate::cluster::hop::{self, Arrival};
+use crate::cluster::listen::{self, Listen};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -84,6 +90,26 @@ pub async fn changes(
         .client_owners
         .claim_optional(&user.id, client.as_ref())
         .await?;
+    // Cluster mode: a long-poll that arrived from another node waits here; one from a client
+    // waits where `listen_where` says — a bullet guest of a document owned elsewhere on the
+    // owner, through one hop.
+    let listen = match &state.cluster {
+        Some(cluster) => match hop::arrival(&req, cluster.hop().secret)? {
+            Arrival::Direct => listen::listen_where(&state, &doc, &d.reach).await,
+            Arrival::Forwarded { .. } => Listen::Here,
+        },
+        None => Listen::Here,
+    };
+    if let (Listen::OnOwner { owner }, Some(cluster)) = (&listen, &state.cluster) {
+        let forward = hop::Forward {
+            req: &req,
+            arrived: &Arrival::Direct,
+            body: actix_web::web::Bytes::new(),
+            client_addr: &state.client_address(&req),
+        };
+        let within = Duration::from_secs(MAX_LONG_POLL_WAIT_SECS + 5);
+        return hop::forward(cluster.hop(), forward, owner, within).await;
+    }
     let _slot = state.take_stream_slot(&req, &user.id)?;
     let mut shutdown = state.shutdown.clone();
     let msg = WaitChanges {
@@ -93,7 +119,11 @@ pub async fn changes(
         user_id: user.id,
         reach: d.reach,
     };
-    let (head, lease) = match docsync_actors::ask::ask(&state.registry, &doc, msg).await? {
+    let asked = match listen {
+        Listen::Relay { owner } => listen::ask(&state, &doc, owner, msg).await,
+        _ => docsync_actors::ask::ask(&state.registry, &doc, msg).await,
+    };
+    let (head, lease) = match asked? {
         Changes::Now {
             head_seq,
             lease_seq,

@@ -78,7 +78,7 @@ pub async fn events(
     // says — a bullet guest of a document owned elsewhere on the owner, through one hop.
     let listen = match &state.cluster {
         Some(cluster) => match hop::arrival(&req, cluster.hop().secret)? {
-            Arrival::Direct => listen::listen_where(&state, &granted).await,
+            Arrival::Direct => listen::listen_where(&state, &granted.doc, &granted.reach).await,
             Arrival::Forwarded { .. } => Listen::Here,
         },
         None => Listen::Here,

@@ -189,7 +189,7 @@ impl WsSession {
                 Err(ApiError::Forbidden(_)) => return Err(ErrorCode::Forbidden),
                 Err(_) => return Err(ErrorCode::Unavailable),
             }
-            let owner = match listen::listen_where(&state, &granted).await {
+            let owner = match listen::listen_where(&state, &granted.doc, &granted.reach).await {
                 Listen::Here => None,
                 Listen::Relay { owner } => Some(owner),
                 Listen::OnOwner { owner } => {
