@@ -28,9 +28,13 @@ use docsync_actors::document::{
 };
 use docsync_actors::storage::roles::Reach;
 
+use actix_web::{HttpRequest, HttpResponse};
+
+use super::hop::{self, Arrival};
 use super::node_stream::{self, RelayLine};
 use super::{Cluster, Route};
 use crate::http::access::StreamAccess;
+use crate::http::error::ApiError;
 use crate::http::state::AppState;
 
 /// The first pause before asking the owner again after its stream failed; doubled up to
@@ -62,6 +66,44 @@ pub async fn listen_where(state: &AppState, doc: &DocId, reach: &Reach) -> Liste
         }
         Route::Owner { addr, .. } => Listen::OnOwner { owner: addr },
     }
+}
+
+/// Where a wake-up channel's request that reached this node listens: one that arrived from
+/// another node is served here, whatever this node believes (it is never sent on); one from
+/// a client where `listen_where` says.
+pub async fn listen_for(
+    state: &AppState,
+    req: &HttpRequest,
+    doc: &DocId,
+    reach: &Reach,
+) -> Result<Listen, ApiError> {
+    let Some(cluster) = &state.cluster else {
+        return Ok(Listen::Here);
+    };
+    Ok(match hop::arrival(req, cluster.hop().secret)? {
+        Arrival::Direct => listen_where(state, doc, reach).await,
+        Arrival::Forwarded { .. } => Listen::Here,
+    })
+}
+
+/// A bullet guest's channel request, sent on to the owner at `owner` (one hop, waiting at
+/// most `head_within` for its answer to begin): the owner's answer.
+pub async fn on_owner(
+    state: &AppState,
+    req: &HttpRequest,
+    owner: &str,
+    head_within: Duration,
+) -> Result<HttpResponse, ApiError> {
+    let Some(cluster) = &state.cluster else {
+        return Err(ApiError::Internal("no owner without cluster mode".into()));
+    };
+    let forward = hop::Forward {
+        req,
+        arrived: &Arrival::Direct,
+        body: actix_web::web::Bytes::new(),
+        client_addr: &state.client_address(req),
+    };
+    hop::forward(cluster.hop(), forward, owner, head_within).await
 }
 
 /// Subscribes a stream of `access` (a reader of the whole document, authorised by the role

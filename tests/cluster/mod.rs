@@ -1255,12 +1255,12 @@ fn rooms_on_one_node_share_one_stream_from_the_owner_and_keep_their_own_rights()
     wait_subscribers(&c.nodes[1], "relay", 0, Duration::from_secs(30));
 }
 
-/// A bullet guest's SSE stream on a node that does not own the document is served by the
-/// owner (forwarded: only the owner can cut their view), never by the node's relay: it
-/// hears a change inside their bullet.
+/// A bullet guest's SSE stream and long-poll on a node that does not own the document are
+/// served by the owner (forwarded: only the owner can cut their view), never by the node's
+/// relay: the stream hears a change inside their bullet.
 #[test]
 fn a_bullet_guests_stream_on_another_node_is_served_by_the_owner() {
-    use crate::common::channels::{subscribers, user_id, wait_subscribers, Sse};
+    use crate::common::channels::{subscribers, user_id, wait_subscribers, LongPoll, Sse};
     let c = Cluster::start();
     let (doc, blk) = c.doc_owned_by(1, "Guest");
     let carol = c.nodes[0].add_user("carol");
@@ -1279,6 +1279,11 @@ fn a_bullet_guests_stream_on_another_node_is_served_by_the_owner() {
     assert_eq!(subscribers(&c.nodes[1], "relay"), 0, "not through a relay");
     c.nodes[1].sync_ok(&c.token, &doc, "cl_b", 1, vec![set_content(&blk, "two", 1)]);
     sse.wait_doc_seq_at_least(&doc, 2, 0, Duration::from_secs(10));
+    // Her long-poll too: answered by the owner (her view has news for a tab that has none).
+    let (s, v) = LongPoll::start(&c.nodes[2].base, &carol, &doc, 0, 0, 25, None)
+        .finish(Duration::from_secs(30));
+    assert_eq!(s, 200, "{v}");
+    assert!(v["headSeq"].as_i64() > Some(0), "{v}");
     assert_eq!(c.owner(&doc).as_deref(), Some("node-b"));
 }
 

@@ -23,7 +23,6 @@ use super::super::auth::Credentials;
 use super::super::error::ApiError;
 use super::super::state::AppState;
 use super::client_id;
-use crate::cluster::hop::{self, Arrival};
 use crate::cluster::listen::{self, Listen};
 
 #[derive(Deserialize)]
@@ -90,25 +89,11 @@ pub async fn changes(
         .client_owners
         .claim_optional(&user.id, client.as_ref())
         .await?;
-    // Cluster mode: a long-poll that arrived from another node waits here; one from a client
-    // waits where `listen_where` says — a bullet guest of a document owned elsewhere on the
-    // owner, through one hop.
-    let listen = match &state.cluster {
-        Some(cluster) => match hop::arrival(&req, cluster.hop().secret)? {
-            Arrival::Direct => listen::listen_where(&state, &doc, &d.reach).await,
-            Arrival::Forwarded { .. } => Listen::Here,
-        },
-        None => Listen::Here,
-    };
-    if let (Listen::OnOwner { owner }, Some(cluster)) = (&listen, &state.cluster) {
-        let forward = hop::Forward {
-            req: &req,
-            arrived: &Arrival::Direct,
-            body: actix_web::web::Bytes::new(),
-            client_addr: &state.client_address(&req),
-        };
+    // Cluster mode: a bullet guest's long-poll of a document owned elsewhere is the owner's.
+    let listen = listen::listen_for(&state, &req, &doc, &d.reach).await?;
+    if let Listen::OnOwner { owner } = &listen {
         let within = Duration::from_secs(MAX_LONG_POLL_WAIT_SECS + 5);
-        return hop::forward(cluster.hop(), forward, owner, within).await;
+        return listen::on_owner(&state, &req, owner, within).await;
     }
     let _slot = state.take_stream_slot(&req, &user.id)?;
     let mut shutdown = state.shutdown.clone();

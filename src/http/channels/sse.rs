@@ -29,7 +29,6 @@ use super::super::state::AppState;
 use super::body;
 use super::wire::DocSeq;
 use super::{client_id, subscribe};
-use crate::cluster::hop::{self, Arrival};
 use crate::cluster::listen::{self, Listen};
 
 #[derive(Deserialize)]
@@ -73,25 +72,11 @@ pub async fn events(
         .client_owners
         .claim_optional(&granted.user.id, client_id.as_ref())
         .await?;
-    // Cluster mode: a stream that arrived from another node is served here, whatever this
-    // node believes (it is never sent on); one from a client listens where `listen_where`
-    // says — a bullet guest of a document owned elsewhere on the owner, through one hop.
-    let listen = match &state.cluster {
-        Some(cluster) => match hop::arrival(&req, cluster.hop().secret)? {
-            Arrival::Direct => listen::listen_where(&state, &granted.doc, &granted.reach).await,
-            Arrival::Forwarded { .. } => Listen::Here,
-        },
-        None => Listen::Here,
-    };
-    if let (Listen::OnOwner { owner }, Some(cluster)) = (&listen, &state.cluster) {
-        let forward = hop::Forward {
-            req: &req,
-            arrived: &Arrival::Direct,
-            body: Bytes::new(),
-            client_addr: &state.client_address(&req),
-        };
+    // Cluster mode: a bullet guest's stream of a document owned elsewhere is the owner's.
+    let listen = listen::listen_for(&state, &req, &granted.doc, &granted.reach).await?;
+    if let Listen::OnOwner { owner } = &listen {
         let within = Duration::from_secs_f64(state.settings.cluster.ttl_secs);
-        return hop::forward(cluster.hop(), forward, owner, within).await;
+        return listen::on_owner(&state, &req, owner, within).await;
     }
     let slot = state.take_stream_slot(&req, &granted.user.id)?;
     let (tx, rx) = mpsc::unbounded_channel();
