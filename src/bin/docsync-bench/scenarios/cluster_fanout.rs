@@ -1,7 +1,7 @@
 //! `cluster_fanout`: many readers of one document on a node that does not own it. Two nodes
 //! on a PostgreSQL the bench starts; the writer edits through the owner (node-0) at the
-//! fan-out's rate, the readers all listen by WebSocket on node-1 (their pulls go there too,
-//! and are forwarded). Printed: the owner's and the readers' node's CPU per edit (their own
+//! fan-out's rate, the readers all listen on node-1, one line per channel (WebSocket, SSE;
+//! their pulls go to node-1 too, and are forwarded). Printed: the owner's and the readers' node's CPU per edit (their own
 //! rusage, so the load generator is not in it), PostgreSQL's, edit → visible at a reader,
 //! and the streams the owner holds for them (`docsync_subscribers` by channel, read from its
 //! `/metrics` while they listen).
@@ -24,7 +24,7 @@ use super::{Env, Scenario};
 
 const READERS: usize = 100;
 
-pub async fn run(env: &Env) -> Result<Line> {
+pub async fn run(env: &Env, channel: Channel) -> Result<Line> {
     let launcher = env
         .launcher
         .clone()
@@ -41,7 +41,7 @@ pub async fn run(env: &Env) -> Result<Line> {
     let counters = Arc::new(Counters::default());
     let listening = Listening::join(pools, &doc, &counters)
         .await?
-        .listen(Channel::WebSocket)
+        .listen(channel)
         .await?;
     let streams = owner_streams(&c.nodes[0].base_url).await;
 
@@ -66,7 +66,7 @@ pub async fn run(env: &Env) -> Result<Line> {
         s.filter(|_| edits > 0)
             .map(|s| round3(s * 1000.0 / edits as f64))
     };
-    Ok(Scenario::ClusterFanout
+    Ok(Scenario::ClusterFanout(channel)
         .line()
         .with("readers", READERS)
         .with("offered_edits_per_s", DEFAULT_RATE)

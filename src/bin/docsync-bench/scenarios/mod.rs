@@ -84,8 +84,8 @@ pub enum Scenario {
     Typists(typists::Rule, u32),
     /// Cluster mode on PostgreSQL: 1, 2 and 3 nodes, and failover after `kill -9`.
     Cluster,
-    /// 100 WebSocket readers on a node that does not own the document (2 nodes).
-    ClusterFanout,
+    /// 100 readers on a node that does not own the document (2 nodes), by this channel.
+    ClusterFanout(Channel),
     /// A 10,000-bullet document with 100 shared bullets: the owner's costs, a guest's snapshot.
     BulletShares,
     /// Fan-out to 100 WebSocket readers, this many of them bullet guests of the writer's bullet.
@@ -112,7 +112,7 @@ impl Scenario {
             Scenario::Hostile => "hostile",
             Scenario::Typists(..) => "typists",
             Scenario::Cluster => "cluster",
-            Scenario::ClusterFanout => "cluster_fanout",
+            Scenario::ClusterFanout(_) => "cluster_fanout",
             Scenario::BulletShares => "bullet_shares",
             Scenario::BulletFanout(_) => "bullet_fanout",
             Scenario::Feed => "feed",
@@ -136,6 +136,7 @@ impl Scenario {
             Scenario::Typists(rule, rate) => {
                 line.with("rule", rule.name()).with("keys_per_s_each", rate)
             }
+            Scenario::ClusterFanout(channel) => line.with("channel", channel.name()),
             _ => line,
         }
     }
@@ -152,6 +153,10 @@ impl Scenario {
                     .map(|rule| Scenario::Typists(rule, r))
             })
             .collect();
+        let cluster_fanouts = vec![
+            Scenario::ClusterFanout(Channel::WebSocket),
+            Scenario::ClusterFanout(Channel::Sse),
+        ];
         let wakeups: Vec<Scenario> = Channel::ALL
             .into_iter()
             .flat_map(|c| WAKE_SUBSCRIBERS.map(|n| Scenario::Wakeup(c, n)))
@@ -177,7 +182,8 @@ impl Scenario {
                     Scenario::Webhooks,
                 ],
                 typists.clone(),
-                vec![Scenario::Cluster, Scenario::ClusterFanout],
+                vec![Scenario::Cluster],
+                cluster_fanouts.clone(),
             ]
             .concat(),
             ScenarioArg::Hot => vec![Scenario::HotDoc],
@@ -193,7 +199,7 @@ impl Scenario {
             ScenarioArg::Hostile => vec![Scenario::Hostile],
             ScenarioArg::Typists => typists,
             ScenarioArg::Cluster => vec![Scenario::Cluster],
-            ScenarioArg::ClusterFanout => vec![Scenario::ClusterFanout],
+            ScenarioArg::ClusterFanout => cluster_fanouts,
             ScenarioArg::Bullets => vec![
                 Scenario::BulletShares,
                 Scenario::BulletFanout(0),
@@ -234,7 +240,7 @@ pub async fn run(scenario: Scenario, env: &Env) -> Result<Line> {
         Scenario::Hostile => hostile::run(env).await,
         Scenario::Typists(rule, rate) => typists::run(api, rule, rate, env.duration, pid).await,
         Scenario::Cluster => cluster::run(env).await,
-        Scenario::ClusterFanout => cluster_fanout::run(env).await,
+        Scenario::ClusterFanout(channel) => cluster_fanout::run(env, channel).await,
         Scenario::BulletShares => bullet_shares::run(env).await,
         Scenario::BulletFanout(guests) => fanout::run_with_guests(env, 100, guests).await,
         Scenario::Feed => feed::run(env).await,
