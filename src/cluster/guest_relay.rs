@@ -1,7 +1,7 @@
 //! Cluster mode: a bullet guest's WebSocket room whose document another node owns. A guest
 //! hears only what touches their shared bullets, which only the owner can tell (it holds
 //! the document), so their room is not fanned out from the node's one stream of the
-//! document (`relays.rs`): the session's node opens the owner's SSE stream for this room
+//! document (`listen.rs`): the session's node opens the owner's SSE stream for this room
 //! alone (one hop, with the socket's own credentials and the cluster secret) and turns each
 //! event into the `DOC_SEQ` the socket would have heard from a local document. The owner
 //! authorises that stream like any other (its document re-checks it whenever rights may

@@ -1,5 +1,5 @@
 //! `GET /cluster/v1/docs/{id}/stream` — another node's one stream of a document this node
-//! owns, which that node fans out to its own sockets (`relays.rs` there): a hundred sockets
+//! owns, which that node fans out to its own channels (`listen.rs` there): a hundred sockets
 //! on a node cost the owner one subscriber, one encoding and one write per change.
 //!
 //! Only a node opens it: the request must carry the cluster secret (checked as for a

@@ -10,7 +10,7 @@
 //! fails.
 //!
 //! Cluster mode: served by the node the stream reaches. For a document another node owns it
-//! listens to this node's relay of it (one stream from the owner per node, `relays.rs`); a
+//! listens to this node's relay of it (one stream from the owner per node, `listen.rs`); a
 //! bullet guest's stream is forwarded to the owner, which cuts their view.
 
 use std::time::Duration;

@@ -31,7 +31,7 @@ use crate::cluster::guest_relay::{self, Relayed};
 use crate::cluster::listen::{self, Listen};
 
 /// A joined room: subscribed to this node's document, or (cluster mode) to this node's
-/// relay of a document another node owns (`relays.rs`); a bullet guest's room of such a
+/// relay of a document another node owns (`cluster/listen.rs`); a bullet guest's room of such a
 /// document is relayed on its own (`guest_relay.rs`).
 enum Room {
     Listening {
