@@ -3,7 +3,9 @@
 # /api/v1/openapi.json (examples, boundary cases, then random ones) and sends them to a real
 # server as the demo owner; it fails on any 5xx, and on any answer whose status, content type
 # or body the document does not describe, or an invalid request the server accepted. The seed
-# is fixed so a run can be repeated exactly (`st replay` names each failing case).
+# is fixed so a run can be repeated exactly (`st replay` names each failing case). One worker:
+# with two threads, CPython 3.11's `ast.parse` (Hypothesis describing a strategy) once failed
+# with "AST constructor recursion depth mismatch" — a race in the interpreter, not a finding.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -35,5 +37,5 @@ token=$(sed -n 's/^ *alice .*API token: \(ds[a-z]_[0-9a-f]*\).*/\1/p' "$dir/serv
     --phases examples,coverage,fuzzing \
     --max-examples 30 \
     --seed 20261205 \
-    --workers 2 \
+    --workers 1 \
     --warnings off
