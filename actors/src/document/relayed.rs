@@ -294,21 +294,16 @@ impl Handler<WaitChanges> for RelayedDocument {
             ));
         }
         self.empty_since = None;
-        let (head, lease) = self
+        let now = self
             .latest
             .as_ref()
             .map_or((msg.since, msg.lease_seq), |l| (l.head_seq, l.lease_seq));
-        if head > msg.since || lease != msg.lease_seq {
-            return Ok(Changes::Now {
-                head_seq: head,
-                lease_seq: lease,
-            });
-        }
-        Ok(Changes::Later {
-            head_seq: head,
-            lease_seq: lease,
-            rx: self.waiters.add(msg.since, msg.lease_seq),
-        })
+        Ok(Changes::for_reader(
+            now,
+            msg.since,
+            msg.lease_seq,
+            &mut self.waiters,
+        ))
     }
 }
 

@@ -22,7 +22,7 @@ struct Waiter {
 }
 
 #[derive(Default)]
-pub(super) struct Waiters {
+pub(crate) struct Waiters {
     list: Vec<Waiter>,
 }
 

@@ -12,6 +12,7 @@ use crate::collab::validate::ClientId;
 use crate::document::grant::{Confirmed, StreamGrant};
 use crate::document::messages::{Channel, DocError, DocEvent};
 use crate::document::subscribers::Opened;
+use crate::document::waiters::Waiters;
 use crate::storage::roles::Reach;
 
 use super::DocumentActor;
@@ -172,16 +173,34 @@ impl Handler<WaitChanges> for DocumentActor {
                 rx: self.waiters.add_guest(msg.client, roots),
             });
         }
-        if head > msg.since || lease != msg.lease_seq {
-            return Ok(Changes::Now {
+        Ok(Changes::for_reader(
+            (head, lease),
+            msg.since,
+            msg.lease_seq,
+            &mut self.waiters,
+        ))
+    }
+}
+
+impl Changes {
+    /// A whole-document reader's long-poll against `(head, lease)`: now when the head passed
+    /// `since` or the lease state differs from `lease_seq`, else once `waiters` answers it.
+    pub(crate) fn for_reader(
+        (head, lease): (i64, u64),
+        since: i64,
+        lease_seq: u64,
+        waiters: &mut Waiters,
+    ) -> Changes {
+        if head > since || lease != lease_seq {
+            return Changes::Now {
                 head_seq: head,
                 lease_seq: lease,
-            });
+            };
         }
-        Ok(Changes::Later {
+        Changes::Later {
             head_seq: head,
             lease_seq: lease,
-            rx: self.waiters.add(msg.since, msg.lease_seq),
-        })
+            rx: waiters.add(since, lease_seq),
+        }
     }
 }
