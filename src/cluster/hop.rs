@@ -110,6 +110,37 @@ impl Hop<'_> {
     }
 }
 
+/// Where a node asks another which incarnation it is (`member.rs`).
+pub const MEMBER_PATH: &str = "/cluster/v1/member";
+
+/// A node's answer there while it is in the cluster.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct AsMember {
+    pub inc: String,
+}
+
+impl Hop<'_> {
+    /// Whether the node at `addr` answers within `patience` as the incarnation `inc`: a node
+    /// that answers as none (fenced) or as another (restarted) does not serve `inc`'s
+    /// documents. A node of an earlier release, which has no such answer (404), counts as
+    /// `inc` when it answers at all.
+    pub async fn answers_as(&self, addr: &str, inc: &str, patience: std::time::Duration) -> bool {
+        let asked = self
+            .request(reqwest::Method::GET, addr, MEMBER_PATH, self.me)
+            .timeout(patience)
+            .send()
+            .await;
+        let Ok(answer) = asked else {
+            return false;
+        };
+        match answer.status().as_u16() {
+            200 => answer.json::<AsMember>().await.is_ok_and(|m| m.inc == inc),
+            404 => true,
+            _ => false,
+        }
+    }
+}
+
 /// Whether `req` came from another node of the cluster with the secret (so the client
 /// address it carries may be believed).
 pub fn from_a_node(req: &HttpRequest, secret: &str) -> bool {

@@ -9,11 +9,14 @@
 //! - `Cluster::route` tells the HTTP layer whether a document's request is served here (an
 //!   actor of this node holds the document, or nobody live does and this node will claim it)
 //!   or forwarded one hop to the live owner (`routing.rs`).
-//! - Reachability: a node that cannot reach a document's owner says so in the database
-//!   (`Cluster::unreachable`), and every node checks, four times a second, the nodes someone
-//!   suspects (`watch_suspects`); a majority of the other live nodes evicts the unreachable
-//!   one, which fences itself — so an owner cut from the other nodes but not from the
-//!   database loses its documents within about two probes' patience, not never.
+//! - Reachability: a node whose request to a document's owner waits too long asks every
+//!   node to try that owner now (`doubt`, a notification) and tries it itself; a node that
+//!   cannot reach it says so in the database (`Cluster::unreachable`), and every node checks,
+//!   four times a second and at once on a doubt, the nodes someone suspects or doubts
+//!   (`watch_suspects`); a majority of the other live nodes evicts the unreachable one,
+//!   which fences itself — so an owner cut from the other nodes but not from the database
+//!   loses its documents within about one probe's patience after the first request stalls,
+//!   not never. Waiting requests hear of the eviction by notification and ask again.
 //! - Wake-up streams of a document another node owns are relayed: one stream per document
 //!   from its owner (`node_stream.rs`), fanned out here by a relay that checks each
 //!   stream's rights itself (`listen.rs`, `relays.rs`); a bullet guest's WebSocket room has
@@ -21,9 +24,11 @@
 //! - `Cluster::leave` (SIGTERM) stops every actor — each releases its document behind its
 //!   last write — and ends the incarnation, so other nodes claim at once.
 
+mod doubts;
 pub mod guest_relay;
 pub mod hop;
 pub mod listen;
+pub mod member;
 pub mod node_stream;
 pub mod owners;
 pub mod relays;
@@ -55,10 +60,12 @@ pub struct Cluster {
     owners: owners::KnownOwners,
     /// The documents other nodes own whose streams this node relays.
     relays: Arc<relays::Relays>,
+    /// The owners this node told the others it doubts, lately.
+    doubts: doubts::Doubts,
 }
 
-/// How long a node's `/healthz` may take before the node counts as unreachable: a third of
-/// the TTL, at least a second (a busy node still answers that within this).
+/// How long a node may take to say which incarnation it is before it counts as unreachable:
+/// a third of the TTL, at least a second (a busy node still answers that within this).
 fn probe_patience(ttl: Duration) -> Duration {
     (ttl / 3).max(Duration::from_secs(1))
 }
@@ -107,6 +114,7 @@ impl Cluster {
             ttl: Duration::from_secs_f64(settings.cluster.ttl_secs),
             owners: owners::KnownOwners::default(),
             relays: Arc::new(relays::Relays::default()),
+            doubts: doubts::Doubts::default(),
         });
         actix_web::rt::spawn(watch_suspects(Arc::downgrade(&cluster)));
         actix_web::rt::spawn(relays::follow_access(
@@ -116,14 +124,12 @@ impl Cluster {
         Ok(cluster)
     }
 
-    /// Whether the node at `addr` answers its `/healthz` within the probe's patience.
-    pub async fn reachable(&self, addr: &str) -> bool {
-        self.http
-            .get(format!("http://{addr}/healthz"))
-            .timeout(probe_patience(self.ttl))
-            .send()
+    /// Whether the node at `addr` answers within the probe's patience as the incarnation
+    /// `inc` (`Hop::answers_as`).
+    pub async fn answers_as(&self, addr: &str, inc: &str) -> bool {
+        self.hop()
+            .answers_as(addr, inc, probe_patience(self.ttl))
             .await
-            .is_ok_and(|r| r.status().is_success())
     }
 
     /// This node could not reach the incarnation `inc`: says so in the database (see
@@ -155,21 +161,44 @@ impl Cluster {
     /// Waits while the request sent to `owner` (an incarnation at `addr`) has no answer:
     /// returns once the document's requests should go elsewhere — the owner was evicted, its
     /// membership expired, or the document moved — so the request is asked again there.
-    /// Meanwhile an owner that does not answer its `/healthz` either is reported unreachable.
+    /// Meanwhile an owner that does not answer as itself either (`answers_as`) is reported;
+    /// before trying it, this node asks every node to try it too (`doubt`), so their reports
+    /// come together and a majority forms in one probe's time.
     pub async fn while_owner(&self, doc_id: &str, owner: &str, addr: &str, node_id: &str) {
+        let mut news = self.storage.node_news().map(|n| n.changes());
         let mut reported = false;
         loop {
-            tokio::time::sleep(OWNER_CHECK_EVERY).await;
+            news_or_sleep(&mut news, OWNER_CHECK_EVERY).await;
             match self.route_fresh(doc_id).await {
                 Route::Owner { inc, .. } if inc == owner => {}
                 _ => return,
             }
-            if !reported && !self.reachable(addr).await {
-                reported = true;
-                if self.unreachable(node_id, owner).await {
-                    return;
+            if !reported {
+                self.doubt(owner).await;
+                if !self.answers_as(addr, owner).await {
+                    reported = true;
+                    if self.unreachable(node_id, owner).await {
+                        return;
+                    }
                 }
             }
+        }
+    }
+
+    /// Asks every node to try the incarnation `inc` now (at most once per probe's patience
+    /// from this node): a request to it has waited too long.
+    async fn doubt(&self, inc: &str) {
+        let now = std::time::Instant::now();
+        if !self.doubts.first_in(inc, now, probe_patience(self.ttl)) {
+            return;
+        }
+        let inc = inc.to_string();
+        if let Err(e) = self
+            .storage
+            .write(move |db| reachability::doubt(db, &inc))
+            .await
+        {
+            tracing::warn!(error = %e, "asking the other nodes to try a node");
         }
     }
 
@@ -273,25 +302,52 @@ pub const OWNER_CHECK_EVERY: Duration = Duration::from_millis(250);
 /// how long an owner cut from the others keeps its documents; the read is one small query.
 const SUSPECTS_CHECK_EVERY: Duration = Duration::from_millis(250);
 
-/// Every `SUSPECTS_CHECK_EVERY`: the nodes someone cannot reach, tried from here (all at
-/// once, each within the probe's patience); those that do not answer here either are
-/// reported too (so a majority forms even when only one node sends them requests). Ends
-/// with the cluster.
+/// Waits `wait`, or less when news of the nodes comes (an eviction, a doubt).
+async fn news_or_sleep(news: &mut Option<tokio::sync::watch::Receiver<u64>>, wait: Duration) {
+    let Some(rx) = news else {
+        return tokio::time::sleep(wait).await;
+    };
+    if let Ok(Err(_)) = tokio::time::timeout(wait, rx.changed()).await {
+        // The storage is gone (shutting down): no more news, only the timer.
+        *news = None;
+        tokio::time::sleep(wait).await;
+    }
+}
+
+/// Every `SUSPECTS_CHECK_EVERY`, and at once when a node doubts another: the nodes someone
+/// cannot reach or doubts, tried from here (all at once, each within the probe's patience);
+/// those that do not answer here either are reported too (so a majority forms even when
+/// only one node sends them requests). Ends with the cluster.
 async fn watch_suspects(cluster: std::sync::Weak<Cluster>) {
     let mut tick = tokio::time::interval(SUSPECTS_CHECK_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let news = cluster
+        .upgrade()
+        .and_then(|c| c.storage.node_news().cloned());
+    let mut heard = news.as_ref().map(|n| n.changes());
     loop {
-        tick.tick().await;
+        match &mut heard {
+            Some(rx) => {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    closed = rx.changed() => if closed.is_err() { heard = None },
+                }
+            }
+            None => {
+                tick.tick().await;
+            }
+        }
         let Some(cluster) = cluster.upgrade() else {
             return;
         };
         let Some(me) = cluster.this_node.current() else {
             continue;
         };
+        let doubted = news.as_ref().map(|n| n.take_doubted()).unwrap_or_default();
         let ttl = cluster.ttl;
         let suspects = match cluster
             .storage
-            .read(move |db| reachability::suspects(db, &me, ttl))
+            .read(move |db| reachability::suspects(db, &me, ttl, &doubted))
             .await
         {
             Ok(s) => s,
@@ -299,7 +355,7 @@ async fn watch_suspects(cluster: std::sync::Weak<Cluster>) {
         };
         let cluster = &cluster;
         futures::future::join_all(suspects.iter().map(|s| async move {
-            if !cluster.reachable(&s.internal_addr).await {
+            if !cluster.answers_as(&s.internal_addr, &s.inc).await {
                 cluster.unreachable(&s.node_id, &s.inc).await;
             }
         }))

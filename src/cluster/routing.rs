@@ -122,7 +122,7 @@ pub async fn route(
                 cluster.forget_owner(&doc);
                 // No answer before the wait is over: see whether the node answers at all (a
                 // request that timed out at the deadline is answered now, not probed).
-                if time_left() && !cluster.reachable(&addr).await {
+                if time_left() && !cluster.answers_as(&addr, &inc).await {
                     cluster.unreachable(&node_id, &inc).await;
                 }
                 // Ask again who serves the document until the wait is over; sending the same

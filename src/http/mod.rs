@@ -68,7 +68,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             web::get().to(static_files::app_page),
         )
         .route("/readyz", web::get().to(health::readyz))
-        // Cluster mode: a node's one stream of a document this node owns (nodes only).
+        // Cluster mode, nodes only: whether this node is the incarnation they wait on, and
+        // a node's one stream of a document this node owns.
+        .route(
+            crate::cluster::hop::MEMBER_PATH,
+            web::get().to(crate::cluster::member::member),
+        )
         .route(
             "/cluster/v1/docs/{id}/stream",
             web::get().to(crate::cluster::node_stream::stream),

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use docsync::history_check::Recorder;
 use docsync_actors::storage::postgres::testing::TempPostgres;
 
-use super::{free_port, longest_gap, wait_ready, Cluster, Load, Writers, SECRET};
+use super::{free_port, longest_gap, owner_on, wait_ready, Cluster, Load, Writers, SECRET};
 use crate::common::netns::{Link, Net};
 use crate::common::TestServer;
 
@@ -32,13 +32,21 @@ struct Cost {
     rate_before: f64,
     /// Acks per second in the fault's last four seconds.
     rate_late: f64,
+    /// When another node owned the document, from the fault's start (None: the owner kept
+    /// it). The servers' own part of the window: a client still waiting on the old owner
+    /// gives up only after its patience (3 s) and then tries another node.
+    handed_over: Option<Duration>,
 }
 
 impl Cost {
     fn print(&self, fault: &str) {
+        let handed_over = match self.handed_over {
+            Some(t) => format!("another node owns the document after {} ms", t.as_millis()),
+            None => "the owner kept the document".into(),
+        };
         eprintln!(
-            "fault table | {fault} | no write acknowledged for {} ms | {:.0} acks/s before, \
-             {:.0}/s in the fault's last 4 s ({:.0} %)",
+            "fault table | {fault} | no write acknowledged for {} ms | {handed_over} | \
+             {:.0} acks/s before, {:.0}/s in the fault's last 4 s ({:.0} %)",
             self.window.as_millis(),
             self.rate_before,
             self.rate_late,
@@ -64,11 +72,32 @@ fn settled_rate(load: &Load) -> f64 {
     400.0 / from.elapsed().as_secs_f64()
 }
 
-/// Puts the fault on (`begin`) for `FAULT`, takes it off (`end`), and measures.
-fn under_fault(load: &Load, rate_before: f64, begin: impl FnOnce(), end: impl FnOnce()) -> Cost {
+/// Puts the fault on (`begin`) for `FAULT`, takes it off (`end`), and measures — watching
+/// meanwhile, on a connection of its own, when `doc` first has another owner.
+fn under_fault(
+    c: &Cluster,
+    doc: &str,
+    load: &Load,
+    rate_before: f64,
+    begin: impl FnOnce(),
+    end: impl FnOnce(),
+) -> Cost {
+    let mut db = c.pg.client();
+    let owner_before = owner_on(&mut db, doc);
+    let doc = doc.to_string();
     begin();
     let from = Instant::now();
+    let handed_over = std::thread::spawn(move || {
+        while from.elapsed() < FAULT {
+            if owner_on(&mut db, &doc).is_some_and(|o| Some(&o) != owner_before.as_ref()) {
+                return Some(from.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        None
+    });
     std::thread::sleep(FAULT);
+    let handed_over = handed_over.join().unwrap();
     let acks: Vec<Instant> = load.ack_times.lock().unwrap().clone();
     end();
     let window = longest_gap(&acks, from, Some(from + FAULT));
@@ -78,6 +107,7 @@ fn under_fault(load: &Load, rate_before: f64, begin: impl FnOnce(), end: impl Fn
         window,
         rate_before,
         rate_late,
+        handed_over,
     }
 }
 
@@ -122,6 +152,8 @@ fn an_owner_paused_ten_seconds_stops_writes_no_longer_than_its_ttl() {
     };
     let mut new_owner = None;
     let cost = under_fault(
+        &c,
+        &doc,
         &load,
         rate_before,
         || signal("-STOP"),
@@ -200,7 +232,14 @@ fn network_fault(label: &str, apply: impl Fn(&Net), heal: impl Fn(&Net)) -> (Cos
     let bases: Vec<String> = f.c.nodes.iter().map(|n| n.url("")).collect();
     let load = Load::start_shaped(bases, &f.c.token, &f.doc, history.clone(), writers());
     let rate_before = settled_rate(&load);
-    let cost = under_fault(&load, rate_before, || apply(&f.net), || heal(&f.net));
+    let cost = under_fault(
+        &f.c,
+        &f.doc,
+        &load,
+        rate_before,
+        || apply(&f.net),
+        || heal(&f.net),
+    );
     cost.print(label);
     finish(&f.c, load, &history, &f.doc, 0);
     (cost, f)
@@ -265,6 +304,8 @@ fn a_slow_database_slows_writes_and_fences_nobody() {
         (relay.answers() - answers) as f64 / (load.acked.load(Ordering::Relaxed) - acks) as f64;
     let owner = c.owner(&doc);
     let cost = under_fault(
+        &c,
+        &doc,
         &load,
         rate_before,
         || relay.delay_ms.store(200, Ordering::SeqCst),
@@ -273,6 +314,7 @@ fn a_slow_database_slows_writes_and_fences_nobody() {
     cost.print("PostgreSQL answering 200 ms late, 10 s");
     eprintln!("fault table | (the database answered {per_op:.0} times per acknowledged op)");
     assert_eq!(c.owner(&doc), owner, "the owner kept the document");
+    assert_eq!(cost.handed_over, None, "nobody took the document over");
     finish(&c, load, &history, &doc, 0);
 }
 

@@ -106,18 +106,9 @@ impl Cluster {
     fn owner(&self, doc: &str) -> Option<String> {
         let pg = self.pg.clone();
         let doc = doc.to_string();
-        std::thread::spawn(move || {
-            let mut c = pg.client();
-            c.query_opt(
-                "SELECT n.node_id FROM documents d JOIN nodes n ON n.inc = d.owner_inc
-                  WHERE d.id = $1 AND n.status = 'live' AND n.expires_at > now()",
-                &[&doc],
-            )
+        std::thread::spawn(move || owner_on(&mut pg.client(), &doc))
+            .join()
             .unwrap()
-            .map(|r| r.get::<_, String>(0))
-        })
-        .join()
-        .unwrap()
     }
 
     /// A new document `self.nodes[node]` owns: its first write there (one bullet, by the
@@ -398,6 +389,17 @@ impl Load {
 
 /// The longest time without an acknowledgement in `acks` from `from` on — up to `until`
 /// too when given (a fault's end: the time after its last ack counts).
+/// The node that owns `doc` now (a live incarnation's), asked on `c`.
+fn owner_on(c: &mut postgres::Client, doc: &str) -> Option<String> {
+    c.query_opt(
+        "SELECT n.node_id FROM documents d JOIN nodes n ON n.inc = d.owner_inc
+          WHERE d.id = $1 AND n.status = 'live' AND n.expires_at > now()",
+        &[&doc],
+    )
+    .unwrap()
+    .map(|r| r.get::<_, String>(0))
+}
+
 fn longest_gap(acks: &[Instant], from: Instant, until: Option<Instant>) -> Duration {
     let mut times: Vec<Instant> = acks.iter().copied().filter(|t| *t >= from).collect();
     times.sort();
@@ -1435,5 +1437,101 @@ fn a_webhook_is_delivered_once_in_feed_order_by_one_node_of_the_cluster() {
         ids.len(),
         got.len(),
         "no delivery sent twice (both nodes healthy)"
+    );
+}
+
+/// What the other nodes probe before they report a node: it answers, to a node only, as the
+/// incarnation it is now — and once that incarnation is ended (evicted here, as a majority
+/// would), never as it again: fenced it answers as none (503), joined again as a new one.
+#[test]
+fn a_node_answers_the_others_as_the_incarnation_it_is_and_never_as_an_ended_one() {
+    let pg = Arc::new(std::thread::spawn(TempPostgres::start).join().unwrap());
+    let node = start_node(&pg, "node-a", &[]);
+    let url = node.url("/cluster/v1/member");
+    let http = reqwest::blocking::Client::new();
+    let ask = |headers: &[(&str, &str)]| -> (u16, Value) {
+        let mut req = http.get(&url);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let r = req.send().unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().unwrap_or(Value::Null))
+    };
+    let as_node = [
+        ("x-docsync-forwarded-by", "node-b"),
+        ("x-docsync-cluster-secret", SECRET),
+    ];
+    let inc_now = || -> String {
+        let pg = pg.clone();
+        std::thread::spawn(move || {
+            pg.client()
+                .query_one(
+                    "SELECT inc FROM nodes WHERE node_id = 'node-a' AND status = 'live'
+                      ORDER BY expires_at DESC LIMIT 1",
+                    &[],
+                )
+                .unwrap()
+                .get::<_, String>(0)
+        })
+        .join()
+        .unwrap()
+    };
+    let first = inc_now();
+    let (s, v) = ask(&as_node);
+    assert_eq!((s, v["inc"].as_str()), (200, Some(first.as_str())), "{v}");
+    // Not to a person, nor to a node without the secret.
+    let token = node.add_user("alice");
+    let (s, v) = ask(&[("authorization", &format!("Bearer {token}"))]);
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (403, Some("forbidden")),
+        "{v}"
+    );
+    let (s, v) = ask(&[("x-docsync-forwarded-by", "node-b")]);
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (403, Some("forbidden")),
+        "{v}"
+    );
+
+    // Its incarnation ended behind its back: its next renewal fails and it fences itself.
+    let ended = first.clone();
+    let pg2 = pg.clone();
+    std::thread::spawn(move || {
+        pg2.client()
+            .execute(
+                "UPDATE nodes SET status = 'evicted', expires_at = now() WHERE inc = $1",
+                &[&ended],
+            )
+            .unwrap()
+    })
+    .join()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut answers = Vec::new();
+    loop {
+        let (s, v) = ask(&as_node);
+        answers.push((s, v["inc"].as_str().map(String::from)));
+        if s == 200 && v["inc"].as_str() != Some(first.as_str()) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never joined again: {answers:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Once it stopped answering as the ended one, it never did again.
+    let gone = answers
+        .iter()
+        .position(|(_, inc)| inc.as_deref() != Some(first.as_str()))
+        .unwrap();
+    assert!(
+        answers[gone..]
+            .iter()
+            .all(|(s, inc)| inc.as_deref() != Some(first.as_str()) && (*s == 200 || *s == 503)),
+        "{answers:?}"
+    );
+    assert_eq!(
+        answers.last().unwrap().1.as_deref(),
+        Some(inc_now().as_str())
     );
 }

@@ -46,6 +46,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use access_epoch::AccessEpoch;
+pub use cluster::node_news::NodeNews;
 pub use config::{Backend, StorageConfig, Synchronous};
 pub use db::Db;
 pub use error::{Result, StorageError};
@@ -74,6 +75,7 @@ enum Inner {
         health: Arc<StorageHealth>,
         epoch: Arc<AccessEpoch>,
         feed: Arc<FeedHead>,
+        news: Arc<NodeNews>,
         _watch: Arc<StopOnDrop>,
     },
 }
@@ -107,10 +109,12 @@ impl Storage {
                 )?;
                 let stop = Arc::new(AtomicBool::new(false));
                 let feed = Arc::new(FeedHead::default());
+                let news = Arc::new(NodeNews::default());
                 cluster::access_watch::watch(
                     url.clone(),
                     epoch.clone(),
                     feed.clone(),
+                    news.clone(),
                     ACCESS_POLL,
                     stop.clone(),
                 );
@@ -121,6 +125,7 @@ impl Storage {
                             health: Arc::new(StorageHealth::new(cfg.metrics.clone())),
                             epoch,
                             feed,
+                            news,
                             _watch: Arc::new(StopOnDrop(stop)),
                         },
                     },
@@ -186,6 +191,15 @@ impl Storage {
         match &self.inner {
             Inner::Sqlite { writer, .. } => writer.feed_head(),
             Inner::Postgres { feed, .. } => feed,
+        }
+    }
+
+    /// What the cluster's nodes tell each other (PostgreSQL only: one node is all of a
+    /// SQLite deployment).
+    pub fn node_news(&self) -> Option<&Arc<NodeNews>> {
+        match &self.inner {
+            Inner::Sqlite { .. } => None,
+            Inner::Postgres { news, .. } => Some(news),
         }
     }
 

@@ -4,7 +4,8 @@
 //! dedicated connection `LISTEN`s to `docsync_access` — a notification means "read the
 //! counter now" — and reads it every `poll` besides, because a notification sent while the
 //! connection was down is never delivered. The same connection `LISTEN`s to `docsync_feed`,
-//! sent by every write that logged entries, and wakes this node's feed readers (`FeedHead`). What it reads goes to the same `AccessEpoch` the
+//! sent by every write that logged entries, and wakes this node's feed readers (`FeedHead`);
+//! and to `docsync_nodes`, what nodes say of each other (`NodeNews`). What it reads goes to the same `AccessEpoch` the
 //! SQLite writer feeds, so nothing downstream knows the difference.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,6 +17,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, NoTls};
 
 use crate::storage::access_epoch::AccessEpoch;
+use crate::storage::cluster::node_news::{NodeNews, NODES_CHANNEL};
 use crate::storage::feed::head::{FeedHead, FEED_CHANNEL};
 use crate::storage::postgres::node_config;
 
@@ -31,6 +33,7 @@ pub fn watch(
     url: String,
     epoch: Arc<AccessEpoch>,
     feed: Arc<FeedHead>,
+    news: Arc<NodeNews>,
     poll: Duration,
     stop: Arc<AtomicBool>,
 ) -> thread::JoinHandle<()> {
@@ -40,7 +43,9 @@ pub fn watch(
             while !stop.load(Ordering::Relaxed) {
                 let session = || -> Result<(), Box<dyn std::error::Error>> {
                     let mut c = node_config(&url)?.connect(NoTls)?;
-                    c.batch_execute(&format!("LISTEN docsync_access; LISTEN {FEED_CHANNEL}"))?;
+                    c.batch_execute(&format!(
+                        "LISTEN docsync_access; LISTEN {FEED_CHANNEL}; LISTEN {NODES_CHANNEL}"
+                    ))?;
                     epoch.observe(read(&mut c)?);
                     // Entries may have come while we were away.
                     feed.poke();
@@ -52,6 +57,8 @@ pub fn watch(
                         let mut note = |n: &postgres::Notification| {
                             if n.channel() == FEED_CHANNEL {
                                 fed = true;
+                            } else if n.channel() == NODES_CHANNEL {
+                                news.hear(n.payload());
                             } else {
                                 access = true;
                             }
@@ -117,6 +124,7 @@ mod tests {
             pg.url(),
             epoch.clone(),
             feed.clone(),
+            Arc::new(NodeNews::default()),
             Duration::from_secs(60),
             stop.clone(),
         );

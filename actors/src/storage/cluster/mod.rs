@@ -4,12 +4,14 @@
 //! `documents/postgres.rs`), the facade the document actor asks on either backend
 //! (`ownership.rs`: on SQLite the one node owns everything at epoch 0), who cannot reach whom
 //! (`reachability.rs`: a node the others cannot reach is evicted by their majority), the
-//! access watch and the import of a SQLite database.
+//! access watch with the news of nodes it hears (`node_news.rs`) and the import of a SQLite
+//! database.
 
 pub mod access_watch;
 pub mod claims;
 pub mod import;
 pub mod membership;
+pub mod node_news;
 pub mod ownership;
 pub mod reachability;
 

@@ -8,6 +8,12 @@
 //! again as a new incarnation, and its documents can be claimed. A node that only it cannot
 //! reach evicts nobody: it is in the minority.
 //!
+//! Speed: a node whose request to another has waited too long says so at once (`doubt`, a
+//! notification with no row), so every node tries the doubted one now, each within the
+//! probe's patience, and a majority forms in about one probe's time rather than one after
+//! another; an eviction is announced the same way, so requests waiting on the evicted node
+//! ask again now. Both are only wake-ups: each node also looks on a timer.
+//!
 //! Safety does not rest on this: a wrongly evicted node's writes are refused by the epoch
 //! like those of any node that lost its documents.
 
@@ -18,6 +24,20 @@ use postgres::GenericClient;
 use super::super::db::Db;
 use super::super::error::Result;
 use super::membership::Member;
+use super::node_news::NODES_CHANNEL;
+
+/// `me` is waiting on the incarnation `doubted` longer than it should: asks every node to
+/// try it now (`NodeNews`). Writes nothing; a node that then cannot reach it says so with
+/// `suspect`.
+pub fn doubt(db: &mut Db, doubted: &str) -> Result<()> {
+    match db {
+        Db::Sqlite(_) => Ok(()),
+        Db::Postgres(t) => {
+            t.execute("SELECT pg_notify($1, $2)", &[&NODES_CHANNEL, &doubted])?;
+            Ok(())
+        }
+    }
+}
 
 /// `me` could not reach the incarnation `suspect`. Returns true when this made a majority of
 /// the other live incarnations and the suspect's membership ended now.
@@ -28,12 +48,17 @@ pub fn suspect(db: &mut Db, me: &Member, suspect: &str, ttl: Duration) -> Result
     }
 }
 
-/// The live incarnations other than `me` that someone has suspected within `ttl`: for this
-/// node to try to reach, and say so if it cannot either.
-pub fn suspects(db: &mut Db, me: &Member, ttl: Duration) -> Result<Vec<Member>> {
+/// The live incarnations other than `me` that someone has suspected within `ttl`, or that
+/// are among `doubted`: for this node to try to reach, and say so if it cannot either.
+pub fn suspects(
+    db: &mut Db,
+    me: &Member,
+    ttl: Duration,
+    doubted: &[String],
+) -> Result<Vec<Member>> {
     match db {
         Db::Sqlite(_) => Ok(Vec::new()),
-        Db::Postgres(t) => suspects_pg(&mut **t, me, ttl),
+        Db::Postgres(t) => suspects_pg(&mut **t, me, ttl, doubted),
     }
 }
 
@@ -54,7 +79,7 @@ fn suspect_pg(
         "DELETE FROM node_suspicions WHERE at < now() - make_interval(secs => $1)",
         &[&(ttl * 10.0)],
     )?;
-    Ok(c.execute(
+    let evicted = c.execute(
         "UPDATE nodes SET status = 'evicted', expires_at = least(expires_at, now())
           WHERE inc = $1 AND status = 'live'
             AND 2 * (SELECT count(*) FROM node_suspicions s JOIN nodes n ON n.inc = s.by_inc
@@ -64,16 +89,28 @@ fn suspect_pg(
               > (SELECT count(*) FROM nodes n
                   WHERE n.inc <> $1 AND docsync_alive(n.status, n.expires_at, n.presence_key))",
         &[&suspect, &ttl],
-    )? == 1)
+    )? == 1;
+    // Sent with the commit: on an eviction, requests waiting on the evicted node ask again
+    // now; else every node tries the suspect now (a suspicion is a doubt confirmed).
+    let news = if evicted { "" } else { suspect };
+    c.execute("SELECT pg_notify($1, $2)", &[&NODES_CHANNEL, &news])?;
+    Ok(evicted)
 }
 
-fn suspects_pg(c: &mut impl GenericClient, me: &Member, ttl: Duration) -> Result<Vec<Member>> {
+fn suspects_pg(
+    c: &mut impl GenericClient,
+    me: &Member,
+    ttl: Duration,
+    doubted: &[String],
+) -> Result<Vec<Member>> {
     let rows = c.query(
-        "SELECT DISTINCT n.node_id, n.inc, n.internal_addr
-           FROM node_suspicions s JOIN nodes n ON n.inc = s.suspect_inc
-          WHERE s.at > now() - make_interval(secs => $2) AND n.inc <> $1
-            AND docsync_alive(n.status, n.expires_at, n.presence_key)",
-        &[&me.inc, &ttl.as_secs_f64()],
+        "SELECT n.node_id, n.inc, n.internal_addr FROM nodes n
+          WHERE n.inc <> $1 AND docsync_alive(n.status, n.expires_at, n.presence_key)
+            AND (n.inc = ANY($3)
+                 OR EXISTS (SELECT 1 FROM node_suspicions s
+                             WHERE s.suspect_inc = n.inc
+                               AND s.at > now() - make_interval(secs => $2)))",
+        &[&me.inc, &ttl.as_secs_f64(), &doubted],
     )?;
     Ok(rows.iter().map(Member::from_row).collect())
 }

@@ -565,7 +565,19 @@ fn a_node_whose_presence_connection_closed_is_dead_at_once() {
 #[test]
 fn a_majority_that_cannot_reach_a_node_evicts_it_and_a_minority_does_not() {
     use super::reachability;
-    let (_pg, mut c) = fresh();
+    let (pg, mut c) = fresh();
+    let mut listener = pg.client();
+    listener.batch_execute("LISTEN docsync_nodes").unwrap();
+    let mut heard = move || -> String {
+        let note = listener
+            .notifications()
+            .timeout_iter(Duration::from_secs(10))
+            .next()
+            .unwrap()
+            .expect("a notification within 10 s");
+        assert_eq!(note.channel(), "docsync_nodes");
+        note.payload().to_string()
+    };
     let a = cluster::register(&mut c, "node-a", "a", TTL).unwrap();
     let b = cluster::register(&mut c, "node-b", "b", TTL).unwrap();
     let n = cluster::register(&mut c, "node-c", "c", TTL).unwrap();
@@ -578,18 +590,39 @@ fn a_majority_that_cannot_reach_a_node_evicts_it_and_a_minority_does_not() {
     let suspect = |c: &mut Client, by: &Member, who: &Member| -> bool {
         on_pg(c, |db| reachability::suspect(db, by, &who.inc, TTL)).unwrap()
     };
-    let suspects = |c: &mut Client, me: &Member| -> Vec<String> {
-        on_pg(c, |db| reachability::suspects(db, me, TTL))
+    let suspects = |c: &mut Client, me: &Member, doubted: &[String]| -> Vec<String> {
+        let mut found: Vec<String> = on_pg(c, |db| reachability::suspects(db, me, TTL, doubted))
             .unwrap()
             .into_iter()
             .map(|m| m.node_id)
-            .collect()
+            .collect();
+        found.sort();
+        found
     };
 
-    // One of two others: not enough. The other one is told whom to try.
+    // A doubt is only news: every node hears whom to try, nothing is recorded.
+    on_pg(&mut c, |db| reachability::doubt(db, &n.inc)).unwrap();
+    assert_eq!(heard(), n.inc);
+    assert!(suspects(&mut c, &b, &[]).is_empty());
+    assert_eq!(
+        suspects(&mut c, &b, std::slice::from_ref(&n.inc)),
+        vec!["node-c"]
+    );
+    assert!(
+        suspects(&mut c, &n, std::slice::from_ref(&n.inc)).is_empty(),
+        "not itself"
+    );
+
+    // One of two others: not enough. The other one is told whom to try (by notification
+    // too, to try at once).
     assert!(!suspect(&mut c, &a, &n));
+    assert_eq!(heard(), n.inc);
     assert!(cluster::renew(&mut c, &n, TTL).unwrap());
-    assert_eq!(suspects(&mut c, &b), vec!["node-c".to_string()]);
+    assert_eq!(suspects(&mut c, &b, &[]), vec!["node-c".to_string()]);
+    assert_eq!(
+        suspects(&mut c, &b, std::slice::from_ref(&a.inc)),
+        vec!["node-a".to_string(), "node-c".to_string()]
+    );
     assert!(ownership::claim(&mut c, "doc_r", &a).unwrap().is_none());
     // An old report does not count with a new one.
     c.execute(
@@ -598,9 +631,12 @@ fn a_majority_that_cannot_reach_a_node_evicts_it_and_a_minority_does_not() {
     )
     .unwrap();
     assert!(!suspect(&mut c, &b, &n));
+    assert_eq!(heard(), n.inc);
     assert!(cluster::renew(&mut c, &n, TTL).unwrap());
-    // Both others, within the TTL: evicted. It cannot renew; its document is free.
+    // Both others, within the TTL: evicted, and every node hears it (with no one to try).
+    // It cannot renew; its document is free.
     assert!(suspect(&mut c, &a, &n));
+    assert_eq!(heard(), "");
     assert!(
         !cluster::renew(&mut c, &n, TTL).unwrap(),
         "it must fence itself"
