@@ -284,10 +284,13 @@ impl Load {
                     };
                     history.record(&process, Type::Invoke, "sync", ev(None));
                     // The same op until it is acknowledged: op IDs make retries harmless.
+                    // A node that just said "ask again now" is skipped once.
+                    let (mut now_elsewhere, mut refused_now) = (false, None::<usize>);
                     loop {
                         if shape.random_node {
                             let up: Vec<usize> = (0..bases.len())
                                 .filter(|n| failed_at[*n].is_none_or(|t| t.elapsed() >= shape.shun))
+                                .filter(|n| refused_now.take_if(|r| r == n).is_none())
                                 .collect();
                             node = if up.is_empty() {
                                 rand::random_range(0..bases.len())
@@ -304,6 +307,13 @@ impl Load {
                         // A reply whose body did not arrive in time is no answer either.
                         let answer = answer.and_then(|r| {
                             let status = r.status();
+                            // The server's "ask again now" (not the owner, or not in the
+                            // cluster): asked again elsewhere at once, as the deploy docs'
+                            // nginx does (`proxy_next_upstream http_503`).
+                            now_elsewhere = r
+                                .headers()
+                                .get("retry-after")
+                                .is_some_and(|v| v.as_bytes() == b"0");
                             if status == 200 {
                                 r.json::<Value>().map(|v| (status, v))
                             } else {
@@ -324,9 +334,13 @@ impl Load {
                                 acked.fetch_add(1, Ordering::Relaxed);
                                 break;
                             }
+                            Ok((status, _)) if status.is_server_error() && now_elsewhere => {
+                                failed.fetch_add(1, Ordering::Relaxed);
+                                refused_now = Some(node);
+                            }
                             Ok((status, _)) if status.is_server_error() => {
-                                // Not the owner any more, or no owner yet (503), or the proxy
-                                // found no node that answered (502): ask again.
+                                // No owner yet, or the proxy found no node that answered
+                                // (502): ask again in a moment.
                                 failed.fetch_add(1, Ordering::Relaxed);
                                 std::thread::sleep(Duration::from_millis(20));
                             }
