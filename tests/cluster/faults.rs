@@ -1,8 +1,9 @@
 //! Faults measured: the owner of a document paused, cut from PostgreSQL by a real network
 //! fault, cut from the other nodes but not from PostgreSQL, and PostgreSQL slowed for every
-//! node — each under the same load (four writers sending each op to a node chosen at random,
+//! node — each under the same load (three writers sending each op to a node chosen at random,
 //! giving up on a node after 3 s as a browser would, shunning it for 30 s as nginx would, and
-//! retrying the same op elsewhere). Each prints the longest time no write was acknowledged
+//! retrying the same op elsewhere; a 503 that says "ask again now" is asked again at once
+//! on another node, as nginx's `proxy_next_upstream` does). Each prints the longest time no write was acknowledged
 //! and the rate against the one before (the README's fault table), and has the history
 //! checked: no acknowledged op lost, doubled or forked.
 //!
