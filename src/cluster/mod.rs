@@ -174,8 +174,10 @@ impl Cluster {
                 _ => return,
             }
             if !reported {
-                self.doubt(owner).await;
-                if !self.answers_as(addr, owner).await {
+                // Side by side: the probe does not wait for the notification's commit.
+                let (_, answered) =
+                    futures::future::join(self.doubt(owner), self.answers_as(addr, owner)).await;
+                if !answered {
                     reported = true;
                     if self.unreachable(node_id, owner).await {
                         return;

@@ -14,6 +14,9 @@ use tokio::sync::watch;
 /// The PostgreSQL channel of the news.
 pub const NODES_CHANNEL: &str = "docsync_nodes";
 
+/// At most this many doubts wait to be taken (a cluster has a handful of nodes).
+const MAX_DOUBTED: usize = 1024;
+
 #[derive(Debug)]
 pub struct NodeNews {
     /// Incarnations some node doubts, not yet taken by this node's watcher.
@@ -37,7 +40,11 @@ impl NodeNews {
     pub fn hear(&self, payload: &str) {
         if !payload.is_empty() {
             let mut doubted = self.doubted.lock().unwrap_or_else(|e| e.into_inner());
-            doubted.insert(payload.to_string());
+            // Bounded for a process that hears but never takes (a tool on the database);
+            // a doubt left out is still tried at the next look at the suspicions.
+            if doubted.len() < MAX_DOUBTED {
+                doubted.insert(payload.to_string());
+            }
         }
         self.heard.send_modify(|n| *n += 1);
     }
@@ -73,5 +80,9 @@ mod tests {
         news.hear("");
         assert!(woken.has_changed().unwrap(), "an eviction wakes");
         assert!(news.take_doubted().is_empty(), "and doubts nobody");
+        for i in 0..MAX_DOUBTED + 10 {
+            news.hear(&format!("inc_{i}"));
+        }
+        assert_eq!(news.take_doubted().len(), MAX_DOUBTED, "bounded");
     }
 }
