@@ -246,6 +246,28 @@ describe('OutlineView', () => {
     expect(drawn(view)).toContain('r699');
   });
 
+  it('the scroll that shows the caret\'s row far below draws only the screen at once, the screens around when idle', async () => {
+    const text = Array.from({ length: WINDOW_MIN + 600 }, (_, i) => `r${i}`).join('\n');
+    const { view } = editorOf(text);
+    const first = drawn(view).length;
+    await vi.waitFor(() => expect(drawn(view).length).toBeGreaterThan(first));
+    // the caret's next row far below the screen (a paste's last bullet): drawn where it is,
+    // then shown by the view itself — this DOM has no layout, so every row is "above" and
+    // reveal scrolls
+    const v = /** @type {RowView} */ (view.ensure('r900'));
+    view.reveal(v.el);
+    view.outline.getBoundingClientRect = () => /** @type {DOMRect} */ ({ top: -900 * 24, bottom: 0, left: 0, right: 0, width: 0, height: 0, x: 0, y: -900 * 24, toJSON() {} });
+    view.onScroll(); // that scroll's event
+    expect(drawn(view)).toContain('r900');
+    expect(drawn(view)).toContain('r901');
+    expect(drawn(view)).not.toContain('r899'); // the screen above: when idle
+    await vi.waitFor(() => expect(drawn(view)).toContain('r899'));
+    // a later scroll of the reader's own draws the screens around at once again
+    view.outline.getBoundingClientRect = () => /** @type {DOMRect} */ ({ top: -1000 * 24, bottom: 0, left: 0, right: 0, width: 0, height: 0, x: 0, y: -1000 * 24, toJSON() {} });
+    view.onScroll();
+    expect(drawn(view)).toContain('r999');
+  });
+
   it('read-only bullets are one tab stop: the focused one, else the first', () => {
     const { view, engine } = editorOf('a\nb\nc');
     view.render(engine.state, false);

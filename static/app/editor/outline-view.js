@@ -25,6 +25,8 @@ import { whenIdle } from '../ui/dom.js';
 export const WINDOW_MIN = 400;
 /** Splices of the row index after which it is rebuilt when idle (it rebuilds itself at 32). */
 const COMPACT_AFTER_SPLICES = 12;
+/** A scroll event this soon after the view scrolled to show a row is that scroll's. */
+const OWN_SCROLL_MS = 100;
 
 /**
  * The rows a reader sees: collapsed children left out; when zoomed, only the zoomed bullet's
@@ -72,6 +74,8 @@ export class OutlineView {
   #compacting = false;
   /** a draw of the screens around the viewport is due when idle (after a jump) */
   #widening = false;
+  /** when this view last scrolled the page itself to show the caret's row (`reveal`) */
+  #revealedAt = -Infinity;
   #base = 0;
   /** @type {Row[]|null} the engine's list `#shown` was made from */
   #shownOf = null;
@@ -464,10 +468,14 @@ export class OutlineView {
   /** After a scroll or resize: redraws when the viewport nears the edge of what is drawn. */
   onScroll() {
     if (!this.windowed || !this.#state) return;
+    // The scroll this view just made to show the caret's row (a paste's last bullet, far
+    // below): part of the edit's frame, so only the screen now, like a jump's.
+    const own = this.win.performance.now() - this.#revealedAt < OWN_SCROLL_MS;
+    this.#revealedAt = -Infinity;
     const [a, b] = this.#viewportRange(0.5);
     // Wide, so a scroll finds the rows ahead of it drawn — unless a jump's widening is due
     // (the scroll a jump itself caused: the screens around come when idle, ≤ 300 ms)
-    if (a < this.#drawnFrom || b > this.#drawnTo) this.#draw(null, !this.#widening);
+    if (a < this.#drawnFrom || b > this.#drawnTo) this.#draw(null, !this.#widening && !own);
   }
 
   /** The view of a row, drawing it first if it is outside the window. @param {string} id */
@@ -516,8 +524,14 @@ export class OutlineView {
   reveal(e) {
     const r = e.getBoundingClientRect();
     const limit = this.win.innerHeight - this.bottomInset() - 8;
-    if (r.top < 8 || r.bottom > limit) e.scrollIntoView?.({ block: 'nearest' });
+    if (r.top < 8 || r.bottom > limit) {
+      this.#revealedAt = this.win.performance.now();
+      e.scrollIntoView?.({ block: 'nearest' });
+    }
     const r2 = e.getBoundingClientRect();
-    if (r2.bottom > limit) this.win.scrollBy(0, r2.bottom - limit);
+    if (r2.bottom > limit) {
+      this.#revealedAt = this.win.performance.now();
+      this.win.scrollBy(0, r2.bottom - limit);
+    }
   }
 }
