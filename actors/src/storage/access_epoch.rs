@@ -74,7 +74,7 @@ impl AccessEpoch {
 pub fn read_db(db: &mut super::db::Db) -> Result<u64> {
     match db {
         super::db::Db::Sqlite(c) => read(c),
-        super::db::Db::Postgres(t) => {
+        super::db::Db::Postgres(t, _) => {
             let n: i64 = t
                 .query_one("SELECT n FROM access_epoch WHERE id = 1", &[])?
                 .get(0);

@@ -9,7 +9,12 @@ use rusqlite::Connection;
 
 pub enum Db<'a, 'c> {
     Sqlite(&'a Connection),
-    Postgres(&'a mut postgres::Transaction<'c>),
+    /// A transaction, and — on the writer — the statements kept prepared on its connection
+    /// (`postgres/kept.rs`; None elsewhere).
+    Postgres(
+        &'a mut postgres::Transaction<'c>,
+        Option<&'a mut super::postgres::kept::Kept>,
+    ),
 }
 
 impl Db<'_, '_> {
@@ -18,7 +23,7 @@ impl Db<'_, '_> {
     pub fn sqlite(&self) -> Option<&Connection> {
         match self {
             Db::Sqlite(c) => Some(c),
-            Db::Postgres(_) => None,
+            Db::Postgres(..) => None,
         }
     }
 }
@@ -40,7 +45,7 @@ macro_rules! row_questions {
         ) -> Result<$ret> {
             match db {
                 Db::Sqlite(c) => sqlite::$name(c, $($arg),*),
-                Db::Postgres(t) => postgres::$name(&mut **t, $($arg),*),
+                Db::Postgres(t, _) => postgres::$name(&mut **t, $($arg),*),
             }
         }
     )*};

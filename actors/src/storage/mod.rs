@@ -220,7 +220,7 @@ impl Storage {
                 .await
                 .map_err(|e| StorageError::Join(e.to_string()))?
             }
-            Inner::Postgres { pg, .. } => pg.read(move |t| f(&mut Db::Postgres(t))).await,
+            Inner::Postgres { pg, .. } => pg.read(move |t| f(&mut Db::Postgres(t, None))).await,
         }
     }
 
@@ -248,7 +248,7 @@ impl Storage {
                 let conn = reads.get()?;
                 f(&mut Db::Sqlite(&conn))
             }
-            Inner::Postgres { pg, .. } => pg.read_blocking(|t| f(&mut Db::Postgres(t))),
+            Inner::Postgres { pg, .. } => pg.read_blocking(|t| f(&mut Db::Postgres(t, None))),
         }
     }
 
@@ -262,9 +262,9 @@ impl Storage {
             Inner::Sqlite { writer, .. } => {
                 futures::future::Either::Left(writer.call(move |c| f(&mut Db::Sqlite(c))))
             }
-            Inner::Postgres { pg, .. } => {
-                futures::future::Either::Right(pg.write(move |t| f(&mut Db::Postgres(t))))
-            }
+            Inner::Postgres { pg, .. } => futures::future::Either::Right(
+                pg.write(move |t, kept| f(&mut Db::Postgres(t, Some(kept)))),
+            ),
         };
         call
     }
@@ -284,7 +284,7 @@ impl Storage {
     pub async fn schema_is_current(&self) -> Result<bool> {
         match &self.inner {
             Inner::Sqlite { writer, .. } => writer.call(sqlite::migrate::is_current).await,
-            Inner::Postgres { pg, .. } => pg.write(|t| postgres::migrate::is_current(t)).await,
+            Inner::Postgres { pg, .. } => pg.write(|t, _| postgres::migrate::is_current(t)).await,
         }
     }
 
@@ -296,7 +296,7 @@ impl Storage {
             Inner::Sqlite { writer, .. } => {
                 writer.call(move |c| sqlite::space::probe(c, bytes)).await
             }
-            Inner::Postgres { pg, .. } => pg.write(|_| Ok(true)).await,
+            Inner::Postgres { pg, .. } => pg.write(|_, _| Ok(true)).await,
         }
     }
 

@@ -16,7 +16,7 @@ pub fn claim(db: &mut Db, doc_id: &str, me: &Member) -> Result<Option<Claim>> {
             epoch: 0,
             head_seq: 0,
         })),
-        Db::Postgres(t) => pg::claim(&mut **t, doc_id, me),
+        Db::Postgres(t, _) => pg::claim(&mut **t, doc_id, me),
     }
 }
 
@@ -24,7 +24,7 @@ pub fn claim(db: &mut Db, doc_id: &str, me: &Member) -> Result<Option<Claim>> {
 pub fn release(db: &mut Db, doc_id: &str, me: &Member, epoch: i64) -> Result<bool> {
     match db {
         Db::Sqlite(_) => Ok(true),
-        Db::Postgres(t) => pg::release(&mut **t, doc_id, me, epoch),
+        Db::Postgres(t, _) => pg::release(&mut **t, doc_id, me, epoch),
     }
 }
 
@@ -32,7 +32,7 @@ pub fn release(db: &mut Db, doc_id: &str, me: &Member, epoch: i64) -> Result<boo
 pub fn owner(db: &mut Db, doc_id: &str) -> Result<Option<Owner>> {
     match db {
         Db::Sqlite(_) => Ok(None),
-        Db::Postgres(t) => pg::owner(&mut **t, doc_id),
+        Db::Postgres(t, _) => pg::owner(&mut **t, doc_id),
     }
 }
 
@@ -40,7 +40,7 @@ pub fn owner(db: &mut Db, doc_id: &str) -> Result<Option<Owner>> {
 pub fn release_all(db: &mut Db, me: &Member) -> Result<Vec<String>> {
     match db {
         Db::Sqlite(_) => Ok(Vec::new()),
-        Db::Postgres(t) => pg::release_all(&mut **t, me),
+        Db::Postgres(t, _) => pg::release_all(&mut **t, me),
     }
 }
 
@@ -49,6 +49,6 @@ pub fn release_all(db: &mut Db, me: &Member) -> Result<Vec<String>> {
 pub fn compaction_turn(db: &mut Db) -> Result<bool> {
     match db {
         Db::Sqlite(_) => Ok(true),
-        Db::Postgres(t) => pg::try_lock_compaction_here(&mut **t),
+        Db::Postgres(t, _) => pg::try_lock_compaction_here(&mut **t),
     }
 }

@@ -32,7 +32,7 @@ use super::node_news::NODES_CHANNEL;
 pub fn doubt(db: &mut Db, doubted: &str) -> Result<()> {
     match db {
         Db::Sqlite(_) => Ok(()),
-        Db::Postgres(t) => {
+        Db::Postgres(t, _) => {
             t.execute("SELECT pg_notify($1, $2)", &[&NODES_CHANNEL, &doubted])?;
             Ok(())
         }
@@ -44,7 +44,7 @@ pub fn doubt(db: &mut Db, doubted: &str) -> Result<()> {
 pub fn suspect(db: &mut Db, me: &Member, suspect: &str, ttl: Duration) -> Result<bool> {
     match db {
         Db::Sqlite(_) => Ok(false),
-        Db::Postgres(t) => suspect_pg(&mut **t, me, suspect, ttl),
+        Db::Postgres(t, _) => suspect_pg(&mut **t, me, suspect, ttl),
     }
 }
 
@@ -58,7 +58,7 @@ pub fn suspects(
 ) -> Result<Vec<Member>> {
     match db {
         Db::Sqlite(_) => Ok(Vec::new()),
-        Db::Postgres(t) => suspects_pg(&mut **t, me, ttl, doubted),
+        Db::Postgres(t, _) => suspects_pg(&mut **t, me, ttl, doubted),
     }
 }
 

@@ -7,27 +7,33 @@ use postgres::GenericClient;
 use super::types::{doc_links, first_tags, markdown_line, MarkdownRow, TagBound};
 use crate::collab::block::Block;
 use crate::storage::error::Result;
+use crate::storage::postgres::kept::Kept;
 
+/// A block's derived rows written again. Its statements come from `kept`: on the writer
+/// they are prepared once per connection (every op runs them).
 pub fn refresh_block(
     c: &mut impl GenericClient,
+    kept: &mut Kept,
     doc_id: &str,
     rid: i64,
     b: &Block,
     tags: TagBound,
 ) -> Result<()> {
-    forget_block(c, rid, &b.id)?;
+    forget_block(c, kept, rid, &b.id)?;
     if b.deleted {
         return Ok(());
     }
-    c.execute(
+    let line = kept.get(
+        c,
         "INSERT INTO markdown_cache (block_rid, doc_id, line) VALUES ($1, $2, $3)",
-        &[&rid, &doc_id, &markdown_line(b)],
     )?;
+    c.execute(&line, &[&rid, &doc_id, &markdown_line(b)])?;
     if !b.content.is_empty() {
-        c.execute(
+        let words = kept.get(
+            c,
             "INSERT INTO block_search (block_rid, doc_id, words) VALUES ($1, $2, to_tsvector('simple', unaccent($3)))",
-            &[&rid, &doc_id, &b.content],
         )?;
+        c.execute(&words, &[&rid, &doc_id, &b.content])?;
     }
     for tag in first_tags(&b.content, tags) {
         c.execute(
@@ -51,11 +57,21 @@ pub fn refresh_block(
     Ok(())
 }
 
-pub fn forget_block(c: &mut impl GenericClient, rid: i64, block_id: &str) -> Result<()> {
-    c.execute("DELETE FROM markdown_cache WHERE block_rid = $1", &[&rid])?;
-    c.execute("DELETE FROM block_search WHERE block_rid = $1", &[&rid])?;
-    c.execute("DELETE FROM block_tags WHERE block_id = $1", &[&block_id])?;
-    c.execute("DELETE FROM block_links WHERE block_id = $1", &[&block_id])?;
+/// A block's derived rows removed: one statement (its four deletes as one round trip).
+pub fn forget_block(
+    c: &mut impl GenericClient,
+    kept: &mut Kept,
+    rid: i64,
+    block_id: &str,
+) -> Result<()> {
+    let forget = kept.get(
+        c,
+        "WITH m AS (DELETE FROM markdown_cache WHERE block_rid = $1),
+              s AS (DELETE FROM block_search WHERE block_rid = $1),
+              t AS (DELETE FROM block_tags WHERE block_id = $2)
+         DELETE FROM block_links WHERE block_id = $2",
+    )?;
+    c.execute(&forget, &[&rid, &block_id])?;
     Ok(())
 }
 

@@ -12,6 +12,7 @@ use crate::collab::block::{Author, Block, BlockType};
 use crate::collab::document::DocState;
 use crate::storage::derived::postgres as derived;
 use crate::storage::error::{Result, StorageError};
+use crate::storage::postgres::kept::Kept;
 
 pub fn create(
     c: &mut impl GenericClient,
@@ -99,26 +100,43 @@ fn refusal(tx: &mut Transaction, w: &DocWrite, epoch: i64) -> Result<StorageErro
 }
 
 /// Writes one sync's effects as the owner at `epoch`, inside `tx`. Nothing is written unless
-/// the document's head is `w.expect_head` and its epoch is `epoch`.
-pub fn apply_write(tx: &mut Transaction, w: &DocWrite, epoch: i64) -> Result<()> {
+/// the document's head is `w.expect_head` and its epoch is `epoch`. Every statement an op
+/// runs comes from `kept` (on the writer: prepared once per connection, so each costs one
+/// round trip to the database, not two).
+pub fn apply_write(tx: &mut Transaction, kept: &mut Kept, w: &DocWrite, epoch: i64) -> Result<()> {
     let moved = match &w.title {
         Some((title, version)) => tx.execute(
             "UPDATE documents SET head_seq = $2, title = $3, title_version = $4, updated_at = $5
               WHERE id = $1 AND head_seq = $6 AND owner_epoch = $7",
-            &[&w.doc_id, &w.head_after, title, version, &w.now, &w.expect_head, &epoch],
+            &[
+                &w.doc_id,
+                &w.head_after,
+                title,
+                version,
+                &w.now,
+                &w.expect_head,
+                &epoch,
+            ],
         )?,
         // Also when the head stays (results only): the fence and the row lock hold for every
         // write of the document.
-        None => tx.execute(
-            "UPDATE documents SET head_seq = $2, updated_at = CASE WHEN $2 <> head_seq THEN $3 ELSE updated_at END
-              WHERE id = $1 AND head_seq = $4 AND owner_epoch = $5",
-            &[&w.doc_id, &w.head_after, &w.now, &w.expect_head, &epoch],
-        )?,
+        None => {
+            let head = kept.get(
+                tx,
+                "UPDATE documents SET head_seq = $2, updated_at = CASE WHEN $2 <> head_seq THEN $3 ELSE updated_at END
+                  WHERE id = $1 AND head_seq = $4 AND owner_epoch = $5",
+            )?;
+            tx.execute(
+                &head,
+                &[&w.doc_id, &w.head_after, &w.now, &w.expect_head, &epoch],
+            )?
+        }
     };
     if moved != 1 {
         return Err(refusal(tx, w, epoch)?);
     }
-    let upsert = tx.prepare(
+    let upsert = kept.get(
+        tx,
         "INSERT INTO blocks (id, doc_id, parent_id, order_key, content, type, checked, collapsed, language,
                              conflict_of, conflict_author, conflict_resolved, version, deleted, deleted_at,
                              updated_at, updated_by, deleted_by)
@@ -164,7 +182,7 @@ pub fn apply_write(tx: &mut Transaction, w: &DocWrite, epoch: i64) -> Result<()>
         let Some(rid) = rid else {
             return Err(StorageError::ForeignBlock(b.id.clone()));
         };
-        derived::refresh_block(tx, &w.doc_id, rid.get(0), b, w.tags)?;
+        derived::refresh_block(tx, kept, &w.doc_id, rid.get(0), b, w.tags)?;
     }
     for id in &w.purged {
         let gone = tx.query_opt(
@@ -172,22 +190,24 @@ pub fn apply_write(tx: &mut Transaction, w: &DocWrite, epoch: i64) -> Result<()>
             &[id, &w.doc_id],
         )?;
         if let Some(r) = gone {
-            derived::forget_block(tx, r.get(0), id)?;
+            derived::forget_block(tx, kept, r.get(0), id)?;
         }
         tx.execute(
             "INSERT INTO purged_blocks (id, doc_id, purged_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
             &[id, &w.doc_id, &w.now],
         )?;
     }
-    let log = tx.prepare(
+    let log = kept.get(
+        tx,
         "INSERT INTO doc_ops (doc_id, seq, op_id, kind, client_id, user_id, at, epoch, entry)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )?;
-    let changes = tx.prepare(
+    let changes = kept.get(
+        tx,
         "INSERT INTO block_changes (doc_id, block_id, seq) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
     )?;
     // Appended unnumbered: a feed reader numbers it once committed (migrations/postgres/0011).
-    let feed = tx.prepare("INSERT INTO feed (doc_id, seq) VALUES ($1, $2)")?;
+    let feed = kept.get(tx, "INSERT INTO feed (doc_id, seq) VALUES ($1, $2)")?;
     if !w.log.is_empty() {
         // Delivered with the commit, to every node's watcher: their feed readers wake.
         tx.batch_execute(&format!(
@@ -215,7 +235,8 @@ pub fn apply_write(tx: &mut Transaction, w: &DocWrite, epoch: i64) -> Result<()>
         }
         tx.execute(&feed, &[&w.doc_id, &r.seq])?;
     }
-    let result = tx.prepare(
+    let result = kept.get(
+        tx,
         "INSERT INTO doc_op_results (doc_id, op_id, result, at) VALUES ($1, $2, $3, $4)",
     )?;
     for (op_id, json) in &w.results {

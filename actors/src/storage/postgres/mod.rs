@@ -7,6 +7,7 @@
 //! The embedded SQLite engine stays the default; this one is used only with
 //! `storage.backend = "postgres"`.
 
+pub mod kept;
 pub mod migrate;
 pub mod store;
 pub mod writer;

@@ -8,6 +8,7 @@ use std::thread;
 use postgres::{NoTls, Transaction};
 
 use super::super::error::{Result, StorageError};
+use super::kept::Kept;
 use super::writer::PgWriter;
 use super::{check_settings, migrate, node_config, pool, PgPool};
 
@@ -49,13 +50,14 @@ impl PgStorage {
         Ok((PgStorage { writer, reads }, handle))
     }
 
-    /// Queues `f` on the writer; resolves once its transaction committed.
+    /// Queues `f` on the writer; resolves once its transaction committed. `f` gets the
+    /// statements kept prepared on the writer's connection too.
     pub fn write<T, F>(&self, f: F) -> impl std::future::Future<Output = Result<T>> + use<T, F>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Transaction<'_>) -> Result<T> + Send + 'static,
+        F: FnOnce(&mut Transaction<'_>, &mut Kept) -> Result<T> + Send + 'static,
     {
-        self.writer.call(f)
+        self.writer.call_kept(f)
     }
 
     /// Runs `f` in a read-only transaction on a pooled connection, off the async threads.
@@ -108,19 +110,28 @@ mod tests {
             blocking(move || PgStorage::open(&url, 2, 64, None)).unwrap()
         };
         store
-            .write(|tx| {
-                documents::create(&mut Db::Postgres(tx), "doc_1", "usr_a", "First", None, 1)
+            .write(|tx, kept| {
+                documents::create(
+                    &mut Db::Postgres(tx, Some(kept)),
+                    "doc_1",
+                    "usr_a",
+                    "First",
+                    None,
+                    1,
+                )
             })
             .await
             .unwrap();
         let state = store
-            .read(|tx| documents::load(&mut Db::Postgres(tx), "doc_1"))
+            .read(|tx| documents::load(&mut Db::Postgres(tx, None), "doc_1"))
             .await
             .unwrap();
         assert_eq!(state.title, "First");
         // Reads cannot write.
         let refused = store
-            .read(|tx| documents::create(&mut Db::Postgres(tx), "doc_2", "usr_a", "x", None, 1))
+            .read(|tx| {
+                documents::create(&mut Db::Postgres(tx, None), "doc_2", "usr_a", "x", None, 1)
+            })
             .await;
         assert!(
             matches!(refused, Err(StorageError::Postgres(_))),

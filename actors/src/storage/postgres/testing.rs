@@ -293,7 +293,7 @@ pub fn on_pg<T>(
     f: impl FnOnce(&mut crate::storage::Db) -> crate::storage::Result<T>,
 ) -> crate::storage::Result<T> {
     let mut tx = c.transaction()?;
-    let out = f(&mut crate::storage::Db::Postgres(&mut tx));
+    let out = f(&mut crate::storage::Db::Postgres(&mut tx, None));
     if out.is_ok() {
         tx.commit()?;
     }

@@ -5,7 +5,8 @@
 //! (group commit). A job's answer is released only after its transaction committed — with
 //! `synchronous_commit` on, that means on disk (and on the synchronous standby, when there is
 //! one). A failed job is undone alone (its savepoint, or its transaction); a failed commit
-//! fails every job of the batch.
+//! fails every job of the batch. The every-op statements stay prepared on the connection
+//! (`Kept`, handed to each job; renewed with the connection, and after a failed batch).
 
 use std::sync::mpsc;
 use std::thread;
@@ -14,10 +15,11 @@ use postgres::{Client, Transaction};
 use tokio::sync::oneshot;
 
 use super::super::error::{Result, StorageError};
+use super::kept::Kept;
 
 trait Job: Send {
     /// Runs inside the open transaction; false when the job failed.
-    fn run(&mut self, tx: &mut Transaction<'_>) -> bool;
+    fn run(&mut self, tx: &mut Transaction<'_>, kept: &mut Kept) -> bool;
     fn finish(self: Box<Self>, committed: std::result::Result<(), String>);
 }
 
@@ -30,11 +32,11 @@ struct CallJob<T, F> {
 impl<T, F> Job for CallJob<T, F>
 where
     T: Send,
-    F: FnOnce(&mut Transaction<'_>) -> Result<T> + Send,
+    F: FnOnce(&mut Transaction<'_>, &mut Kept) -> Result<T> + Send,
 {
-    fn run(&mut self, tx: &mut Transaction<'_>) -> bool {
+    fn run(&mut self, tx: &mut Transaction<'_>, kept: &mut Kept) -> bool {
         let f = self.f.take().expect("job runs once");
-        let out = f(tx);
+        let out = f(tx, kept);
         let ok = out.is_ok();
         self.out = Some(out);
         ok
@@ -91,6 +93,15 @@ impl PgWriter {
         T: Send + 'static,
         F: FnOnce(&mut Transaction<'_>) -> Result<T> + Send + 'static,
     {
+        self.call_kept(move |tx, _| f(tx))
+    }
+
+    /// `call`, with the statements kept prepared on the writer's connection.
+    pub fn call_kept<T, F>(&self, f: F) -> impl std::future::Future<Output = Result<T>> + use<T, F>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Transaction<'_>, &mut Kept) -> Result<T> + Send + 'static,
+    {
         let (reply, rx) = oneshot::channel();
         let job: Box<dyn Job> = Box::new(CallJob {
             f: Some(f),
@@ -117,6 +128,7 @@ fn run_loop(
     max_batch: usize,
     epoch: Option<std::sync::Arc<crate::storage::access_epoch::AccessEpoch>>,
 ) {
+    let mut kept = Kept::default();
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         while batch.len() < max_batch {
@@ -128,12 +140,21 @@ fn run_loop(
         if client.is_closed() {
             if let Some(connect) = &reconnect {
                 match connect() {
-                    Ok(c) => client = c,
+                    Ok(c) => {
+                        client = c;
+                        // What was prepared went with the old connection.
+                        kept = Kept::default();
+                    }
                     Err(e) => tracing::warn!(error = %e, "the writer cannot reconnect yet"),
                 }
             }
         }
-        let committed = run_batch(&mut client, &mut batch, epoch.is_some())
+        let committed = run_batch(&mut client, &mut kept, &mut batch, epoch.is_some());
+        if committed.is_err() {
+            // A statement may be what failed (a schema changed under it): prepared again.
+            kept = Kept::default();
+        }
+        let committed = committed
             .map(|n| {
                 if let (Some(e), Some(n)) = (&epoch, n) {
                     e.observe(n);
@@ -149,6 +170,7 @@ fn run_loop(
 /// Runs and commits one batch; with `read_epoch`, answers the access epoch as committed.
 fn run_batch(
     client: &mut Client,
+    kept: &mut Kept,
     batch: &mut [Box<dyn Job>],
     read_epoch: bool,
 ) -> std::result::Result<Option<u64>, postgres::Error> {
@@ -156,14 +178,14 @@ fn run_batch(
     if let [job] = batch {
         // One job: the transaction is its savepoint (two round trips to the database fewer,
         // the usual case below full load). A failed job leaves nothing behind.
-        if !job.run(&mut tx) {
+        if !job.run(&mut tx, kept) {
             tx.rollback()?;
             return Ok(None);
         }
     } else {
         for job in batch.iter_mut() {
             tx.batch_execute("SAVEPOINT job")?;
-            if job.run(&mut tx) {
+            if job.run(&mut tx, kept) {
                 tx.batch_execute("RELEASE SAVEPOINT job")?;
             } else {
                 tx.batch_execute("ROLLBACK TO SAVEPOINT job; RELEASE SAVEPOINT job")?;
