@@ -99,6 +99,17 @@ fn refusal(tx: &mut Transaction, w: &DocWrite, epoch: i64) -> Result<StorageErro
     })
 }
 
+/// A log entry, its bullets' history index (`$10`: their IDs), its place in the feed and the
+/// feed's notification (`FEED_CHANNEL`): one statement, one round trip.
+const LOG_ENTRY: &str = "WITH entry AS (
+      INSERT INTO doc_ops (doc_id, seq, op_id, kind, client_id, user_id, at, epoch, entry)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)),
+    changes AS (
+      INSERT INTO block_changes (doc_id, block_id, seq)
+      SELECT $1, b, $2 FROM unnest($10::text[]) AS b ON CONFLICT DO NOTHING),
+    fed AS (INSERT INTO feed (doc_id, seq) VALUES ($1, $2))
+  SELECT pg_notify('docsync_feed', '')";
+
 /// Writes one sync's effects as the owner at `epoch`, inside `tx`. Nothing is written unless
 /// the document's head is `w.expect_head` and its epoch is `epoch`. Every statement an op
 /// runs comes from `kept` (on the writer: prepared once per connection, so each costs one
@@ -197,24 +208,12 @@ pub fn apply_write(tx: &mut Transaction, kept: &mut Kept, w: &DocWrite, epoch: i
             &[id, &w.doc_id, &w.now],
         )?;
     }
-    let log = kept.get(
-        tx,
-        "INSERT INTO doc_ops (doc_id, seq, op_id, kind, client_id, user_id, at, epoch, entry)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-    )?;
-    let changes = kept.get(
-        tx,
-        "INSERT INTO block_changes (doc_id, block_id, seq) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-    )?;
-    // Appended unnumbered: a feed reader numbers it once committed (migrations/postgres/0011).
-    let feed = kept.get(tx, "INSERT INTO feed (doc_id, seq) VALUES ($1, $2)")?;
-    if !w.log.is_empty() {
-        // Delivered with the commit, to every node's watcher: their feed readers wake.
-        tx.batch_execute(&format!(
-            "NOTIFY {}",
-            crate::storage::feed::head::FEED_CHANNEL
-        ))?;
-    }
+    // One statement per log entry: the entry, its bullets' history index, its place in the
+    // feed (numbered by a feed reader once committed, migrations/postgres/0011) and the
+    // feed's notification, delivered with the commit to every node's watcher so their feed
+    // readers wake (repeats within a transaction are one notification).
+    debug_assert!(LOG_ENTRY.contains(crate::storage::feed::head::FEED_CHANNEL));
+    let log = kept.get(tx, LOG_ENTRY)?;
     for r in &w.log {
         tx.execute(
             &log,
@@ -228,12 +227,9 @@ pub fn apply_write(tx: &mut Transaction, kept: &mut Kept, w: &DocWrite, epoch: i
                 &r.at,
                 &epoch,
                 &r.json.get(),
+                &r.blocks,
             ],
         )?;
-        for b in &r.blocks {
-            tx.execute(&changes, &[&w.doc_id, b, &r.seq])?;
-        }
-        tx.execute(&feed, &[&w.doc_id, &r.seq])?;
     }
     let result = kept.get(
         tx,

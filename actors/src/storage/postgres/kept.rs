@@ -74,7 +74,11 @@ mod tests {
                 .unwrap()
         };
         let again = kept.get(&mut tx, sql).unwrap();
-        assert_eq!(prepared(&mut tx), "1", "the same prepared statement, not another");
+        assert_eq!(
+            prepared(&mut tx),
+            "1",
+            "the same prepared statement, not another"
+        );
         let three: i32 = tx.query_one(&again, &[&2i32]).unwrap().get(0);
         assert_eq!(three, 3);
         assert_eq!(kept.len(), 1);
