@@ -340,6 +340,13 @@ async function structuralEdits(page, context, mid) {
     await page.evaluate((t) => navigator.clipboard.writeText(t), list);
     out['paste of 100 bullets'].push(await timed(page, () => page.keyboard.press('Control+v')));
   }
+  // E2E_SHOTS=<dir>: the screen right after the last paste (only it is drawn at once), then
+  // a screen up at once (the reader's own scroll draws the rows there)
+  if (process.env.E2E_SHOTS) {
+    await page.screenshot({ path: `${process.env.E2E_SHOTS}/bench-after-paste.png` });
+    await page.evaluate(() => window.scrollBy(0, -window.innerHeight));
+    await page.screenshot({ path: `${process.env.E2E_SHOTS}/bench-after-paste-scrolled-up.png` });
+  }
   await profileStop('paste');
   await traceStop('paste');
   out['find: open the bar (Ctrl+F)'] = [await timed(page, () => page.keyboard.press('Control+f'))];
