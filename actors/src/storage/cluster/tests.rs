@@ -294,6 +294,16 @@ fn an_expired_incarnation_never_renews_and_the_start_refuses_unsafe_settings() {
     assert!(migrate::is_current(&mut c).unwrap());
 }
 
+/// The next notification `listener` hears (bounded: a missing one fails the test).
+fn next_notification(listener: &mut Client) -> postgres::Notification {
+    listener
+        .notifications()
+        .timeout_iter(Duration::from_secs(10))
+        .next()
+        .unwrap()
+        .expect("a notification within 10 s")
+}
+
 /// A change of anything rights depend on moves the access epoch in the same transaction and
 /// announces it to every listening node; an edit of a document's text does not.
 #[test]
@@ -320,12 +330,7 @@ fn rights_changes_move_the_access_epoch_and_notify() {
     )
     .unwrap();
     assert_eq!(epoch(&mut c), before + 1);
-    let note = listener
-        .notifications()
-        .timeout_iter(Duration::from_secs(10))
-        .next()
-        .unwrap()
-        .expect("a notification within 10 s");
+    let note = next_notification(&mut listener);
     assert_eq!(note.channel(), "docsync_access");
     // The head, the title and a claim are not rights.
     let me = cluster::register(&mut c, "node-a", "a", TTL).unwrap();
@@ -569,12 +574,7 @@ fn a_majority_that_cannot_reach_a_node_evicts_it_and_a_minority_does_not() {
     let mut listener = pg.client();
     listener.batch_execute("LISTEN docsync_nodes").unwrap();
     let mut heard = move || -> String {
-        let note = listener
-            .notifications()
-            .timeout_iter(Duration::from_secs(10))
-            .next()
-            .unwrap()
-            .expect("a notification within 10 s");
+        let note = next_notification(&mut listener);
         assert_eq!(note.channel(), "docsync_nodes");
         note.payload().to_string()
     };
