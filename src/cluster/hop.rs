@@ -119,25 +119,63 @@ pub struct AsMember {
     pub inc: String,
 }
 
+/// What a node said when asked which incarnation it is (`Hop::ask_member`).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Heard {
+    /// It answered as this incarnation.
+    As(String),
+    /// It answered, but has no such answer (a node of an earlier release: 404).
+    Older,
+    /// It answered as no incarnation (fenced, or not joined yet: 503).
+    NoMember,
+    /// No answer within the patience: paused, or cut off by the network.
+    Silent,
+    /// The connection was refused or closed: nobody listens there (the process is gone —
+    /// its presence in the database ends with it — or it is stopping and leaves in a moment).
+    Closed,
+}
+
+impl Heard {
+    /// Whether this answer says the node serves `inc`'s documents.
+    pub fn is(&self, inc: &str) -> bool {
+        match self {
+            Heard::As(i) => i == inc,
+            Heard::Older => true,
+            _ => false,
+        }
+    }
+}
+
 impl Hop<'_> {
-    /// Whether the node at `addr` answers within `patience` as the incarnation `inc`: a node
-    /// that answers as none (fenced) or as another (restarted) does not serve `inc`'s
-    /// documents. A node of an earlier release, which has no such answer (404), counts as
-    /// `inc` when it answers at all.
-    pub async fn answers_as(&self, addr: &str, inc: &str, patience: std::time::Duration) -> bool {
+    /// Asks the node at `addr`, within `patience`, which incarnation it is.
+    pub async fn ask_member(&self, addr: &str, patience: std::time::Duration) -> Heard {
         let asked = self
             .request(reqwest::Method::GET, addr, MEMBER_PATH, self.me)
             .timeout(patience)
             .send()
             .await;
-        let Ok(answer) = asked else {
-            return false;
+        let answer = match asked {
+            Ok(a) => a,
+            Err(e) if e.is_timeout() => return Heard::Silent,
+            Err(_) => return Heard::Closed,
         };
         match answer.status().as_u16() {
-            200 => answer.json::<AsMember>().await.is_ok_and(|m| m.inc == inc),
-            404 => true,
-            _ => false,
+            200 => match answer.json::<AsMember>().await {
+                Ok(m) => Heard::As(m.inc),
+                Err(e) if e.is_timeout() => Heard::Silent,
+                Err(_) => Heard::Closed,
+            },
+            404 => Heard::Older,
+            _ => Heard::NoMember,
         }
+    }
+
+    /// Whether the node at `addr` answers within `patience` as the incarnation `inc`: a node
+    /// that answers as none (fenced) or as another (restarted) does not serve `inc`'s
+    /// documents. A node of an earlier release, which has no such answer (404), counts as
+    /// `inc` when it answers at all.
+    pub async fn answers_as(&self, addr: &str, inc: &str, patience: std::time::Duration) -> bool {
+        self.ask_member(addr, patience).await.is(inc)
     }
 }
 

@@ -9,14 +9,16 @@
 //! - `Cluster::route` tells the HTTP layer whether a document's request is served here (an
 //!   actor of this node holds the document, or nobody live does and this node will claim it)
 //!   or forwarded one hop to the live owner (`routing.rs`).
-//! - Reachability: a node whose request to a document's owner waits too long asks every
-//!   node to try that owner now (`doubt`, a notification) and tries it itself; a node that
-//!   cannot reach it says so in the database (`Cluster::unreachable`), and every node checks,
-//!   four times a second and at once on a doubt, the nodes someone suspects or doubts
-//!   (`watch_suspects`); a majority of the other live nodes evicts the unreachable one,
-//!   which fences itself — so an owner cut from the other nodes but not from the database
-//!   loses its documents within about one probe's patience after the first request stalls,
-//!   not never. Waiting requests hear of the eviction by notification and ask again.
+//! - Reachability: every node tries every other live node now and then (`peers.rs`: twice
+//!   per probe's patience, whether or not requests go there), and at once a node some other
+//!   node suspects or doubts; a node whose request to a document's owner waits too long asks
+//!   every node to try that owner now (`doubt`, a notification) and tries it itself. A node
+//!   that cannot reach another says so in the database (`Cluster::unreachable`); a majority
+//!   of the other live nodes evicts the unreachable one, which fences itself — so an owner
+//!   paused or cut from the other nodes but not from the database loses its documents
+//!   within about a try's interval and a probe's patience, even when no request went to it
+//!   through another node. Waiting requests hear of the eviction by notification and ask
+//!   again.
 //! - Wake-up streams of a document another node owns are relayed: one stream per document
 //!   from its owner (`node_stream.rs`), fanned out here by a relay that checks each
 //!   stream's rights itself (`listen.rs`, `relays.rs`); a bullet guest's WebSocket room has
@@ -31,6 +33,7 @@ pub mod listen;
 pub mod member;
 pub mod node_stream;
 pub mod owners;
+mod peers;
 pub mod relays;
 pub mod routing;
 
@@ -116,7 +119,7 @@ impl Cluster {
             relays: Arc::new(relays::Relays::default()),
             doubts: doubts::Doubts::default(),
         });
-        actix_web::rt::spawn(watch_suspects(Arc::downgrade(&cluster)));
+        actix_web::rt::spawn(peers::watch_peers(Arc::downgrade(&cluster)));
         actix_web::rt::spawn(relays::follow_access(
             Arc::downgrade(&cluster.relays),
             cluster.storage.access_epoch().changes(),
@@ -299,11 +302,6 @@ pub const RESOLVE_AGAIN: Duration = Duration::from_millis(50);
 /// How often a request waiting for a document's owner checks that it still is the owner.
 pub const OWNER_CHECK_EVERY: Duration = Duration::from_millis(250);
 
-/// How often each node reads which nodes someone has reported unreachable. A report makes a
-/// majority only once the other nodes have tried the suspect too, so this wait is part of
-/// how long an owner cut from the others keeps its documents; the read is one small query.
-const SUSPECTS_CHECK_EVERY: Duration = Duration::from_millis(250);
-
 /// Waits `wait`, or less when news of the nodes comes (an eviction, a doubt).
 async fn news_or_sleep(news: &mut Option<tokio::sync::watch::Receiver<u64>>, wait: Duration) {
     let Some(rx) = news else {
@@ -313,55 +311,6 @@ async fn news_or_sleep(news: &mut Option<tokio::sync::watch::Receiver<u64>>, wai
         // The storage is gone (shutting down): no more news, only the timer.
         *news = None;
         tokio::time::sleep(wait).await;
-    }
-}
-
-/// Every `SUSPECTS_CHECK_EVERY`, and at once when a node doubts another: the nodes someone
-/// cannot reach or doubts, tried from here (all at once, each within the probe's patience);
-/// those that do not answer here either are reported too (so a majority forms even when
-/// only one node sends them requests). Ends with the cluster.
-async fn watch_suspects(cluster: std::sync::Weak<Cluster>) {
-    let mut tick = tokio::time::interval(SUSPECTS_CHECK_EVERY);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let news = cluster
-        .upgrade()
-        .and_then(|c| c.storage.node_news().cloned());
-    let mut heard = news.as_ref().map(|n| n.changes());
-    loop {
-        match &mut heard {
-            Some(rx) => {
-                tokio::select! {
-                    _ = tick.tick() => {}
-                    closed = rx.changed() => if closed.is_err() { heard = None },
-                }
-            }
-            None => {
-                tick.tick().await;
-            }
-        }
-        let Some(cluster) = cluster.upgrade() else {
-            return;
-        };
-        let Some(me) = cluster.this_node.current() else {
-            continue;
-        };
-        let doubted = news.as_ref().map(|n| n.take_doubted()).unwrap_or_default();
-        let ttl = cluster.ttl;
-        let suspects = match cluster
-            .storage
-            .read(move |db| reachability::suspects(db, &me, ttl, &doubted))
-            .await
-        {
-            Ok(s) => s,
-            Err(_) => continue,
-        };
-        let cluster = &cluster;
-        futures::future::join_all(suspects.iter().map(|s| async move {
-            if !cluster.answers_as(&s.internal_addr, &s.inc).await {
-                cluster.unreachable(&s.node_id, &s.inc).await;
-            }
-        }))
-        .await;
     }
 }
 

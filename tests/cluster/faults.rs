@@ -33,17 +33,24 @@ struct Cost {
     rate_before: f64,
     /// Acks per second in the fault's last four seconds.
     rate_late: f64,
+    /// When the owner's membership ended (evicted or expired), from the fault's start.
+    ended: Option<Duration>,
     /// When another node owned the document, from the fault's start (None: the owner kept
-    /// it). The servers' own part of the window: a client still waiting on the old owner
+    /// it): the first request after `ended` claims it. The servers' own part of the window: a client still waiting on the old owner
     /// gives up only after its patience (3 s) and then tries another node.
     handed_over: Option<Duration>,
 }
 
 impl Cost {
     fn print(&self, fault: &str) {
-        let handed_over = match self.handed_over {
-            Some(t) => format!("another node owns the document after {} ms", t.as_millis()),
-            None => "the owner kept the document".into(),
+        let handed_over = match (self.ended, self.handed_over) {
+            (Some(e), Some(t)) => format!(
+                "its owner out after {} ms, another node owns the document after {} ms",
+                e.as_millis(),
+                t.as_millis()
+            ),
+            (Some(e), None) => format!("its owner out after {} ms, not claimed", e.as_millis()),
+            (None, _) => "the owner kept the document".into(),
         };
         eprintln!(
             "fault table | {fault} | no write acknowledged for {} ms | {handed_over} | \
@@ -61,6 +68,20 @@ fn writers() -> Writers {
         patience: Duration::from_secs(3),
         random_node: true,
         shun: Duration::from_secs(30),
+        all_at_first: false,
+    }
+}
+
+/// Writers the proxy sends to the document's owner (`hash $doc`, which lands on the owner
+/// as a rule): each stays with its node until that node fails it, then tries the next. No
+/// request reaches the owner through another node, so only the nodes' own tries of each
+/// other can find it cut off before these clients give up on it.
+fn writers_at_the_owner() -> Writers {
+    Writers {
+        patience: Duration::from_secs(3),
+        random_node: false,
+        shun: Duration::ZERO,
+        all_at_first: true,
     }
 }
 
@@ -88,17 +109,22 @@ fn under_fault(
     let doc = doc.to_string();
     begin();
     let from = Instant::now();
-    let handed_over = std::thread::spawn(move || {
-        while from.elapsed() < FAULT {
-            if owner_on(&mut db, &doc).is_some_and(|o| Some(&o) != owner_before.as_ref()) {
-                return Some(from.elapsed());
+    let watch = std::thread::spawn(move || {
+        let (mut ended, mut handed_over) = (None, None);
+        while from.elapsed() < FAULT && handed_over.is_none() {
+            let owner = owner_on(&mut db, &doc);
+            if owner != owner_before {
+                ended.get_or_insert(from.elapsed());
+            }
+            if owner.is_some() && owner != owner_before {
+                handed_over = Some(from.elapsed());
             }
             std::thread::sleep(Duration::from_millis(25));
         }
-        None
+        (ended, handed_over)
     });
     std::thread::sleep(FAULT);
-    let handed_over = handed_over.join().unwrap();
+    let (ended, handed_over) = watch.join().unwrap();
     let acks: Vec<Instant> = load.ack_times.lock().unwrap().clone();
     end();
     let window = longest_gap(&acks, from, Some(from + FAULT));
@@ -108,6 +134,7 @@ fn under_fault(
         window,
         rate_before,
         rate_late,
+        ended,
         handed_over,
     }
 }
@@ -225,13 +252,19 @@ fn faulted_cluster() -> Faulted {
     Faulted { c, net, doc }
 }
 
-/// Runs the load through all three nodes with the fault on `link` for 10 s (a cut, or a
-/// delay of what PostgreSQL sends), prints its cost, checks the history; returns the cost.
-fn network_fault(label: &str, apply: impl Fn(&Net), heal: impl Fn(&Net)) -> (Cost, Faulted) {
+/// Runs the load (`shape`) through all three nodes with the fault on `link` for 10 s,
+/// prints its cost, checks the history; returns the cost.
+fn network_fault(
+    label: &str,
+    shape: Writers,
+    apply: impl Fn(&Net),
+    heal: impl Fn(&Net),
+) -> (Cost, Faulted) {
     let f = faulted_cluster();
     let history = Arc::new(Recorder::default());
-    let bases: Vec<String> = f.c.nodes.iter().map(|n| n.url("")).collect();
-    let load = Load::start_shaped(bases, &f.c.token, &f.doc, history.clone(), writers());
+    // The owner (node-c) first: where writers that all begin at one node begin.
+    let bases: Vec<String> = [2, 0, 1].iter().map(|i| f.c.nodes[*i].url("")).collect();
+    let load = Load::start_shaped(bases, &f.c.token, &f.doc, history.clone(), shape);
     let rate_before = settled_rate(&load);
     let cost = under_fault(
         &f.c,
@@ -253,6 +286,7 @@ fn network_fault(label: &str, apply: impl Fn(&Net), heal: impl Fn(&Net)) -> (Cos
 fn an_owner_cut_from_the_database_stops_writes_no_longer_than_its_ttl() {
     let (cost, f) = network_fault(
         "owner cut from PostgreSQL 10 s",
+        writers(),
         |n| n.cut(Link::VictimToDatabase),
         |n| n.heal(Link::VictimToDatabase),
     );
@@ -262,13 +296,16 @@ fn an_owner_cut_from_the_database_stops_writes_no_longer_than_its_ttl() {
 }
 
 /// The owner cut from the other nodes (and from the clients) but not from PostgreSQL: it
-/// renews its membership as ever, yet nobody can reach it. The others find it unreachable,
-/// agree on it in the database, and end its membership; it fences itself, the document is
-/// claimed elsewhere. Healed, it joins again.
+/// renews its membership as ever, yet nobody can reach it. Its clients all write to it (the
+/// proxy's `hash $doc`), so no request goes to it through another node for the first 3 s
+/// (their patience): the others must find it unreachable by trying it themselves, agree on
+/// it in the database, and end its membership; it fences itself, the document is claimed
+/// elsewhere by the time the clients try another node. Healed, it joins again.
 #[test]
 fn an_owner_cut_from_the_other_nodes_stops_writes_no_longer_than_its_ttl() {
     let (cost, f) = network_fault(
-        "owner cut from the other nodes 10 s",
+        "owner cut from the other nodes 10 s (its clients at it)",
+        writers_at_the_owner(),
         |n| n.cut(Link::VictimToNodes),
         |n| n.heal(Link::VictimToNodes),
     );
@@ -315,6 +352,7 @@ fn a_slow_database_slows_writes_and_fences_nobody() {
     cost.print("PostgreSQL answering 200 ms late, 10 s");
     eprintln!("fault table | (the database answered {per_op:.0} times per acknowledged op)");
     assert_eq!(c.owner(&doc), owner, "the owner kept the document");
+    assert_eq!(cost.ended, None, "the owner stayed in the cluster");
     assert_eq!(cost.handed_over, None, "nobody took the document over");
     finish(&c, load, &history, &doc, 0);
 }

@@ -220,6 +220,9 @@ struct Writers {
     /// with its node until that node fails it.
     random_node: bool,
     shun: Duration,
+    /// Every writer begins at the first node (as a proxy's `hash $doc` sends all of a
+    /// document's clients to one node); else writer `w` begins at node `w`.
+    all_at_first: bool,
 }
 
 impl Default for Writers {
@@ -228,6 +231,7 @@ impl Default for Writers {
             patience: Duration::from_secs(10),
             random_node: false,
             shun: Duration::ZERO,
+            all_at_first: false,
         }
     }
 }
@@ -261,7 +265,7 @@ impl Load {
                     .unwrap();
                 let process = format!("writer-{w}");
                 let (blk, cl) = (id("blk_"), id("cl_"));
-                let mut node = w;
+                let mut node = if shape.all_at_first { 0 } else { w };
                 let mut failed_at: Vec<Option<Instant>> = vec![None; bases.len()];
                 let mut version = 0;
                 // The newest seq this writer has seen: it asks only for what came after, as

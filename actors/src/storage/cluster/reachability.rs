@@ -2,7 +2,7 @@
 //! database; it can still be cut off from the other nodes, renewing as ever while every
 //! request forwarded to it fails — and then its documents would stay unavailable for as long
 //! as the cut lasts. A node that cannot reach an incarnation says so (`suspect`); other nodes
-//! check what is suspected themselves (`suspects`, then their own probe). When more than half
+//! check what is suspected themselves (`peers`, then their own probe). When more than half
 //! of the live incarnations other than the suspect have said so within the TTL, its
 //! membership ends at once (`evicted`): its next renewal fails, it fences itself and joins
 //! again as a new incarnation, and its documents can be claimed. A node that only it cannot
@@ -48,17 +48,21 @@ pub fn suspect(db: &mut Db, me: &Member, suspect: &str, ttl: Duration) -> Result
     }
 }
 
-/// The live incarnations other than `me` that someone has suspected within `ttl`, or that
-/// are among `doubted`: for this node to try to reach, and say so if it cannot either.
-pub fn suspects(
-    db: &mut Db,
-    me: &Member,
-    ttl: Duration,
-    doubted: &[String],
-) -> Result<Vec<Member>> {
+/// A live incarnation other than this node's, as `peers` lists it.
+#[derive(Debug, Clone)]
+pub struct Peer {
+    pub member: Member,
+    /// Someone suspected it within the TTL, or it is among the doubted: try it now.
+    pub wanted: bool,
+}
+
+/// The live incarnations other than `me`, each marked `wanted` when someone has suspected it
+/// within `ttl` or it is among `doubted`: for this node to try (the wanted ones at once) and
+/// to say so if it cannot reach them either.
+pub fn peers(db: &mut Db, me: &Member, ttl: Duration, doubted: &[String]) -> Result<Vec<Peer>> {
     match db {
         Db::Sqlite(_) => Ok(Vec::new()),
-        Db::Postgres(t, _) => suspects_pg(&mut **t, me, ttl, doubted),
+        Db::Postgres(t, _) => peers_pg(&mut **t, me, ttl, doubted),
     }
 }
 
@@ -97,20 +101,27 @@ fn suspect_pg(
     Ok(evicted)
 }
 
-fn suspects_pg(
+fn peers_pg(
     c: &mut impl GenericClient,
     me: &Member,
     ttl: Duration,
     doubted: &[String],
-) -> Result<Vec<Member>> {
+) -> Result<Vec<Peer>> {
     let rows = c.query(
-        "SELECT n.node_id, n.inc, n.internal_addr FROM nodes n
-          WHERE n.inc <> $1 AND docsync_alive(n.status, n.expires_at, n.presence_key)
-            AND (n.inc = ANY($3)
-                 OR EXISTS (SELECT 1 FROM node_suspicions s
-                             WHERE s.suspect_inc = n.inc
-                               AND s.at > now() - make_interval(secs => $2)))",
+        "SELECT n.node_id, n.inc, n.internal_addr,
+                n.inc = ANY($3)
+                OR EXISTS (SELECT 1 FROM node_suspicions s
+                            WHERE s.suspect_inc = n.inc
+                              AND s.at > now() - make_interval(secs => $2)) AS wanted
+           FROM nodes n
+          WHERE n.inc <> $1 AND docsync_alive(n.status, n.expires_at, n.presence_key)",
         &[&me.inc, &ttl.as_secs_f64(), &doubted],
     )?;
-    Ok(rows.iter().map(Member::from_row).collect())
+    Ok(rows
+        .iter()
+        .map(|r| Peer {
+            member: Member::from_row(r),
+            wanted: r.get("wanted"),
+        })
+        .collect())
 }

@@ -590,16 +590,27 @@ fn a_majority_that_cannot_reach_a_node_evicts_it_and_a_minority_does_not() {
     let suspect = |c: &mut Client, by: &Member, who: &Member| -> bool {
         on_pg(c, |db| reachability::suspect(db, by, &who.inc, TTL)).unwrap()
     };
+    // The live others of `me` (sorted), and those of them to try at once.
+    let peers = |c: &mut Client, me: &Member, doubted: &[String]| -> (Vec<String>, Vec<String>) {
+        let mut found = on_pg(c, |db| reachability::peers(db, me, TTL, doubted)).unwrap();
+        found.sort_by(|x, y| x.member.node_id.cmp(&y.member.node_id));
+        let names = |ps: &mut dyn Iterator<Item = &reachability::Peer>| -> Vec<String> {
+            ps.map(|p| p.member.node_id.clone()).collect()
+        };
+        (
+            names(&mut found.iter()),
+            names(&mut found.iter().filter(|p| p.wanted)),
+        )
+    };
     let suspects = |c: &mut Client, me: &Member, doubted: &[String]| -> Vec<String> {
-        let mut found: Vec<String> = on_pg(c, |db| reachability::suspects(db, me, TTL, doubted))
-            .unwrap()
-            .into_iter()
-            .map(|m| m.node_id)
-            .collect();
-        found.sort();
-        found
+        peers(c, me, doubted).1
     };
 
+    // Every node tries every other live one now and then: all are listed, none wanted.
+    assert_eq!(
+        peers(&mut c, &b, &[]),
+        (vec!["node-a".to_string(), "node-c".to_string()], vec![])
+    );
     // A doubt is only news: every node hears whom to try, nothing is recorded.
     on_pg(&mut c, |db| reachability::doubt(db, &n.inc)).unwrap();
     assert_eq!(heard(), n.inc);
@@ -642,6 +653,11 @@ fn a_majority_that_cannot_reach_a_node_evicts_it_and_a_minority_does_not() {
         "it must fence itself"
     );
     assert!(ownership::claim(&mut c, "doc_r", &a).unwrap().is_some());
+    assert_eq!(
+        peers(&mut c, &b, &[]).0,
+        vec!["node-a".to_string()],
+        "an evicted node is tried no more"
+    );
 
     // The node joins again, cut off from both others: alone it evicts neither.
     let n2 = cluster::register(&mut c, "node-c", "c", TTL).unwrap();
