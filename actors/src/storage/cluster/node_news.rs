@@ -2,7 +2,7 @@
 //! doubts another (a request to it has waited without an answer: every node should try it
 //! now, not at its next look), or a node was evicted (requests waiting on it should ask
 //! again now). Sent as `NOTIFY docsync_nodes` (`reachability.rs`), heard by every node's
-//! watcher (`access_watch.rs`) and kept here for `watch_suspects` and the forwards waiting
+//! watcher (`access_watch.rs`) and kept here for the nodes' tries of each other (`peers.rs`) and the forwards waiting
 //! on an owner. Only a wake-up: whoever waits also looks on a timer, because a notification
 //! sent while the watcher reconnected is never delivered.
 
