@@ -250,6 +250,9 @@ async fn serve_http(
         )?),
         None => None,
     };
+    if let Some(cluster) = &cluster {
+        actix_web::rt::spawn(crate::cluster::peers::watch_peers(Arc::downgrade(cluster)));
+    }
     let compaction = CompactionSupervisor::new(
         storage.clone(),
         registry.clone(),

@@ -9,16 +9,16 @@
 //! - `Cluster::route` tells the HTTP layer whether a document's request is served here (an
 //!   actor of this node holds the document, or nobody live does and this node will claim it)
 //!   or forwarded one hop to the live owner (`routing.rs`).
-//! - Reachability: every node tries every other live node now and then (`peers.rs`: twice
-//!   per probe's patience, whether or not requests go there), and at once a node some other
-//!   node suspects or doubts; a node whose request to a document's owner waits too long asks
-//!   every node to try that owner now (`doubt`, a notification) and tries it itself. A node
-//!   that cannot reach another says so in the database (`Cluster::unreachable`); a majority
-//!   of the other live nodes evicts the unreachable one, which fences itself — so an owner
-//!   paused or cut from the other nodes but not from the database loses its documents
-//!   within about a try's interval and a probe's patience, even when no request went to it
-//!   through another node. Waiting requests hear of the eviction by notification and ask
-//!   again.
+//! - Reachability: every node tries every other live node now and then, whether or not
+//!   requests go there, and at once a node some other node suspects or doubts (`peers.rs`,
+//!   started by the server beside the cluster); a node whose request to a document's owner
+//!   waits too long asks every node to try that owner now (`doubt`, a notification) and
+//!   tries it itself. A node that cannot reach another says so in the database
+//!   (`Cluster::unreachable`); a majority of the other live nodes evicts the unreachable
+//!   one, which fences itself — so an owner paused or cut from the other nodes but not from
+//!   the database loses its documents within about a try's interval and a probe's
+//!   patience, even when no request went to it through another node. Waiting requests hear
+//!   of the eviction by notification and ask again.
 //! - Wake-up streams of a document another node owns are relayed: one stream per document
 //!   from its owner (`node_stream.rs`), fanned out here by a relay that checks each
 //!   stream's rights itself (`listen.rs`, `relays.rs`); a bullet guest's WebSocket room has
@@ -33,7 +33,7 @@ pub mod listen;
 pub mod member;
 pub mod node_stream;
 pub mod owners;
-mod peers;
+pub mod peers;
 pub mod relays;
 pub mod routing;
 
@@ -119,7 +119,6 @@ impl Cluster {
             relays: Arc::new(relays::Relays::default()),
             doubts: doubts::Doubts::default(),
         });
-        actix_web::rt::spawn(peers::watch_peers(Arc::downgrade(&cluster)));
         actix_web::rt::spawn(relays::follow_access(
             Arc::downgrade(&cluster.relays),
             cluster.storage.access_epoch().changes(),

@@ -35,8 +35,8 @@ fn try_every(ttl: Duration) -> Duration {
     (probe_patience(ttl) / 2).max(LOOK_EVERY)
 }
 
-/// Runs until the cluster is dropped.
-pub(super) async fn watch_peers(cluster: Weak<Cluster>) {
+/// Runs until the cluster is dropped (started by the server beside `Cluster::start`).
+pub async fn watch_peers(cluster: Weak<Cluster>) {
     let mut tick = tokio::time::interval(LOOK_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let news = cluster
