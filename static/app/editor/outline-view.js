@@ -242,8 +242,7 @@ export class OutlineView {
     this.#state = state;
     this.#editable = editable;
     if (state.rows !== this.#drawnRows || state.locks !== this.#drawnLocks || editable !== this.#drawnEditable) {
-      // After the view's own jump to the caret's row: only that screen now (`#draw`).
-      this.#draw(null, this.#scrollToPendingFocus() ? false : undefined);
+      this.#draw(null);
       this.#drawnRows = state.rows;
       this.#drawnLocks = state.locks;
       this.#drawnEditable = editable;
@@ -256,51 +255,6 @@ export class OutlineView {
         this.focus(v, { offset });
       }
     }
-  }
-
-  /** The rows shown of the state's (their index and heights follow). @param {ViewState} s */
-  #showRowsOf(s) {
-    if (s.rows === this.#shownOf) return;
-    this.#shownOf = s.rows;
-    const before = this.#shown;
-    const next = shownRows(s.rows, this.#zoom, this.#hideDone);
-    this.#shown = next.rows;
-    this.#base = next.base;
-    this.#zoomFound = next.found;
-    // Typing changes no order: the index and the row offsets stay. A structural edit
-    // changes one stretch: only it is looked at (50,000 rows are not indexed again).
-    const d = spliceBetween(before, next.rows);
-    if (d.same) this.#heights.carryOver(before, next.rows);
-    else {
-      this.#index.splice(next.rows, d.at, d.removed, d.added);
-      this.#heights.splice(before, next.rows, d.at, d.removed, d.added);
-      this.#compactSoon();
-    }
-  }
-
-  /**
-   * The caret's row after a structure edit lands beyond the screens drawn around the
-   * viewport (a paste's last bullet, ~100 rows below): the page scrolls to show it before
-   * the draw, so only the screen it lands on is drawn — not the screens around the old
-   * place first and the new screen after. Where `reveal` would put it: at the screen's foot
-   * (above the footer) or top. True when it scrolled.
-   */
-  #scrollToPendingFocus() {
-    const p = this.#pendingFocus;
-    if (!p || !this.windowed || !this.#state) return false;
-    this.#showRowsOf(this.#state);
-    const i = this.#index.get(p.id);
-    if (i === undefined) return false;
-    const [a, b] = this.#viewportRange(1);
-    if (i >= a && i < b) return false;
-    const shown = this.#shown;
-    const top = this.outline.getBoundingClientRect().top + this.win.scrollY;
-    const y = i >= b
-      ? top + this.#heights.top(shown, i + 1) - (this.win.innerHeight - this.bottomInset() - 8)
-      : top + this.#heights.top(shown, i) - 8;
-    this.#revealedAt = this.win.performance.now();
-    this.win.scrollTo(0, Math.max(0, y));
-    return true;
   }
 
   /**
@@ -319,7 +273,23 @@ export class OutlineView {
     const caret = hadFocus && activeView ? getSelectionOffsets(activeView.text) : null;
     const oldIndex = this.focusedId != null ? this.indexOf(this.focusedId) : -1;
 
-    this.#showRowsOf(s);
+    if (s.rows !== this.#shownOf) {
+      this.#shownOf = s.rows;
+      const before = this.#shown;
+      const next = shownRows(s.rows, this.#zoom, this.#hideDone);
+      this.#shown = next.rows;
+      this.#base = next.base;
+      this.#zoomFound = next.found;
+      // Typing changes no order: the index and the row offsets stay. A structural edit
+      // changes one stretch: only it is looked at (50,000 rows are not indexed again).
+      const d = spliceBetween(before, next.rows);
+      if (d.same) this.#heights.carryOver(before, next.rows);
+      else {
+        this.#index.splice(next.rows, d.at, d.removed, d.added);
+        this.#heights.splice(before, next.rows, d.at, d.removed, d.added);
+        this.#compactSoon();
+      }
+    }
     const shown = this.#shown;
     const want = this.windowed ? this.#windowIndices([this.focusedId, this.#pendingFocus?.id, this.#pinned, extraId], wide) : null;
     /** @type {import('./row-view.js').RowLook} */
