@@ -387,4 +387,60 @@ mod tests {
         ));
         handle.stop(true).await;
     }
+
+    /// A node that answers `status` with `body` to every request (raw HTTP/1.1).
+    async fn answering(status: &str, body: &'static str) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let head = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        );
+        actix_web::rt::spawn(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let mut request = [0u8; 4096];
+                let _ = socket.read(&mut request).await;
+                let _ = socket.write_all(head.as_bytes()).await;
+                let _ = socket.write_all(body.as_bytes()).await;
+            }
+        });
+        addr
+    }
+
+    #[actix_web::test]
+    async fn a_probe_tells_an_answer_from_silence_and_from_nobody_listening() {
+        let http = reqwest::Client::new();
+        let hop = Hop {
+            me: "node-b",
+            secret: "s3cret",
+            http: &http,
+        };
+        let patience = std::time::Duration::from_millis(300);
+        let ask = |addr: String| async move { hop.ask_member(&addr, patience).await };
+
+        let live = answering("200 OK", r#"{"inc":"inc_1"}"#).await;
+        assert_eq!(ask(live.clone()).await, Heard::As("inc_1".into()));
+        assert!(hop.answers_as(&live, "inc_1", patience).await);
+        assert!(
+            !hop.answers_as(&live, "inc_0", patience).await,
+            "restarted as another"
+        );
+        let fenced = answering("503 Service Unavailable", r#"{"error":"not_owner"}"#).await;
+        assert_eq!(ask(fenced).await, Heard::NoMember);
+        let older = answering("404 Not Found", r#"{"error":"not_found"}"#).await;
+        assert_eq!(ask(older.clone()).await, Heard::Older);
+        assert!(hop.answers_as(&older, "inc_1", patience).await);
+
+        // Paused: the kernel takes the connection, nobody answers.
+        let paused = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let paused_addr = paused.local_addr().unwrap().to_string();
+        assert_eq!(ask(paused_addr).await, Heard::Silent);
+        // Nobody listens there (the port was free again): refused.
+        let gone = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let gone_addr = gone.local_addr().unwrap().to_string();
+        drop(gone);
+        assert_eq!(ask(gone_addr).await, Heard::Closed);
+        drop(paused);
+    }
 }

@@ -105,13 +105,38 @@ async fn try_peer(cluster: Arc<Cluster>, peer: Peer) {
         .hop()
         .ask_member(&member.internal_addr, probe_patience(cluster.ttl))
         .await;
-    let counts = match heard {
-        ref h if h.is(&member.inc) => false,
-        Heard::Closed => wanted,
-        _ => true,
-    };
-    if counts {
+    if counts_against(&heard, &member.inc, wanted) {
         tracing::debug!(node = %member.node_id, ?heard, "a node did not answer as itself");
         cluster.unreachable(&member.node_id, &member.inc).await;
+    }
+}
+
+/// Whether what a try heard counts against the incarnation `inc` (see the module's text).
+fn counts_against(heard: &Heard, inc: &str, wanted: bool) -> bool {
+    match heard {
+        h if h.is(inc) => false,
+        Heard::Closed => wanted,
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn silence_and_a_wrong_answer_count_a_closed_door_only_when_asked_for() {
+        for wanted in [false, true] {
+            assert!(!counts_against(&Heard::As("inc_a".into()), "inc_a", wanted));
+            assert!(!counts_against(&Heard::Older, "inc_a", wanted));
+            assert!(counts_against(&Heard::As("inc_b".into()), "inc_a", wanted));
+            assert!(counts_against(&Heard::NoMember, "inc_a", wanted));
+            assert!(counts_against(&Heard::Silent, "inc_a", wanted));
+        }
+        assert!(
+            !counts_against(&Heard::Closed, "inc_a", false),
+            "stopping or gone"
+        );
+        assert!(counts_against(&Heard::Closed, "inc_a", true));
     }
 }
