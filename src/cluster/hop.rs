@@ -388,23 +388,21 @@ mod tests {
         handle.stop(true).await;
     }
 
-    /// A node that answers `status` with `body` to every request (raw HTTP/1.1).
-    async fn answering(status: &str, body: &'static str) -> String {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap().to_string();
-        let head = format!(
-            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-            body.len()
-        );
-        actix_web::rt::spawn(async move {
-            use tokio::io::{AsyncReadExt, AsyncWriteExt};
-            while let Ok((mut socket, _)) = listener.accept().await {
-                let mut request = [0u8; 4096];
-                let _ = socket.read(&mut request).await;
-                let _ = socket.write_all(head.as_bytes()).await;
-                let _ = socket.write_all(body.as_bytes()).await;
-            }
-        });
+    /// A node that answers `status` with `body` to every request.
+    fn answering(status: u16, body: &'static str) -> String {
+        let status = actix_web::http::StatusCode::from_u16(status).unwrap();
+        let server = HttpServer::new(move || {
+            App::new().default_service(web::to(move || async move {
+                HttpResponse::build(status)
+                    .content_type("application/json")
+                    .body(body)
+            }))
+        })
+        .workers(1)
+        .bind("127.0.0.1:0")
+        .unwrap();
+        let addr = server.addrs()[0].to_string();
+        actix_web::rt::spawn(server.run());
         addr
     }
 
@@ -419,16 +417,16 @@ mod tests {
         let patience = std::time::Duration::from_millis(300);
         let ask = |addr: String| async move { hop.ask_member(&addr, patience).await };
 
-        let live = answering("200 OK", r#"{"inc":"inc_1"}"#).await;
+        let live = answering(200, r#"{"inc":"inc_1"}"#);
         assert_eq!(ask(live.clone()).await, Heard::As("inc_1".into()));
         assert!(hop.answers_as(&live, "inc_1", patience).await);
         assert!(
             !hop.answers_as(&live, "inc_0", patience).await,
             "restarted as another"
         );
-        let fenced = answering("503 Service Unavailable", r#"{"error":"not_owner"}"#).await;
+        let fenced = answering(503, r#"{"error":"not_owner"}"#);
         assert_eq!(ask(fenced).await, Heard::NoMember);
-        let older = answering("404 Not Found", r#"{"error":"not_found"}"#).await;
+        let older = answering(404, r#"{"error":"not_found"}"#);
         assert_eq!(ask(older.clone()).await, Heard::Older);
         assert!(hop.answers_as(&older, "inc_1", patience).await);
 
