@@ -13,7 +13,7 @@
 //! pulls `/sync` from its `lastSeq` whatever it missed in between.
 
 use docsync_actors::collab::validate::{ClientId, DocId};
-use tokio::sync::mpsc::UnboundedSender;
+use futures::channel::mpsc::UnboundedSender;
 
 use super::Route;
 use crate::http::auth::{Credentials, Secret, SESSION_COOKIE};
@@ -88,7 +88,7 @@ pub async fn run(
                     _ => None,
                 };
                 if let Some(code) = code {
-                    let _ = out.send((doc, Relayed::Gone(code)));
+                    let _ = out.unbounded_send((doc, Relayed::Gone(code)));
                     return;
                 }
             }
@@ -96,7 +96,7 @@ pub async fn run(
         }
         match cluster.ask_again(doc.as_str()).await {
             Route::Here => {
-                let _ = out.send((doc, Relayed::Home));
+                let _ = out.unbounded_send((doc, Relayed::Home));
                 return;
             }
             Route::Owner { addr: a, .. } => addr = a,
@@ -116,7 +116,10 @@ async fn pump(
         while let Some(end) = buf.windows(2).position(|w| w == b"\n\n") {
             let frame: Vec<u8> = buf.drain(..end + 2).collect();
             if let Some(text) = doc_seq(&String::from_utf8_lossy(&frame)) {
-                if out.send((doc.clone(), Relayed::Seq(text))).is_err() {
+                if out
+                    .unbounded_send((doc.clone(), Relayed::Seq(text)))
+                    .is_err()
+                {
                     return false;
                 }
             }

@@ -20,11 +20,10 @@ use std::time::Duration;
 use actix::prelude::*;
 use actix::WeakAddr;
 use serde_json::value::RawValue;
-use tokio::sync::mpsc::UnboundedSender;
 
 use docsync_actors::collab::validate::{ClientId, DocId};
 use docsync_actors::document::{
-    Channel, DocError, DocEvent, Heard, RelayedDocument, Subscribe, Subscribed, Upstream, Wake,
+    Channel, DocError, EventSink, Heard, RelayedDocument, Subscribe, Subscribed, Upstream, Wake,
 };
 use docsync_actors::storage::roles::Reach;
 
@@ -114,7 +113,7 @@ pub async fn subscribe(
     access: &StreamAccess,
     channel: Channel,
     client: Option<ClientId>,
-    sink: UnboundedSender<DocEvent>,
+    sink: EventSink,
     owner: String,
 ) -> Result<Subscribed, DocError> {
     let msg = Subscribe {

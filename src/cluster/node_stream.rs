@@ -21,11 +21,12 @@ use std::time::Duration;
 use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
 
 use docsync_actors::ask::ask;
 use docsync_actors::collab::validate::DocId;
-use docsync_actors::document::{Channel, Confirmed, Standing, StreamGrant, Subscribe, Wake};
+use docsync_actors::document::{
+    event_channel, Channel, Confirmed, Standing, StreamGrant, Subscribe, Wake,
+};
 use docsync_actors::storage::roles::Reach;
 use docsync_actors::storage::{Db, StorageError};
 
@@ -91,7 +92,7 @@ pub async fn stream(
         }
     };
     let doc = DocId::parse(&path.into_inner()).map_err(|_| ApiError::NotFound)?;
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = event_channel();
     let subscribed = ask(
         &state.registry,
         &doc,

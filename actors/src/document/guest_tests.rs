@@ -10,9 +10,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::messages::Events;
 use actix::prelude::*;
 use serde_json::{json, Value};
-use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::collab::block::Author;
 use crate::collab::op::{Op, OpStatus, RejectReason};
@@ -234,7 +234,7 @@ struct Run {
     copy: GuestCopy,
     owner_seq: i64,
     next: usize,
-    stream: Option<(Subscription, UnboundedReceiver<DocEvent>)>,
+    stream: Option<(Subscription, Events)>,
     /// Snapshots the guest was told to reload.
     resyncs: usize,
     /// The guest's view has ended (its last sync was answered as for a deleted document).
@@ -290,7 +290,7 @@ impl Run {
 
     async fn subscribe_guest(&mut self) {
         self.stream = None;
-        let (sink, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (sink, rx) = super::messages::event_channel();
         let msg = Subscribe {
             channel: Channel::WebSocket,
             client: Some(client("cl_guest")),

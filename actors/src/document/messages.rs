@@ -110,6 +110,18 @@ pub enum DocEvent {
     Moved { doc_id: DocId },
 }
 
+/// Where a document sends one stream's events. `futures`' unbounded channel, not tokio's:
+/// an empty one is ~130 bytes, where tokio's allocates a block of 32 slots up front (1.5 KB)
+/// — per open stream, and an idle WebSocket or event stream is mostly fixed costs like it.
+pub type EventSink = futures::channel::mpsc::UnboundedSender<DocEvent>;
+/// The stream's end of an [`EventSink`].
+pub type Events = futures::channel::mpsc::UnboundedReceiver<DocEvent>;
+
+/// A new channel for one stream's events.
+pub fn event_channel() -> (EventSink, Events) {
+    futures::channel::mpsc::unbounded()
+}
+
 /// One change of a document as wake-up channels announce it.
 #[derive(Debug, Clone)]
 pub struct Wake {

@@ -54,7 +54,9 @@ pub use actor::{AccessChanged, DocumentActor, Stopped};
 pub use config::ActorConfig;
 pub use encoded::{SharedBlocks, SnapshotBlock};
 pub use grant::{Confirmed, Revoked, Standing, StreamGrant};
-pub use messages::{Caller, Channel, DocError, DocEvent, Mode, Wake};
+pub use messages::{
+    event_channel, Caller, Channel, DocError, DocEvent, EventSink, Events, Mode, Wake,
+};
 pub use relayed::{Heard, RelayedDocument, Upstream};
 pub use sessions::Person;
 pub use sync_reply::{

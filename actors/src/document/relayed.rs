@@ -235,7 +235,7 @@ impl Handler<Subscribe> for RelayedDocument {
             self.recheck_access(ctx);
         } else if let Some(latest) = &self.latest {
             // What the owner said last, as a document's own stream would have it at once.
-            let _ = sink.send(super::messages::DocEvent::Seq(Arc::new(latest.clone())));
+            let _ = sink.unbounded_send(super::messages::DocEvent::Seq(Arc::new(latest.clone())));
         }
         let latest = self.latest_or_nothing();
         Ok(Subscribed {

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::messages::Events;
 use actix::prelude::*;
 use serde_json::value::RawValue;
-use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::clock::ManualClock;
 use crate::collab::validate::DocId;
@@ -30,7 +30,7 @@ fn wake(head: i64, entries: Option<&str>) -> Wake {
 }
 
 /// Reads `rx` until `want` was heard last (bounded), returning all it heard.
-async fn until_heard(rx: &mut UnboundedReceiver<DocEvent>, want: &str) -> Vec<String> {
+async fn until_heard(rx: &mut Events, want: &str) -> Vec<String> {
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut all = Vec::new();
     loop {
@@ -83,7 +83,7 @@ async fn a_relay_tells_readers_rechecked_at_the_owners_epoch_answers_long_polls_
     )
     .start();
     let subscribe = |user: &accounts::User| {
-        let (sink, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (sink, rx) = super::messages::event_channel();
         let msg = Subscribe {
             channel: Channel::WebSocket,
             client: None,

@@ -9,19 +9,17 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tokio::sync::mpsc::UnboundedSender;
-
 use crate::collab::validate::{ClientId, DocId};
 use crate::storage::roles::{BulletRoot, Reach};
 
 use super::grant::{Confirmed, Revoked, Standing, StreamGrant};
-use super::messages::{Channel, DocEvent, Wake};
+use super::messages::{Channel, DocEvent, EventSink, Wake};
 
 struct Subscriber {
     channel: Channel,
     client: Option<ClientId>,
     user_id: String,
-    sink: UnboundedSender<DocEvent>,
+    sink: EventSink,
     /// What opened the stream, asked again whenever `confirmed` stops holding.
     grant: Arc<dyn StreamGrant>,
     /// Rights confirmed at an access epoch: wake-ups (and their entries) go only to
@@ -66,7 +64,7 @@ pub(crate) struct Opened {
     pub(super) channel: Channel,
     pub(super) client: Option<ClientId>,
     pub(super) user_id: String,
-    pub(super) sink: UnboundedSender<DocEvent>,
+    pub(super) sink: EventSink,
     pub(super) grant: Arc<dyn StreamGrant>,
     pub(super) reach: Reach,
 }
@@ -153,17 +151,17 @@ impl Subscribers {
                 return !s.sink.is_closed();
             }
             match &s.reach {
-                Reach::Document => s.sink.send(DocEvent::Seq(wake.clone())).is_ok(),
+                Reach::Document => s.sink.unbounded_send(DocEvent::Seq(wake.clone())).is_ok(),
                 Reach::Bullets(roots) => match guest(s.client.as_ref(), roots) {
                     GuestWake::Quiet => !s.sink.is_closed(),
-                    GuestWake::Plain => s.sink.send(DocEvent::Seq(plain.clone())).is_ok(),
+                    GuestWake::Plain => s.sink.unbounded_send(DocEvent::Seq(plain.clone())).is_ok(),
                     GuestWake::View { since, entries } => {
                         let own = Wake {
                             entries: Some(entries),
                             since: Some(since),
                             ..(*plain).clone()
                         };
-                        s.sink.send(DocEvent::Seq(Arc::new(own))).is_ok()
+                        s.sink.unbounded_send(DocEvent::Seq(Arc::new(own))).is_ok()
                     }
                 },
             }
@@ -207,14 +205,14 @@ impl Subscribers {
                     s.reach = reach;
                     if s.behind && checked_at == current {
                         s.behind = false;
-                        let _ = s.sink.send(DocEvent::Seq(latest.clone()));
+                        let _ = s.sink.unbounded_send(DocEvent::Seq(latest.clone()));
                     }
                     continue;
                 }
                 Standing::CredentialEnded => Revoked::CredentialEnded,
                 Standing::NoAccess => Revoked::NoAccess,
             };
-            let _ = s.sink.send(DocEvent::Revoked {
+            let _ = s.sink.unbounded_send(DocEvent::Revoked {
                 doc_id: latest.doc_id.clone(),
                 why,
             });
@@ -229,7 +227,7 @@ impl Subscribers {
     /// and is forgotten.
     pub(super) fn moved(&mut self, doc_id: &DocId) {
         for (_, s) in self.by_id.drain() {
-            let _ = s.sink.send(DocEvent::Moved {
+            let _ = s.sink.unbounded_send(DocEvent::Moved {
                 doc_id: doc_id.clone(),
             });
         }
@@ -267,8 +265,8 @@ mod tests {
         user: &str,
         epoch: u64,
         until: Option<i64>,
-    ) -> (u64, tokio::sync::mpsc::UnboundedReceiver<DocEvent>) {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    ) -> (u64, crate::document::messages::Events) {
+        let (tx, rx) = crate::document::messages::event_channel();
         let grant = Arc::new(UserGrant(user.into()));
         let id = subs.add(
             Opened {
@@ -341,7 +339,7 @@ mod tests {
     #[test]
     fn closed_streams_are_pruned() {
         let mut subs = Subscribers::default();
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (tx, rx) = crate::document::messages::event_channel();
         let grant = Arc::new(UserGrant("usr_a".into()));
         let confirmed = Confirmed {
             epoch: 0,
@@ -369,7 +367,7 @@ mod tests {
         let mut subs = Subscribers::default();
         let limits = Limits::default();
         let open = |subs: &mut Subscribers, client: &str| {
-            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            let (tx, rx) = crate::document::messages::event_channel();
             subs.add(
                 Opened {
                     channel: Channel::WebSocket,

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::messages::Events;
 use actix::prelude::*;
 use serde_json::json;
-use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::clock::ManualClock;
 use crate::collab::block::Author;
@@ -72,7 +72,7 @@ pub(super) fn start(f: &Fixture, tick: Duration) -> Addr<DocumentActor> {
 }
 
 /// What a stream has heard so far, as `head:entries`, `revoked:…` or `moved`.
-pub(super) fn events(rx: &mut UnboundedReceiver<DocEvent>) -> Vec<String> {
+pub(super) fn events(rx: &mut Events) -> Vec<String> {
     let mut out = Vec::new();
     while let Ok(ev) = rx.try_recv() {
         out.push(match ev {
@@ -119,11 +119,8 @@ pub(super) fn sync(caller: Caller, last_seq: i64, ops: Vec<Op>, hold: Option<Vec
     Sync::new(caller, request, Some((Precheck::default(), Instant::now())))
 }
 
-pub(super) async fn subscribe(
-    addr: &Addr<DocumentActor>,
-    f: &Fixture,
-) -> (Subscribed, UnboundedReceiver<DocEvent>) {
-    let (sink, rx) = tokio::sync::mpsc::unbounded_channel();
+pub(super) async fn subscribe(addr: &Addr<DocumentActor>, f: &Fixture) -> (Subscribed, Events) {
+    let (sink, rx) = super::messages::event_channel();
     let msg = Subscribe {
         channel: Channel::WebSocket,
         client: None,
@@ -138,7 +135,7 @@ pub(super) async fn subscribe(
 }
 
 /// Every wake-up already sent (the actor sends them before it replies).
-pub(super) fn drain(rx: &mut UnboundedReceiver<DocEvent>) -> Vec<Arc<Wake>> {
+pub(super) fn drain(rx: &mut Events) -> Vec<Arc<Wake>> {
     let mut out = Vec::new();
     while let Ok(ev) = rx.try_recv() {
         if let DocEvent::Seq(w) = ev {
@@ -257,7 +254,7 @@ struct Reader {
     user: accounts::User,
     token: String,
     token_id: String,
-    rx: UnboundedReceiver<DocEvent>,
+    rx: Events,
     _sub: Subscribed,
     /// The head acknowledged when the revocation of this reader's rights returned.
     revoked_at: Option<i64>,
@@ -313,7 +310,7 @@ async fn reader(f: &Fixture, addr: &Addr<DocumentActor>, name: &str) -> Reader {
         })
         .await
         .expect("reader");
-    let (sink, rx) = tokio::sync::mpsc::unbounded_channel();
+    let (sink, rx) = super::messages::event_channel();
     let msg = Subscribe {
         channel: Channel::Sse,
         client: None,

@@ -6,10 +6,9 @@
 use std::time::Duration;
 
 use actix_web::web::Bytes;
-use futures::{stream, Stream};
-use tokio::sync::mpsc;
+use futures::{stream, Stream, StreamExt};
 
-use docsync_actors::document::{DocEvent, Wake};
+use docsync_actors::document::{DocEvent, Events, Wake};
 
 use crate::shutdown::Shutdown;
 
@@ -25,7 +24,7 @@ pub struct Framing<F> {
 }
 
 struct Open<H, F> {
-    rx: mpsc::UnboundedReceiver<DocEvent>,
+    rx: Events,
     framing: Framing<F>,
     first: Option<Bytes>,
     tick: tokio::time::Interval,
@@ -36,7 +35,7 @@ struct Open<H, F> {
 /// The body reading `rx`. `held` (the subscription, a stream slot) lives exactly as long as
 /// the body: dropping the body — the client went away — unsubscribes and frees it.
 pub fn events<H, F>(
-    rx: mpsc::UnboundedReceiver<DocEvent>,
+    rx: Events,
     framing: Framing<F>,
     shutdown: Shutdown,
     held: H,
@@ -66,7 +65,7 @@ where
             Shutdown,
         }
         let next = tokio::select! {
-            ev = s.rx.recv() => Next::Event(ev),
+            ev = s.rx.next() => Next::Event(ev),
             _ = s.tick.tick() => Next::KeepAlive,
             () = s.shutdown.wait() => Next::Shutdown,
         };

@@ -12,8 +12,7 @@ pub mod ws_protocol;
 
 use docsync_actors::ask::ask;
 use docsync_actors::collab::validate::ClientId;
-use docsync_actors::document::{Channel, DocEvent, Subscribe};
-use tokio::sync::mpsc::UnboundedSender;
+use docsync_actors::document::{Channel, EventSink, Subscribe};
 
 use super::access::StreamAccess;
 use super::error::ApiError;
@@ -30,7 +29,7 @@ pub async fn subscribe(
     access: &StreamAccess,
     channel: Channel,
     client_id: Option<ClientId>,
-    sink: UnboundedSender<DocEvent>,
+    sink: EventSink,
 ) -> Result<(Subscription, i64, u64), ApiError> {
     let msg = Subscribe {
         channel,

@@ -18,9 +18,8 @@ use std::time::Duration;
 use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
-use tokio::sync::mpsc;
 
-use docsync_actors::document::{Channel, Wake};
+use docsync_actors::document::{event_channel, Channel, Wake};
 
 use super::super::access::stream_access;
 use super::super::auth::Credentials;
@@ -79,7 +78,7 @@ pub async fn events(
         return listen::on_owner(&state, &req, owner, within).await;
     }
     let slot = state.take_stream_slot(&req, &granted.user.id)?;
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = event_channel();
     let (sub, head, lease) = match listen {
         Listen::Relay { owner } => {
             let s = listen::subscribe(&state, &granted, Channel::Sse, client_id, tx, owner).await?;

@@ -14,10 +14,12 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use actix_web::{web, HttpRequest, HttpResponse};
 use actix_web_actors::ws;
-use tokio::sync::mpsc;
+use futures::channel::mpsc;
 
 use docsync_actors::collab::validate::{ClientId, DocId};
-use docsync_actors::document::{Channel, DocEvent, Revoked, Wake};
+use docsync_actors::document::{
+    event_channel, Channel, DocEvent, EventSink, Events, Revoked, Wake,
+};
 
 use super::super::access::{caller, stream_access};
 use super::super::auth::{Credentials, SESSION_COOKIE};
@@ -72,11 +74,11 @@ pub struct WsSession {
     client_addr: String,
     rooms: HashMap<DocId, Room>,
     last_heard: Instant,
-    events: Option<mpsc::UnboundedReceiver<DocEvent>>,
-    sink: mpsc::UnboundedSender<DocEvent>,
-    /// What this session's relays hear (cluster mode).
-    relayed: Option<mpsc::UnboundedReceiver<(DocId, Relayed)>>,
-    relay_sink: mpsc::UnboundedSender<(DocId, Relayed)>,
+    events: Option<Events>,
+    sink: EventSink,
+    /// What this session's bullet-guest relays hear (cluster mode), made with the first such
+    /// room: most sockets never have one.
+    relay_sink: Option<mpsc::UnboundedSender<(DocId, Relayed)>>,
     /// The connection's one stream slot (however many rooms it joins); freed with the session.
     _slot: StreamSlot,
 }
@@ -111,8 +113,7 @@ pub async fn connect(
     }
     let user = caller(&state, &creds).await?;
     let slot = state.take_stream_slot(&req, &user.id)?;
-    let (sink, events) = mpsc::unbounded_channel();
-    let (relay_sink, relayed) = mpsc::unbounded_channel();
+    let (sink, events) = event_channel();
     let client_addr = state.client_address(&req);
     let session = WsSession {
         state,
@@ -122,8 +123,7 @@ pub async fn connect(
         last_heard: Instant::now(),
         events: Some(events),
         sink,
-        relayed: Some(relayed),
-        relay_sink,
+        relay_sink: None,
         _slot: slot,
     };
     // Not a WebSocket handshake (a plain GET, a wrong version): a JSON 400 like any other
@@ -255,7 +255,7 @@ impl WsSession {
                     client_id,
                     addr,
                 };
-                let run = guest_relay::run(act.state.clone(), relayed, act.relay_sink.clone());
+                let run = guest_relay::run(act.state.clone(), relayed, act.relay_sink(ctx));
                 let relay = ctx.spawn(run.into_actor(act));
                 act.rooms.insert(
                     doc,
@@ -270,6 +270,21 @@ impl WsSession {
             }
             Err(code) => Self::error(ctx, Some(&room), code),
         }));
+    }
+
+    /// The sender this socket's bullet-guest relays report to (the channel is made, and
+    /// heard, on first use).
+    fn relay_sink(
+        &mut self,
+        ctx: &mut ws::WebsocketContext<Self>,
+    ) -> mpsc::UnboundedSender<(DocId, Relayed)> {
+        if let Some(sink) = &self.relay_sink {
+            return sink.clone();
+        }
+        let (sink, relayed) = mpsc::unbounded();
+        ctx.add_stream(relayed);
+        self.relay_sink = Some(sink.clone());
+        sink
     }
 
     /// Leaves a room, stopping its relay if it has one.
@@ -353,21 +368,8 @@ impl Actor for WsSession {
             |mut rx| async move { rx.changed().await.ok().map(|()| (EpochMoved, rx)) },
         );
         ctx.add_stream(moves);
-        if let Some(rx) = self.events.take() {
-            let events =
-                futures::stream::unfold(
-                    rx,
-                    |mut rx| async move { rx.recv().await.map(|e| (e, rx)) },
-                );
+        if let Some(events) = self.events.take() {
             ctx.add_stream(events);
-        }
-        if let Some(rx) = self.relayed.take() {
-            let relayed =
-                futures::stream::unfold(
-                    rx,
-                    |mut rx| async move { rx.recv().await.map(|e| (e, rx)) },
-                );
-            ctx.add_stream(relayed);
         }
         // Server shutdown closes with 1001. The wait is the session's own future (dropped when
         // the session stops), not a free-standing task: a task holding the session's address

@@ -5,12 +5,11 @@
 use std::sync::Arc;
 
 use actix::prelude::*;
-use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
 
 use crate::collab::validate::ClientId;
 use crate::document::grant::{Confirmed, StreamGrant};
-use crate::document::messages::{Channel, DocError, DocEvent};
+use crate::document::messages::{Channel, DocError, EventSink};
 use crate::document::subscribers::Opened;
 use crate::document::waiters::Waiters;
 use crate::storage::roles::Reach;
@@ -26,7 +25,7 @@ pub struct Subscribe {
     /// The tab behind the channel, kept present while the channel is open.
     pub client: Option<ClientId>,
     pub user_id: String,
-    pub sink: UnboundedSender<DocEvent>,
+    pub sink: EventSink,
     /// What opened the channel: asked again whenever the access epoch moves.
     pub grant: Arc<dyn StreamGrant>,
     /// When the opener's rights were checked (the epoch read *before* that check).
