@@ -119,3 +119,57 @@ scenario('30 first rows from the server: a document new to this device shows its
   await waitFor(async () => (await api.snapshot(doc)).blocks.some((/** @type {any} */ b) => b.content === 'Server row 2 (carol)'),
     { message: "carol's typing reached the server" });
 });
+
+scenario('30 keys typed into the first screen before it is editable are typed again once it is, even after the tab closed', async (h) => {
+  const seed = ['Groceries', 'Call the plumber', 'Book the train'];
+  const { users, api, doc, ids, pages, contexts } = await setup(h, { users: ['alice', 'bob'], seed, title: 'Early keys' });
+  const bobId = users.bob.id;
+  /** Opens the document offline without this device's copy: the kept rows stay read-only. */
+  const openEarly = async (/** @type {import('playwright-core').Page} */ page) => {
+    await page.evaluate(async () => void (await navigator.serviceWorker.ready));
+    await page.goto('/');
+    await page.evaluate(() => new Promise((resolve, reject) => {
+      const del = indexedDB.deleteDatabase('docsync');
+      del.onsuccess = () => resolve(undefined);
+      del.onerror = () => reject(del.error);
+      del.onblocked = () => reject(new Error('the copy is still open'));
+    }));
+    await contexts.bob.setOffline(true);
+    await page.goto(`/d/${doc}`);
+    await waitRowsShown(page, ids);
+    assert.equal(await page.locator(`${rowSel(ids[0])} .row-text`).getAttribute('contenteditable'), null, 'read-only');
+  };
+  const serverTexts = async () => (await api.snapshot(doc)).blocks.map((/** @type {any} */ b) => b.content);
+  let bob = pages.bob;
+  await waitFor(async () => (await kept(bob, bobId, doc)) !== null, { message: 'the first screen kept on this device' });
+
+  // Typed at once into the read-only first screen: a click, End, text, Enter, more text.
+  await openEarly(bob);
+  await bob.locator(`${rowSel(ids[0])} .row-text`).click();
+  await bob.keyboard.press('End');
+  await bob.keyboard.type(' and milk', { delay: 5 });
+  await bob.keyboard.press('Enter');
+  await bob.keyboard.type('Water the plants', { delay: 5 });
+  assert.equal((await readRows(bob))[0].text, 'Groceries', 'nothing typed into the read-only row');
+  await contexts.bob.setOffline(false);
+  await waitFor(async () => {
+    const t = await serverTexts();
+    return t.includes('Groceries and milk') && t.includes('Water the plants');
+  }, { message: 'the held keys typed again once the editor had the rows, and saved' });
+  await waitFor(async () => (await readRows(bob)).map((r) => r.text).join('|') === 'Groceries and milk|Water the plants|Call the plumber|Book the train',
+    { message: 'the new bullet where Enter was pressed' });
+
+  // The tab closed before the editor took over: the next page of the document types them.
+  await waitFor(async () => (await kept(bob, bobId, doc))?.includes('Water the plants') ?? false, { message: 'the new first screen kept' });
+  await openEarly(bob);
+  await bob.locator(`${rowSel(ids[2])} .row-text`).click();
+  await bob.keyboard.press('End');
+  await bob.keyboard.type(' for Friday', { delay: 5 });
+  await bob.close();
+  await contexts.bob.setOffline(false);
+  bob = await contexts.bob.newPage();
+  await bob.goto(`/d/${doc}`);
+  await waitFor(async () => (await serverTexts()).includes('Book the train for Friday'),
+    { message: 'keys held by a closed tab typed by the next page of the document' });
+  assert.equal((await serverTexts()).filter((t) => t.includes('for Friday')).length, 1, 'typed once');
+});

@@ -145,6 +145,10 @@ export class OutlineView {
   get zoomFound() {
     return this.#zoomFound;
   }
+  /** A caret waits to be put into a row the next render draws (after a structure edit). */
+  get focusPending() {
+    return this.#pendingFocus !== null;
+  }
   /** Depth of the rows drawn at the left edge. */
   get base() {
     return this.#base;

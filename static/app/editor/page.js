@@ -23,6 +23,7 @@
 import { DocSyncEngine } from '../../engine/engine.js';
 import { openStore } from '../../engine/store.js';
 import { readFirstScreen, keepFirstScreen, firstScreenOf, pageStorage } from '../first-screen.js';
+import { HeldKeys, holdKeys, typeAgain } from './type-ahead.js';
 import { ancestorIndices, indexOfId } from './outline-ops.js';
 import { takeOver } from './pending-import.js';
 import { FindHighlights } from './find-highlights.js';
@@ -95,6 +96,8 @@ export async function mountEditor(root, opts) {
   let rafId = 0;
   let destroyed = false;
   let firstShown = false;
+  /** the held keys were taken (at the first render of the loaded document) */
+  let typedAgain = false;
   let hideDone = localStorage.getItem(HIDE_DONE_KEY) === '1';
   /** @type {string|null} the bullet the caret was last in (a menu takes the focus away) */
   let lastFocusedId = null;
@@ -144,8 +147,14 @@ export async function mountEditor(root, opts) {
   // is read and its model built (a big document: a few hundred ms); the engine's first
   // state then takes over the same rows (first-screen.js).
   let early = opts.zoomId ? null : readFirstScreen(storage, userId, docId);
+  // Keys typed into those rows before they are editable, typed again once they are (and
+  // those a page closed too early left on this device).
+  const held = new HeldKeys(storage, userId, docId, crypto.randomUUID());
+  /** @type {(() => void)|null} */
+  let stopHolding = null;
   /** @param {import('../first-screen.js').FirstScreen} first */
   const drawEarly = (first) => {
+    stopHolding ??= holdKeys(chrome.outline, held);
     const shown = earlyState(docId, first);
     chrome.render(shown, { readOnly: true, zoomPath: null, zoomFound: true, signedOut: false, early: true });
     view.render(shown, false);
@@ -274,12 +283,19 @@ export async function mountEditor(root, opts) {
     // The kept first screen stays until this device's copy (or the server's) is in.
     if (early && !s.loaded && !s.error) return;
     early = null;
+    stopHolding?.();
+    stopHolding = null;
     // A document this person can no longer read is not drawn from this device again.
     if (s.error && (s.error.status === 403 || s.error.status === 404)) forgetFirstScreen();
     const signedOut = s.error?.status === 401;
     const titleChanged = chrome.render(s, { readOnly: !canEdit(), zoomPath: zoomPath(), zoomFound: view.zoomFound || !s.loaded, signedOut });
     if (titleChanged) rememberTitle(s.title);
     view.render(s, canEdit());
+    if (s.loaded && !typedAgain) {
+      typedAgain = true;
+      const keys = held.take();
+      if (keys.length && canEdit() && !s.error) void typeAgain(view, keys);
+    }
     controller.syncSelection();
     // rows drawn since (scrolling a big document) get the find's highlights too
     if (panels.findQuery) hits.mark(panels.findQuery);
@@ -485,6 +501,7 @@ export async function mountEditor(root, opts) {
       detach();
       detachToolbar();
       destroyed = true;
+      stopHolding?.();
       if (rafId) cancelAnimationFrame(rafId);
       clearTimeout(rememberTimer);
       if (keepTimer) keepNow();
