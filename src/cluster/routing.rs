@@ -17,7 +17,7 @@ use actix_web::{web, HttpMessage, ResponseError};
 use futures::StreamExt;
 
 use super::hop::{self, Arrival};
-use super::{Route, RESOLVE_AGAIN};
+use super::{Cluster, Route, RESOLVE_AGAIN};
 use crate::http::error::ApiError;
 use crate::http::state::AppState;
 
@@ -35,16 +35,30 @@ fn document_of(req: &ServiceRequest) -> Option<String> {
     Some(id.to_string())
 }
 
-pub async fn route(
-    mut req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+pub async fn route<B: MessageBody + 'static>(
+    req: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
     let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
         return Ok(next.call(req).await?.map_into_left_body());
     };
     let (Some(cluster), Some(doc)) = (state.cluster.clone(), document_of(&req)) else {
         return Ok(next.call(req).await?.map_into_left_body());
     };
+    // Boxed: the forwarding's state (its HTTP client's futures, ≈ 2 KB) is allocated only
+    // for a request that may be forwarded, not held by every request while it is served
+    // (a long-poll waits up to 25 s).
+    Box::pin(route_in_cluster(req, next, state, cluster, doc)).await
+}
+
+/// A document's request in cluster mode: served here, or forwarded to the document's owner.
+async fn route_in_cluster<B: MessageBody + 'static>(
+    mut req: ServiceRequest,
+    next: Next<B>,
+    state: web::Data<AppState>,
+    cluster: std::sync::Arc<Cluster>,
+    doc: String,
+) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
     let refuse = |req: ServiceRequest, e: ApiError| {
         Ok(req.into_response(e.error_response()).map_into_right_body())
     };

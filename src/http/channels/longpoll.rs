@@ -93,7 +93,9 @@ pub async fn changes(
     let listen = listen::listen_for(&state, &req, &doc, &d.reach).await?;
     if let Listen::OnOwner { owner } = &listen {
         let within = Duration::from_secs(MAX_LONG_POLL_WAIT_SECS + 5);
-        return listen::on_owner(&state, &req, owner, within).await;
+        // Boxed, as the relay's ask below: a waiter holds its future for up to 25 s, and an
+        // inline forward would make every waiter that size.
+        return Box::pin(listen::on_owner(&state, &req, owner, within)).await;
     }
     let _slot = state.take_stream_slot(&req, &user.id)?;
     let mut shutdown = state.shutdown.clone();
@@ -105,7 +107,7 @@ pub async fn changes(
         reach: d.reach,
     };
     let asked = match listen {
-        Listen::Relay { owner } => listen::ask(&state, &doc, owner, msg).await,
+        Listen::Relay { owner } => Box::pin(listen::ask(&state, &doc, owner, msg)).await,
         _ => docsync_actors::ask::ask(&state.registry, &doc, msg).await,
     };
     let (head, lease) = match asked? {
