@@ -8,7 +8,7 @@
 // the server must have all of it, each bullet exactly once.
 
 import assert from 'node:assert/strict';
-import { scenario, waitFor, logStats } from './harness.js';
+import { scenario, waitFor, logStats, rowSel } from './harness.js';
 import { setup, focusEnd, pageOutline, apiOutline, render, converged, assertNoCopies, writeCutProxy } from './fixtures.js';
 
 const ROUNDS = Number(process.env.E2E_RELOAD_ROUNDS) || 10;
@@ -49,6 +49,10 @@ scenario(`10 reload at once: ${ROUNDS} rounds of fast typing, each followed at o
       // the editor hands the text to the engine only while the page unloads (its
       // visibilitychange/pagehide handlers): the write they start must still complete.
       await focusEnd(page, ids[0]);
+      // This round writes into the field itself, as only an editable field lets the keyboard
+      // (keys typed into the read-only first screen are held: the other rounds cover them).
+      await waitFor(async () => (await page.locator(`${rowSel(ids[0])} .row-text`).getAttribute('contenteditable')) !== null,
+        { message: 'the first bullet editable' });
       const more = ` +r${r} saved in pagehide`;
       const navigated = page.waitForEvent('framenavigated');
       await page.evaluate((text) => {
