@@ -22,6 +22,7 @@
 
 import { DocSyncEngine } from '../../engine/engine.js';
 import { openStore } from '../../engine/store.js';
+import { newClientId } from '../../engine/ids.js';
 import { readFirstScreen, keepFirstScreen, firstScreenOf, pageStorage } from '../first-screen.js';
 import { HeldKeys, holdKeys, typeAgain } from './type-ahead.js';
 import { ancestorIndices, indexOfId } from './outline-ops.js';
@@ -149,7 +150,7 @@ export async function mountEditor(root, opts) {
   let early = opts.zoomId ? null : readFirstScreen(storage, userId, docId);
   // Keys typed into those rows before they are editable, typed again once they are (and
   // those a page closed too early left on this device).
-  const held = new HeldKeys(storage, userId, docId, crypto.randomUUID());
+  const held = new HeldKeys(storage, userId, docId, newClientId());
   /** @type {(() => void)|null} */
   let stopHolding = null;
   /** @param {import('../first-screen.js').FirstScreen} first */

@@ -40,7 +40,7 @@ export class HeldKeys {
 
   /**
    * @param {StorageLike|null} storage @param {string} userId @param {string} docId
-   * @param {string} page this page's name among the pages of the document (its clientId)
+   * @param {string} page a name for this page, never used again (a reload is another page)
    */
   constructor(storage, userId, docId, page) {
     this.storage = storage;
