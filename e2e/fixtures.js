@@ -147,6 +147,17 @@ export async function typeScript(page, script, delay = 15) {
 /** Clicks into a row's text and puts the caret at its end. */
 export async function focusEnd(page, id) {
   await rowText(page, id).click();
+  // End alone goes to the end of the visual line the click was on: a long bullet wraps.
+  await page.evaluate((sel) => {
+    const field = document.querySelector(sel);
+    const s = document.getSelection();
+    if (!field || !s) return;
+    const r = document.createRange();
+    r.selectNodeContents(field);
+    r.collapse(false);
+    s.removeAllRanges();
+    s.addRange(r);
+  }, `${rowSel(id)} ${SEL.rowText}`);
   await page.keyboard.press('End');
   await waitFor(
     () =>

@@ -183,8 +183,11 @@ export async function typeAgain(view, keys) {
       while (i + 1 < keys.length && keys[i + 1].key.length === 1 && keys[i + 1].id === heldIn) run += keys[++i].key;
       if (field()) doc.execCommand('insertText', false, run);
     } else if (k.key === 'Home' || k.key === 'End') {
+      // As the key would: to the start or end of the visual line (a long bullet wraps).
       const f = field();
-      if (f) setSelectionOffsets(f, k.key === 'Home' ? 0 : (f.textContent ?? '').length);
+      const sel = doc.getSelection();
+      if (f && sel && typeof sel.modify === 'function') sel.modify('move', k.key === 'Home' ? 'backward' : 'forward', 'lineboundary');
+      else if (f) setSelectionOffsets(f, k.key === 'Home' ? 0 : (f.textContent ?? '').length);
     } else {
       press(k.key, k.shift);
       await settle();
