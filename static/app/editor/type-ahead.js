@@ -16,8 +16,12 @@ import { getSelectionOffsets, setSelectionOffsets } from './caret.js';
  */
 /** @typedef {Pick<Storage, 'getItem'|'setItem'|'removeItem'>} StorageLike */
 
-/** Keys held besides single characters: what fast typing right after opening is made of. */
-const KEYS = new Set(['Enter', 'Backspace', 'Delete', 'Home', 'End', 'Tab']);
+/**
+ * Keys held besides single characters: what fast typing right after opening is made of. Not
+ * Tab: in the read-only rows it moves the focus on, as it should for someone going through
+ * the page by keyboard (held, it would indent a bullet once the editor had it).
+ */
+const KEYS = new Set(['Enter', 'Backspace', 'Delete', 'Home', 'End']);
 /** Frames a structure key's render may take before the next key is typed anyway. */
 const SETTLE_FRAMES = 10;
 
@@ -135,8 +139,8 @@ const nextFrame = (win) => new Promise((resolve) => win.requestAnimationFrame(()
 
 /**
  * Types held keys again into the editor's (now editable) rows, as the keyboard would: runs
- * of characters inserted at the caret, Enter, Tab and Backspace through the editor's own key
- * handling. A bullet that is gone meanwhile: its keys go into a new bullet at the end.
+ * of characters inserted at the caret, Enter, Backspace and Delete through the editor's own
+ * key handling. A bullet that is gone meanwhile: its keys go into a new bullet at the end.
  * @param {import('./outline-view.js').OutlineView} view @param {HeldKey[]} keys
  */
 export async function typeAgain(view, keys) {
