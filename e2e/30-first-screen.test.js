@@ -34,6 +34,26 @@ async function takesOver(page, id, letIn) {
     'the same row element, not drawn again');
 }
 
+/**
+ * Opens `doc` offline with this device's copy of it deleted (the app itself stays cached):
+ * only the kept first screen can be shown, read-only, until the page is online again.
+ * @param {import('playwright-core').Page} page @param {import('playwright-core').BrowserContext} context
+ * @param {string} doc @param {string[]} ids rows that must be shown
+ */
+async function openWithoutCopy(page, context, doc, ids) {
+  await page.evaluate(async () => void (await navigator.serviceWorker.ready));
+  await page.goto('/');
+  await page.evaluate(() => new Promise((resolve, reject) => {
+    const del = indexedDB.deleteDatabase('docsync');
+    del.onsuccess = () => resolve(undefined);
+    del.onerror = () => reject(del.error);
+    del.onblocked = () => reject(new Error('the copy is still open'));
+  }));
+  await context.setOffline(true);
+  await page.goto(`/d/${doc}`);
+  await waitRowsShown(page, ids);
+}
+
 scenario('30 first screen: drawn from this device at once, then the editor takes the same rows', async (h) => {
   const seed = Array.from({ length: 12 }, (_, i) => `Bullet ${i + 1} of the plan`);
   const { srv, users, owner, api, doc, ids, pages, contexts } = await setup(h, { users: ['alice', 'bob'], seed, title: 'Kept plan' });
@@ -46,17 +66,7 @@ scenario('30 first screen: drawn from this device at once, then the editor takes
   assert.deepEqual(keptRows.map((/** @type {any} */ r) => r.content), seed);
 
   // Offline, without this device's copy of the document: the kept first screen is all there is.
-  await bob.evaluate(async () => void (await navigator.serviceWorker.ready));
-  await bob.goto('/');
-  await bob.evaluate(() => new Promise((resolve, reject) => {
-    const del = indexedDB.deleteDatabase('docsync');
-    del.onsuccess = () => resolve(undefined);
-    del.onerror = () => reject(del.error);
-    del.onblocked = () => reject(new Error('the copy is still open'));
-  }));
-  await contexts.bob.setOffline(true);
-  await bob.goto(`/d/${doc}`);
-  await waitRowsShown(bob, ids);
+  await openWithoutCopy(bob, contexts.bob, doc, ids);
   const early = await readRows(bob);
   assert.deepEqual(early.map((r) => r.text), seed, 'the kept rows, in order');
   assert.equal(await bob.locator('#doc-title').textContent(), 'Kept plan');
@@ -126,17 +136,7 @@ scenario('30 keys typed into the first screen before it is editable are typed ag
   const bobId = users.bob.id;
   /** Opens the document offline without this device's copy: the kept rows stay read-only. */
   const openEarly = async (/** @type {import('playwright-core').Page} */ page) => {
-    await page.evaluate(async () => void (await navigator.serviceWorker.ready));
-    await page.goto('/');
-    await page.evaluate(() => new Promise((resolve, reject) => {
-      const del = indexedDB.deleteDatabase('docsync');
-      del.onsuccess = () => resolve(undefined);
-      del.onerror = () => reject(del.error);
-      del.onblocked = () => reject(new Error('the copy is still open'));
-    }));
-    await contexts.bob.setOffline(true);
-    await page.goto(`/d/${doc}`);
-    await waitRowsShown(page, ids);
+    await openWithoutCopy(page, contexts.bob, doc, ids);
     assert.equal(await page.locator(`${rowSel(ids[0])} .row-text`).getAttribute('contenteditable'), null, 'read-only');
   };
   const serverTexts = async () => (await api.snapshot(doc)).blocks.map((/** @type {any} */ b) => b.content);
@@ -158,6 +158,8 @@ scenario('30 keys typed into the first screen before it is editable are typed ag
   }, { message: 'the held keys typed again once the editor had the rows, and saved' });
   await waitFor(async () => (await readRows(bob)).map((r) => r.text).join('|') === 'Groceries and milk|Water the plants|Call the plumber|Book the train',
     { message: 'the new bullet where Enter was pressed' });
+  await waitFor(async () => await bob.locator('#offline-indicator').isHidden(), { message: "the header's Offline pill gone once online" });
+  if (shots) await bob.screenshot({ path: `${shots}/first-screen-typed-ahead.png` });
 
   // The tab closed before the editor took over: the next page of the document types them.
   await waitFor(async () => (await kept(bob, bobId, doc))?.includes('Water the plants') ?? false, { message: 'the new first screen kept' });

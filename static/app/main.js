@@ -481,12 +481,11 @@ function showError(message) {
 // ---- connectivity and service worker ------------------------------------------------------
 
 window.addEventListener('online', () => {
+  const wasOffline = offline;
+  offline = false;
   updateOffline();
-  if (offline) {
-    offline = false;
-    // Re-check the session and re-render the page with live data.
-    navigate(location.pathname + location.search + location.hash, { replace: true });
-  }
+  // Re-check the session and re-render the page with live data.
+  if (wasOffline) navigate(location.pathname + location.search + location.hash, { replace: true });
 });
 window.addEventListener('offline', updateOffline);
 
